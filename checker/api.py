@@ -1,0 +1,102 @@
+"""The Python API: check a model file, get a `Report`. The CLI, the CI gate and
+the pytest plugin are thin layers over `check_model`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..spec.api import Spec
+from .engines import get_engine
+from .invariants import check_sanity
+from .itf import write_trace
+from .job import Job, Outcome
+from .model import Model, load_model
+
+
+@dataclass
+class Report:
+    model: Model
+    spec: Spec
+    outcome: Outcome
+
+    @property
+    def verdict(self) -> str:
+        return self.outcome.verdict
+
+    def to_json(self) -> dict[str, Any]:
+        o = self.outcome
+        return {
+            "model": str(self.model.path),
+            "spec": self.spec.name,
+            "variant": self.spec.variant,
+            "bounds": dict(self.spec.constants),
+            "engine": o.engine,
+            "verdict": o.verdict,
+            "distinct_states": o.distinct_states,
+            "states_generated": o.states_generated,
+            "depth": o.depth,
+            "seconds": round(o.seconds, 3),
+            "states_per_second": round(o.states_per_second),
+            "peak_memory_mb": round(o.peak_memory_mb, 1),
+            "violations": [
+                {"property": v.property, "kind": v.kind, "trace": v.trace_file, "length": v.length}
+                for v in o.violations
+            ],
+            "witnesses": o.witnesses_found,
+            "incomplete_reason": o.incomplete_reason,
+            "coverage": o.coverage,
+            **o.extra,
+        }
+
+
+def check_model(
+    model: str | Path | Model,
+    *,
+    engine: str = "bfs",
+    z3_eval: bool = False,
+    max_states: int | None = None,
+    max_seconds: float | None = None,
+    out_dir: str | Path | None = None,
+    progress=None,
+    keep_graph: bool = True,
+    options: dict | None = None,
+) -> Report:
+    """Load, validate and check one model. Raises ModelError / PropertyError /
+    EngineError on bad input; writes a trace per violation when `out_dir` is set."""
+    m = model if isinstance(model, Model) else load_model(model)
+    spec = m.instantiate()
+    props = m.selected_properties(spec)
+    witnesses = {w: spec.witnesses[w] for w in m.witnesses}
+    check_sanity(spec.schema, {**props, **witnesses})
+    run = get_engine(engine)
+    job = Job(
+        spec=spec,
+        properties=props,
+        witnesses=witnesses,
+        deadlock=m.deadlock,
+        z3_eval=z3_eval,
+        max_states=max_states if max_states is not None else m.raw.get("max_states"),
+        max_seconds=max_seconds if max_seconds is not None else m.raw.get("max_seconds"),
+        keep_graph=keep_graph,
+        progress=progress,
+        options={**(options or {}), "model": m},
+    )
+    outcome = run(job)
+    if out_dir is not None:
+        write_traces(m, spec, outcome, out_dir)
+    return Report(m, spec, outcome)
+
+
+def write_traces(m: Model, spec: Spec, outcome: Outcome, out_dir: str | Path) -> None:
+    out = Path(out_dir)
+    many = sum(1 for v in outcome.violations if v.path) > 1
+    for v in outcome.violations:
+        if not v.path:
+            continue
+        name = f"{m.name}.{v.property}" if many else m.name
+        v.trace_file = str(write_trace(
+            out / f"{name}.itf.json", spec, v.path, loop=v.loop,
+            meta={"model": str(m.path), "property": v.property, "kind": v.kind, "engine": outcome.engine},
+        ))

@@ -1,0 +1,94 @@
+"""`txncheck check MODEL.toml`: check one model and report the verdict."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..api import Report, check_model
+from ..progress import Progress
+
+EXIT = {"ok": 0, "violation": 1, "incomplete": 3}
+
+
+def register(sub) -> None:
+    p = sub.add_parser("check", help="check a model file (exit 0 ok, 1 violation, 2 bad input, 3 incomplete)")
+    p.add_argument("model", help="model file (TOML)")
+    p.add_argument("--engine", default="bfs", help="bfs (default), spark or simulate")
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    p.add_argument("--out", default="out", metavar="DIR", help="where counterexample traces go (default: out)")
+    p.add_argument("--z3-eval", action="store_true", help="evaluate the properties with Z3 itself (slow)")
+    p.add_argument("--max-states", type=_positive_int, metavar="N", help="stop after N distinct states (exit 3)")
+    p.add_argument("--max-seconds", type=_positive_float, metavar="S", help="stop after S seconds (exit 3)")
+    p.add_argument("--no-graph", action="store_true", help="keep parent pointers only, not the state graph")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(run=run)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise ValueError from None
+    if v < 1:
+        raise ValueError
+    return v
+
+
+def _positive_float(text: str) -> float:
+    v = float(text)
+    if not v > 0:
+        raise ValueError
+    return v
+
+
+_positive_int.__name__ = "positive integer"
+_positive_float.__name__ = "positive number"
+
+
+def run(args) -> int:
+    progress = None if args.quiet else Progress()
+    report = check_model(
+        args.model,
+        engine=args.engine,
+        z3_eval=args.z3_eval,
+        max_states=args.max_states,
+        max_seconds=args.max_seconds,
+        out_dir=args.out,
+        progress=progress,
+        keep_graph=not args.no_graph,
+    )
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        print(human_report(report))
+    return EXIT[report.verdict]
+
+
+def human_report(report: Report) -> str:
+    o = report.outcome
+    lines = [f"model {report.model.path}: {report.spec.describe()}, engine {o.engine}"]
+    lines.append(
+        f"{o.distinct_states:,} distinct states, {o.states_generated:,} states generated, depth {o.depth}, "
+        f"{o.seconds:.2f}s ({o.states_per_second:,.0f} states/s), peak memory {o.peak_memory_mb:,.0f} MiB"
+    )
+    if o.verdict == "ok":
+        props = ", ".join(report.model.selected_properties(report.spec)) or "no invariants"
+        lines.append(f"verdict: ok ({props} hold in every reachable state)")
+    elif o.verdict == "incomplete":
+        lines.append(f"verdict: incomplete ({o.incomplete_reason}); no violation found so far")
+    else:
+        lines.append("verdict: violation")
+    for v in o.violations:
+        if v.kind == "witness":
+            lines.append(f"  witness {v.property}: no reachable state satisfies it")
+        elif v.kind == "deadlock":
+            lines.append(f"  deadlock: a state with no successor, reached in {v.length} states -> {v.trace_file}")
+        else:
+            lines.append(f"  {v.kind} {v.property} violated; shortest counterexample has {v.length} states -> {v.trace_file}")
+    if o.coverage:
+        lines.append("coverage (action: generated / distinct):")
+        width = max(len(n) for n in o.coverage)
+        for name, c in o.coverage.items():
+            lines.append(f"  {name:<{width}}  {c['generated']:>10,} / {c['distinct']:,}")
+    return "\n".join(lines)

@@ -1,0 +1,147 @@
+"""Canonical binary encoding of states, and their stable 64-bit fingerprints.
+
+States are nested tuples, frozensets, ints, strs, bools and None. The
+encoding is canonical: equal states encode to equal bytes in every process
+(frozenset members are sorted by their own encoding), so the fingerprint, a
+blake2b-64 of the encoding, is stable across processes, machines and Spark
+workers. Python's `hash()` never reaches a fingerprint.
+
+The decoder treats its input as untrusted: it checks every length, tag and
+nesting depth and raises `EncodingError` with one line, and it builds only
+the value types above. Nothing is ever unpickled.
+
+    tag  value
+    N    None
+    T/F  True/False
+    I    int, zigzag varint
+    S    str, varint byte length + UTF-8
+    (    tuple, varint count + items
+    {    frozenset, varint count + items in sorted encoded order
+"""
+
+from __future__ import annotations
+
+from hashlib import blake2b
+
+MAX_DEPTH = 64
+
+
+class EncodingError(ValueError):
+    pass
+
+
+def _varint(n: int, out: bytearray) -> None:
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+def _enc(v, out: bytearray) -> None:
+    t = type(v)
+    if t is int:
+        out.append(73)  # I
+        _varint((v << 1) if v >= 0 else ((-v << 1) - 1), out)
+    elif t is str:
+        b = v.encode()
+        out.append(83)  # S
+        _varint(len(b), out)
+        out += b
+    elif t is bool:
+        out.append(84 if v else 70)
+    elif v is None:
+        out.append(78)
+    elif isinstance(v, tuple):
+        out.append(40)
+        _varint(len(v), out)
+        for x in v:
+            _enc(x, out)
+    elif t is frozenset:
+        out.append(123)
+        _varint(len(v), out)
+        for b in sorted(encode(x) for x in v):
+            out += b
+    else:
+        raise EncodingError(f"cannot encode a {t.__name__} in a state (use tuples, frozensets, ints, strs, bools)")
+
+
+def encode(v) -> bytes:
+    out = bytearray()
+    _enc(v, out)
+    return bytes(out)
+
+
+def fingerprint_bytes(data: bytes) -> int:
+    return int.from_bytes(blake2b(data, digest_size=8).digest(), "little")
+
+
+def fingerprint(v) -> int:
+    """Stable 64-bit fingerprint of a state."""
+    return fingerprint_bytes(encode(v))
+
+
+def decode(data: bytes):
+    """Inverse of `encode` (NamedTuples come back as plain tuples)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise EncodingError("encoded state must be bytes")
+    data = bytes(data)
+    value, pos = _dec(data, 0, 0)
+    if pos != len(data):
+        raise EncodingError(f"trailing bytes after encoded state at offset {pos}")
+    return value
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        if pos >= len(data):
+            raise EncodingError("truncated encoded state")
+        b = data[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        if b < 0x80:
+            return n, pos
+        shift += 7
+        if shift > 630:
+            raise EncodingError("varint too long in encoded state")
+
+
+def _dec(data: bytes, pos: int, depth: int):
+    if depth > MAX_DEPTH:
+        raise EncodingError("encoded state nests too deeply")
+    if pos >= len(data):
+        raise EncodingError("truncated encoded state")
+    tag = data[pos]
+    pos += 1
+    if tag == 73:
+        z, pos = _read_varint(data, pos)
+        return ((z >> 1) if not z & 1 else -((z + 1) >> 1)), pos
+    if tag == 83:
+        n, pos = _read_varint(data, pos)
+        if pos + n > len(data):
+            raise EncodingError("truncated string in encoded state")
+        try:
+            return data[pos:pos + n].decode(), pos + n
+        except UnicodeDecodeError:
+            raise EncodingError("invalid UTF-8 in encoded state") from None
+    if tag == 84:
+        return True, pos
+    if tag == 70:
+        return False, pos
+    if tag == 78:
+        return None, pos
+    if tag in (40, 123):
+        n, pos = _read_varint(data, pos)
+        if n > len(data) - pos:
+            raise EncodingError("collection longer than the encoded state")
+        items = []
+        for _ in range(n):
+            x, pos = _dec(data, pos, depth + 1)
+            items.append(x)
+        if tag == 40:
+            return tuple(items), pos
+        try:
+            return frozenset(items), pos
+        except TypeError:
+            raise EncodingError("unhashable set member in encoded state") from None
+    raise EncodingError(f"unknown tag {tag!r} in encoded state")

@@ -1,0 +1,239 @@
+"""The `bfs` engine: in-process breadth-first search, so every counterexample
+is a shortest one.
+
+The hot loop keeps the visited states in a dict (state -> index), which is
+exact: states are canonical immutable values, so dict equality is state
+equality and there are no fingerprint collisions. Stable fingerprints
+(`encoding.fingerprint`) are computed only where a state leaves the process:
+graph nodes, traces, checkpoints and Spark. See docs/adr/0001-state-encoding.md.
+
+Edges are kept as three compact integer arrays (source index, target index,
+action id), one entry per generated successor, duplicates included. The
+networkx `DiGraph` with fingerprint nodes is materialized from them on demand
+(`Exploration.graph()`), which keeps the hot loop free of networkx calls.
+
+Statistics follow TLC: distinct states; states generated (initial states
+plus every successor, duplicates and self-loops included); depth (BFS
+levels, the initial states being level 1); per-action coverage.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from array import array
+from collections import Counter
+from typing import Any
+
+from ..encoding import fingerprint
+from ..job import Job, Outcome, Path, Violation
+
+CHECK_EVERY = 1024  # expansions between clock/budget/progress checks
+
+
+class Exploration:
+    """The explored state space: states, parent pointers and edge arrays."""
+
+    def __init__(self, spec) -> None:
+        self.spec = spec
+        self.states: list = []
+        self.index: dict = {}
+        self.parent = array("q")
+        self.parent_action = array("q")
+        self.src = array("L")
+        self.dst = array("L")
+        self.act = array("L")
+        self.actions: list = []  # action id -> action
+        self.action_ids: dict = {}
+        self.levels: list[int] = []  # start index of each BFS level
+        self.edges_kept = True
+        self._fps: list[int] | None = None
+
+    def path_to(self, j: int) -> Path:
+        out = []
+        while j >= 0:
+            a = self.parent_action[j]
+            out.append((self.actions[a] if a >= 0 else None, self.states[j]))
+            j = self.parent[j]
+        out.reverse()
+        return out
+
+    def fingerprints(self) -> list[int]:
+        if self._fps is None or len(self._fps) != len(self.states):
+            self._fps = [fingerprint(s) for s in self.states]
+        return self._fps
+
+    def graph(self, max_depth: int | None = None):
+        """The state graph as a networkx DiGraph: fingerprint nodes, and edges
+        labelled with the list of actions that connect the two states."""
+        import networkx as nx
+
+        if not self.edges_kept:
+            raise RuntimeError("the state graph was not kept for this run (it outgrew the graph limit)")
+        fps = self.fingerprints()
+        limit = len(self.states)
+        if max_depth is not None and max_depth < len(self.levels):
+            limit = self.levels[max_depth]
+        g = nx.DiGraph()
+        for i in range(limit):
+            g.add_node(fps[i], index=i, initial=self.parent[i] < 0)
+        labels = [format_action(a) for a in self.actions]
+        for s, d, a in zip(self.src, self.dst, self.act):
+            if s >= limit or d >= limit:
+                continue
+            u, v = fps[s], fps[d]
+            data = g.get_edge_data(u, v)
+            if data is None:
+                g.add_edge(u, v, actions=[labels[a]])
+            elif labels[a] not in data["actions"]:
+                data["actions"].append(labels[a])
+        return g
+
+
+def format_action(a) -> str:
+    name, params = a
+    if not params:
+        return name
+    return f"{name}(" + ", ".join(f"{k}={v}" for k, v in params) + ")"
+
+
+def peak_memory_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run(job: Job) -> Outcome:
+    spec = job.spec
+    nxt = spec.next
+    observe = spec.observe
+    check = job.invariant_checker()
+    pending_witnesses = set(job.witnesses)
+    witness_check = job.witness_checker(pending_witnesses) if pending_witnesses else None
+    found_witnesses: dict[str, bool] = {n: False for n in job.witnesses}
+
+    ex = Exploration(spec)
+    states, index = ex.states, ex.index
+    parent, parent_action = ex.parent, ex.parent_action
+    src, dst, act = ex.src, ex.dst, ex.act
+    keep = job.keep_graph
+    ex.edges_kept = keep
+    actions, action_ids = ex.actions, ex.action_ids
+    gen_by_action: Counter = Counter()  # only used when edges are not kept
+    max_states = job.max_states
+    deadline = (time.monotonic() + job.max_seconds) if job.max_seconds else None
+    progress = job.progress
+
+    t0 = time.monotonic()
+    generated = 0
+    violation: Violation | None = None
+    incomplete: str | None = None
+
+    def add(t, par: int, aid: int) -> int:
+        nonlocal violation
+        j = len(states)
+        index[t] = j
+        states.append(t)
+        parent.append(par)
+        parent_action.append(aid)
+        obs = observe(t)
+        bad = check(obs)
+        if bad is not None and violation is None:
+            violation = Violation(bad, "invariant", ex.path_to(j))
+        if witness_check is not None and pending_witnesses:
+            for n in witness_check(obs):
+                if not found_witnesses[n]:
+                    found_witnesses[n] = True
+                    pending_witnesses.discard(n)
+        return j
+
+    ex.levels.append(0)
+    for s0 in spec.init_states():
+        generated += 1
+        if s0 not in index:
+            add(s0, -1, -1)
+        if violation:
+            break
+    depth = 1 if states else 0
+    lo, hi = 0, len(states)
+
+    try:
+        while lo < hi and violation is None and incomplete is None:
+            for i in range(lo, hi):
+                s = states[i]
+                n_succ = 0
+                for a, t in nxt(s):
+                    n_succ += 1
+                    aid = action_ids.get(a)
+                    if aid is None:
+                        aid = action_ids[a] = len(actions)
+                        actions.append(a)
+                    j = index.get(t)
+                    if j is None:
+                        j = add(t, i, aid)
+                        if violation is not None:
+                            if keep:
+                                src.append(i); dst.append(j); act.append(aid)
+                            break
+                    if keep:
+                        src.append(i); dst.append(j); act.append(aid)
+                    else:
+                        gen_by_action[aid] += 1
+                generated += n_succ
+                if violation is not None:
+                    break
+                if n_succ == 0 and job.deadlock:
+                    violation = Violation("Deadlock", "deadlock", ex.path_to(i))
+                    break
+                if not (i & (CHECK_EVERY - 1)):
+                    now = time.monotonic()
+                    if max_states is not None and len(states) >= max_states:
+                        incomplete = f"max-states {max_states} reached"
+                        break
+                    if deadline is not None and now >= deadline:
+                        incomplete = f"max-seconds {job.max_seconds:g} reached"
+                        break
+                    if progress is not None:
+                        progress.update(distinct=len(states), generated=generated,
+                                        queue=len(states) - i - 1, depth=depth)
+            else:
+                lo, hi = hi, len(states)
+                if lo < hi:
+                    depth += 1
+                    ex.levels.append(lo)
+                continue
+            break
+    except KeyboardInterrupt:
+        incomplete = "interrupted"
+    seconds = time.monotonic() - t0
+    if progress is not None:
+        progress.done()
+
+    # Coverage per action name: generated successors and new distinct states.
+    per_aid = Counter(act) if keep else gen_by_action
+    coverage: dict[str, dict[str, int]] = {}
+    for aid, n in per_aid.items():
+        c = coverage.setdefault(actions[aid][0], {"generated": 0, "distinct": 0})
+        c["generated"] += n
+    for aid in parent_action:
+        if aid >= 0:
+            coverage.setdefault(actions[aid][0], {"generated": 0, "distinct": 0})["distinct"] += 1
+
+    violations = [violation] if violation else []
+    if violation is None and incomplete is None:
+        for n, ok in found_witnesses.items():
+            if not ok:
+                violations.append(Violation(n, "witness"))
+    verdict = "violation" if violations else ("incomplete" if incomplete else "ok")
+    return Outcome(
+        engine="bfs",
+        verdict=verdict,
+        distinct_states=len(states),
+        states_generated=generated,
+        depth=depth,
+        seconds=seconds,
+        violations=violations,
+        coverage=dict(sorted(coverage.items())),
+        peak_memory_mb=peak_memory_mb(),
+        incomplete_reason=incomplete,
+        witnesses_found=found_witnesses,
+        exploration=ex,
+    )

@@ -1,0 +1,259 @@
+"""Counterexamples as ITF JSON (the Informal Trace Format of Apalache and Quint).
+
+    {"#meta": {...}, "params": [], "vars": [...], "states": [...], "loop": k?}
+
+Each state is `{"#meta": {"index", "action", "params", "fingerprint"}, var: value, ...}`.
+Values: bool and str as themselves; int as {"#bigint": "n"}; tuple as
+{"#tup": [...]}; frozenset as {"#set": [...]} in canonical order; mapping as
+{"#map": [[k, v], ...]}; None as {"#unserializable": "None"}.
+
+The file's `#meta` names the spec, variant, bounds, property, model and
+txncheck version, so the trace alone is enough to check or replay it again.
+
+Trace files are untrusted input: `read_trace` checks size, JSON, structure,
+types and nesting, and raises `TraceError` with one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .. import __version__
+from .encoding import encode, fingerprint
+
+MAX_TRACE_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_BIGINT_DIGITS = 100
+FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
+
+
+class TraceError(ValueError):
+    """A bad trace file; the message names the file."""
+
+
+# -- values ---------------------------------------------------------------------
+
+
+def to_itf(v) -> Any:
+    if isinstance(v, bool) or isinstance(v, str):
+        return v
+    if isinstance(v, int):
+        return {"#bigint": str(v)}
+    if v is None:
+        return {"#unserializable": "None"}
+    if isinstance(v, tuple):
+        return {"#tup": [to_itf(x) for x in v]}
+    if isinstance(v, (frozenset, set)):
+        return {"#set": [to_itf(x) for x in sorted(v, key=encode)]}
+    if isinstance(v, Mapping):
+        return {"#map": [[to_itf(k), to_itf(x)] for k, x in sorted(v.items(), key=lambda kv: encode(kv[0]))]}
+    if isinstance(v, list):
+        return {"#tup": [to_itf(x) for x in v]}
+    raise TypeError(f"cannot write a {type(v).__name__} to ITF")
+
+
+def from_itf(j, depth: int = 0) -> Any:
+    """Decode an ITF value (a #map becomes a hashable `ItfMap`)."""
+    if depth > MAX_DEPTH:
+        raise ValueError("value nests too deeply")
+    if isinstance(j, bool) or isinstance(j, str):
+        return j
+    if isinstance(j, dict):
+        if len(j) != 1:
+            raise ValueError(f"value object must have exactly one '#' key, has {sorted(j)[:3]}")
+        (k, x), = j.items()
+        if k == "#bigint":
+            if not isinstance(x, str) or not x.lstrip("-").isdigit() or len(x) > MAX_BIGINT_DIGITS:
+                raise ValueError("#bigint must be a string of at most 100 digits")
+            return int(x)
+        if k == "#unserializable":
+            if x == "None":
+                return None
+            raise ValueError("unsupported #unserializable value")
+        if not isinstance(x, list):
+            raise ValueError(f"{k} must hold a list")
+        if k == "#tup":
+            return tuple(from_itf(e, depth + 1) for e in x)
+        if k == "#set":
+            return frozenset(from_itf(e, depth + 1) for e in x)
+        if k == "#map":
+            pairs = []
+            for e in x:
+                if not isinstance(e, list) or len(e) != 2:
+                    raise ValueError("#map entries must be [key, value] pairs")
+                pairs.append((from_itf(e[0], depth + 1), from_itf(e[1], depth + 1)))
+            return ItfMap(pairs)
+        raise ValueError(f"unknown value kind {k!r}")
+    if isinstance(j, int) and not isinstance(j, bool):
+        return j  # tolerated: plain JSON numbers
+    raise ValueError(f"unsupported JSON value {type(j).__name__}")
+
+
+class ItfMap(dict):
+    """A decoded #map; hashable so it can sit inside sets and tuples."""
+
+    def __hash__(self):  # in-memory use only, never a fingerprint
+        return hash(frozenset(self.items()))
+
+
+# -- traces ---------------------------------------------------------------------
+
+
+@dataclass
+class Trace:
+    meta: dict
+    vars: list[str]
+    states: list[dict]  # decoded variable values per state
+    steps: list[dict]   # per state: {"index", "action", "params", "fingerprint"}
+    loop: int | None = None
+    path: Path | None = None
+
+    @property
+    def length(self) -> int:
+        return len(self.states)
+
+
+def trace_document(spec, path, *, meta: Mapping[str, Any], loop: int | None = None) -> dict:
+    """Build the ITF document for a path [(action | None, state), ...]."""
+    states = []
+    var_names: list[str] = []
+    for k, (action, s) in enumerate(path):
+        vars_ = spec.state_vars(s)
+        if not var_names:
+            var_names = list(vars_)
+        name, params = action if action is not None else ("init", ())
+        entry = {"#meta": {
+            "index": k,
+            "action": name,
+            "params": {p: to_itf(v) for p, v in params},
+            "fingerprint": f"{fingerprint(s):016x}",
+        }}
+        for n, v in vars_.items():
+            entry[n] = to_itf(v)
+        states.append(entry)
+    doc_meta = {
+        "format": "ITF",
+        "format-description": FORMAT_DESCRIPTION,
+        "txncheck_version": __version__,
+        "spec": spec.name,
+        "variant": spec.variant,
+        "bounds": {k: v for k, v in spec.constants.items()},
+        "length": len(path),
+        **meta,
+    }
+    doc = {"#meta": doc_meta, "params": [], "vars": var_names, "states": states}
+    if loop is not None:
+        doc["loop"] = loop
+    return doc
+
+
+def write_json_atomic(path: str | Path, doc: Any) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def write_trace(path: str | Path, spec, states_path, *, meta: Mapping[str, Any], loop: int | None = None) -> Path:
+    return write_json_atomic(path, trace_document(spec, states_path, meta=meta, loop=loop))
+
+
+def read_trace(path: str | Path) -> Trace:
+    path = Path(path)
+
+    def bad(msg: str):
+        raise TraceError(f"{path}: {msg}")
+
+    if not path.exists():
+        bad("no such trace file")
+    if path.is_dir():
+        bad("is a directory, not a trace file")
+    size = path.stat().st_size
+    if size > MAX_TRACE_BYTES:
+        bad(f"trace file is too large ({size} bytes; limit {MAX_TRACE_BYTES})")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        bad("not a UTF-8 text file")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        bad(f"not JSON ({exc.msg} at line {exc.lineno})")
+    except RecursionError:
+        bad("JSON nests too deeply")
+    return parse_trace(doc, path)
+
+
+def parse_trace(doc: Any, path: Path | None = None) -> Trace:
+    where = f"{path}: " if path else ""
+
+    def bad(msg: str):
+        raise TraceError(f"{where}{msg}")
+
+    if not isinstance(doc, dict):
+        bad("an ITF trace must be a JSON object")
+    meta = doc.get("#meta")
+    if not isinstance(meta, dict):
+        bad("missing '#meta' object")
+    for key in ("spec", "variant"):
+        if not isinstance(meta.get(key), str):
+            bad(f"'#meta' lacks the string field {key!r}")
+    if not isinstance(meta.get("bounds", {}), dict):
+        bad("'#meta.bounds' must be an object")
+    vars_ = doc.get("vars")
+    if not isinstance(vars_, list) or not all(isinstance(v, str) for v in vars_):
+        bad("'vars' must be a list of variable names")
+    raw_states = doc.get("states")
+    if not isinstance(raw_states, list) or not raw_states:
+        bad("'states' must be a non-empty list")
+    loop = doc.get("loop")
+    if loop is not None and (isinstance(loop, bool) or not isinstance(loop, int) or not 0 <= loop < len(raw_states)):
+        bad(f"'loop' must be a state index in 0..{len(raw_states) - 1}")
+    states, steps = [], []
+    for k, st in enumerate(raw_states):
+        if not isinstance(st, dict):
+            bad(f"state {k} is not an object")
+        m = st.get("#meta")
+        if not isinstance(m, dict):
+            bad(f"state {k} lacks '#meta'")
+        if m.get("index") != k or isinstance(m.get("index"), bool):
+            bad(f"state {k} has '#meta.index' {m.get('index')!r}, expected {k}")
+        action = m.get("action")
+        if not isinstance(action, str) or not action:
+            bad(f"state {k} lacks an action name")
+        params = m.get("params", {})
+        if not isinstance(params, dict):
+            bad(f"state {k} has non-object params")
+        fp = m.get("fingerprint")
+        if fp is not None and not (isinstance(fp, str) and len(fp) <= 32 and all(c in "0123456789abcdef" for c in fp)):
+            bad(f"state {k} has a malformed fingerprint")
+        missing = [v for v in vars_ if v not in st]
+        if missing:
+            bad(f"state {k} lacks variable {missing[0]!r}")
+        extra = [x for x in st if x != "#meta" and x not in vars_]
+        if extra:
+            bad(f"state {k} has undeclared variable {extra[0]!r}")
+        try:
+            values = {v: from_itf(st[v]) for v in vars_}
+            dparams = {p: from_itf(x) for p, x in params.items()}
+        except (ValueError, RecursionError) as exc:
+            bad(f"state {k}: {exc}")
+        states.append(values)
+        steps.append({"index": k, "action": action, "params": dparams, "fingerprint": fp})
+    return Trace(meta, list(vars_), states, steps, loop, path)

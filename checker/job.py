@@ -1,0 +1,85 @@
+"""What an engine is asked to do, and what it reports back.
+
+Every engine takes a `Job` and returns an `Outcome`; the CLI, the CI gate and
+the Python API only ever see these two types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import z3
+
+from ..spec.api import Action, Spec, State
+from .invariants import Z3Evaluator, compile_checker
+
+# A path is the initial state followed by (action, state) steps.
+Path = list[tuple[Action | None, State]]
+
+
+@dataclass
+class Job:
+    spec: Spec
+    properties: Mapping[str, z3.BoolRef]
+    witnesses: Mapping[str, z3.BoolRef] = field(default_factory=dict)
+    deadlock: bool = False
+    z3_eval: bool = False
+    max_states: int | None = None
+    max_seconds: float | None = None
+    keep_graph: bool = True
+    progress: Any = None  # checker.progress.Progress or None
+    options: dict = field(default_factory=dict)  # engine-specific (master, checkpoint, ...)
+
+    def invariant_checker(self) -> Callable[[Mapping], str | None]:
+        """obs -> name of the first violated property, or None."""
+        if not self.properties:
+            return lambda o: None
+        if self.z3_eval:
+            return Z3Evaluator(self.spec.schema, self.properties).first_violation
+        return compile_checker(self.spec.schema, self.properties)
+
+    def witness_checker(self, names) -> Callable[[Mapping], list[str]]:
+        """obs -> the names among `names` whose witness holds."""
+        names = list(names)
+        if self.z3_eval:
+            ev = Z3Evaluator(self.spec.schema, {n: self.witnesses[n] for n in names})
+            return lambda o: [n for n in names if ev.evaluate(self.witnesses[n], o)]
+        from .invariants import compile_predicate
+
+        preds = [(n, compile_predicate(self.spec.schema, self.witnesses[n])) for n in names]
+        return lambda o: [n for n, p in preds if p(o)]
+
+
+@dataclass
+class Violation:
+    property: str
+    kind: str  # "invariant" | "deadlock" | "witness" | "liveness"
+    path: Path | None = None  # shortest path to the bad state (None for a missing witness)
+    loop: int | None = None   # for lassos: index in path where the cycle starts
+    trace_file: str | None = None
+
+    @property
+    def length(self) -> int:
+        return len(self.path) if self.path else 0
+
+
+@dataclass
+class Outcome:
+    engine: str
+    verdict: str  # "ok" | "violation" | "incomplete"
+    distinct_states: int
+    states_generated: int
+    depth: int
+    seconds: float
+    violations: list[Violation] = field(default_factory=list)
+    coverage: dict[str, dict[str, int]] = field(default_factory=dict)
+    peak_memory_mb: float = 0.0
+    incomplete_reason: str | None = None
+    witnesses_found: dict[str, bool] = field(default_factory=dict)
+    exploration: Any = None  # engine-specific handle (bfs: the Exploration with the graph)
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def states_per_second(self) -> float:
+        return self.states_generated / self.seconds if self.seconds > 0 else 0.0

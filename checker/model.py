@@ -1,0 +1,148 @@
+"""Model files: TOML that binds a spec to a variant, bounds and properties.
+
+    spec = "twophase"              # a name from txncheck.spec.registry
+    variant = "default"            # optional
+    description = "..."            # optional
+    properties = ["TPTypeOK"]      # invariants to check (default: all of the spec's)
+    witnesses = ["SomeCommitted"]  # optional: each must hold in some reachable state
+    deadlock = true                # report states with no successor
+    [constants]                    # the spec's bounds
+    rm = 3
+    [expect]                       # optional: what the CI gate expects
+    verdict = "violation"
+    property = "NotSolved"
+    length = 7
+
+Every problem is reported as a `ModelError` naming the file, in one line.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..spec.api import Spec, SpecError
+from ..spec.registry import load_spec_class
+
+TOP_KEYS = {
+    "spec", "variant", "description", "properties", "witnesses", "deadlock", "constants",
+    "expect", "temporal", "fairness", "symmetry", "por", "engine", "max_states", "max_seconds",
+}
+EXPECT_KEYS = {"verdict", "property", "length"}
+VERDICTS = ("ok", "violation", "incomplete")
+
+
+class ModelError(ValueError):
+    """A bad model file; the message names the file."""
+
+
+@dataclass
+class Model:
+    path: Path
+    spec_name: str
+    variant: str
+    constants: dict[str, Any]
+    properties: list[str] | None
+    witnesses: list[str]
+    deadlock: bool
+    description: str = ""
+    expect: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    def instantiate(self) -> Spec:
+        try:
+            cls = load_spec_class(self.spec_name)
+            spec = cls(self.variant, **self.constants)
+        except SpecError as exc:
+            raise ModelError(f"{self.path}: {exc}") from None
+        for p in self.properties or []:
+            if p not in spec.invariants:
+                raise ModelError(
+                    f"{self.path}: unknown property {p!r} for spec {self.spec_name} "
+                    f"(known: {', '.join(spec.invariants) or 'none'})"
+                )
+        for w in self.witnesses:
+            if w not in spec.witnesses:
+                raise ModelError(
+                    f"{self.path}: unknown witness {w!r} for spec {self.spec_name} "
+                    f"(known: {', '.join(spec.witnesses) or 'none'})"
+                )
+        return spec
+
+    def selected_properties(self, spec: Spec) -> dict:
+        names = self.properties if self.properties is not None else list(spec.invariants)
+        return {n: spec.invariants[n] for n in names}
+
+
+def _fail(path: Path, msg: str):
+    raise ModelError(f"{path}: {msg}")
+
+
+def load_model(path: str | Path) -> Model:
+    path = Path(path)
+    if not path.exists():
+        _fail(path, "no such model file")
+    if path.is_dir():
+        _fail(path, "is a directory, not a model file")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        _fail(path, f"malformed TOML: {exc}")
+    except UnicodeDecodeError:
+        _fail(path, "not a UTF-8 text file")
+    except OSError as exc:
+        _fail(path, f"cannot read: {exc.strerror}")
+    unknown = sorted(set(raw) - TOP_KEYS)
+    if unknown:
+        _fail(path, f"unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_KEYS))})")
+    spec = raw.get("spec")
+    if not isinstance(spec, str) or not spec:
+        _fail(path, "missing 'spec' (the name of the spec to check)")
+    variant = raw.get("variant", "default")
+    if not isinstance(variant, str):
+        _fail(path, "'variant' must be a string")
+    constants = raw.get("constants", {})
+    if not isinstance(constants, dict):
+        _fail(path, "[constants] must be a table")
+    props = raw.get("properties")
+    if props is not None and (not isinstance(props, list) or not all(isinstance(p, str) for p in props)):
+        _fail(path, "'properties' must be a list of property names")
+    witnesses = raw.get("witnesses", [])
+    if not isinstance(witnesses, list) or not all(isinstance(w, str) for w in witnesses):
+        _fail(path, "'witnesses' must be a list of witness names")
+    deadlock = raw.get("deadlock", False)
+    if not isinstance(deadlock, bool):
+        _fail(path, "'deadlock' must be true or false")
+    expect = raw.get("expect", {})
+    if not isinstance(expect, dict):
+        _fail(path, "[expect] must be a table")
+    bad = sorted(set(expect) - EXPECT_KEYS)
+    if bad:
+        _fail(path, f"unknown key {bad[0]!r} in [expect] (known: {', '.join(sorted(EXPECT_KEYS))})")
+    if "verdict" in expect and expect["verdict"] not in VERDICTS:
+        _fail(path, f"[expect] verdict must be one of {', '.join(VERDICTS)}")
+    if "length" in expect and (isinstance(expect["length"], bool) or not isinstance(expect["length"], int)):
+        _fail(path, "[expect] length must be an integer")
+    desc = raw.get("description", "")
+    return Model(path, spec, variant, dict(constants), props, list(witnesses), deadlock,
+                 desc if isinstance(desc, str) else "", dict(expect), raw)
+
+
+def shipped_models_dir() -> Path | None:
+    """The repository's models/ folder (the package folders sit beside it)."""
+    here = Path(__file__).resolve().parent.parent / "models"
+    return here if here.is_dir() else None
+
+
+def find_models(root: str | Path) -> list[Path]:
+    """Model files under a folder; sweep campaigns (models/sweeps/) are not models."""
+    root = Path(root)
+    if root.is_file():
+        return [root]
+    return sorted(p for p in root.rglob("*.toml") if p.is_file() and "sweeps" not in p.relative_to(root).parts)

@@ -1,0 +1,1 @@
+"""Renderings of traces and state graphs for people (tables, diagrams, pages)."""

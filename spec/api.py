@@ -1,0 +1,130 @@
+"""The spec API: what every protocol in `spec/` provides, and nothing about engines.
+
+A spec is a class. Constructing it with a variant and constants (the bounds of
+a model file) validates them and builds the schema and the invariants:
+
+    spec = TwoPhase(variant="default", rm=3)
+    for s in spec.init_states(): ...
+    for action, t in spec.next(s): ...      # action = (name, ((param, value), ...))
+    spec.observe(s)                          # {symbol: value} for the invariants
+    spec.invariants["TPTypeOK"]              # a Z3 formula over spec.schema
+
+States are immutable and canonical: nested tuples (NamedTuples welcome),
+frozensets, ints, strs, bools and None. Equal states must be equal Python
+values; the engines fingerprint them with a stable hash of their canonical
+encoding (`txncheck.checker.encoding`), never with `hash()`.
+
+An action is `(name, params)` where `params` is a tuple of `(name, value)`
+pairs. Actions with no parameters use `()`. Build actions once in `__init__`
+where you can: the engines intern them, and `next` is the hot path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterable, Iterator, Mapping
+
+import z3
+
+from .schema import Schema
+
+Action = tuple[str, tuple[tuple[str, Any], ...]]
+State = Any
+
+
+class SpecError(ValueError):
+    """Bad variant or constants for a spec; the message is one clear line."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A constant a model file may set.
+
+    `kind` is int, bool or str. Integers are checked against `lo`/`hi`; any
+    kind against `choices` when given.
+    """
+
+    default: Any
+    doc: str = ""
+    lo: int | None = None
+    hi: int | None = None
+    choices: tuple = field(default=())
+
+    @property
+    def kind(self) -> type:
+        return type(self.default)
+
+    def check(self, name: str, value: Any) -> Any:
+        kind = self.kind
+        if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise SpecError(f"bound {name} must be an integer, got {value!r}")
+        if kind is bool and not isinstance(value, bool):
+            raise SpecError(f"bound {name} must be true or false, got {value!r}")
+        if kind is str and not isinstance(value, str):
+            raise SpecError(f"bound {name} must be a string, got {value!r}")
+        if kind is int:
+            if self.lo is not None and value < self.lo:
+                raise SpecError(f"bound {name} = {value} is out of range (minimum {self.lo})")
+            if self.hi is not None and value > self.hi:
+                raise SpecError(f"bound {name} = {value} is out of range (maximum {self.hi})")
+        if self.choices and value not in self.choices:
+            raise SpecError(f"bound {name} = {value!r} is not one of {', '.join(map(str, self.choices))}")
+        return value
+
+
+class Spec:
+    """Base class of every executable spec. Subclasses set the class
+    attributes, implement `setup`, `init_states`, `next` and `observe`."""
+
+    name: ClassVar[str] = "?"
+    variants: ClassVar[tuple[str, ...]] = ("default",)
+    bounds: ClassVar[Mapping[str, Bound]] = {}
+    # Sorts whose elements are interchangeable (used by --symmetry).
+    symmetric_sorts: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, variant: str = "default", **constants: Any) -> None:
+        if variant not in self.variants:
+            raise SpecError(
+                f"unknown variant {variant!r} for spec {self.name} (known: {', '.join(self.variants)})"
+            )
+        unknown = sorted(set(constants) - set(self.bounds))
+        if unknown:
+            raise SpecError(
+                f"unknown bound {unknown[0]!r} for spec {self.name} (known: {', '.join(sorted(self.bounds)) or 'none'})"
+            )
+        self.variant = variant
+        self.constants: dict[str, Any] = {
+            k: b.check(k, constants.get(k, b.default)) for k, b in self.bounds.items()
+        }
+        self.schema = Schema()
+        # Safety properties: must hold in every reachable state.
+        self.invariants: dict[str, z3.BoolRef] = {}
+        # Reachability witnesses ("sometimes"): some reachable state satisfies each.
+        self.witnesses: dict[str, z3.BoolRef] = {}
+        # Named state predicates for temporal properties in model files.
+        self.predicates: dict[str, z3.BoolRef] = {}
+        self.setup()
+
+    # -- to implement -------------------------------------------------------
+    def setup(self) -> None:
+        """Declare the schema and build the invariants from self.constants."""
+
+    def init_states(self) -> Iterable[State]:
+        raise NotImplementedError
+
+    def next(self, s: State) -> Iterator[tuple[Action, State]]:
+        raise NotImplementedError
+
+    def observe(self, s: State) -> Mapping[str, object]:
+        raise NotImplementedError
+
+    # -- optional -----------------------------------------------------------
+    def state_vars(self, s: State) -> Mapping[str, object]:
+        """The state as named variables, for traces. NamedTuples need nothing."""
+        if hasattr(s, "_asdict"):
+            return s._asdict()
+        return {"state": s}
+
+    def describe(self) -> str:
+        consts = ", ".join(f"{k}={v}" for k, v in self.constants.items())
+        return f"{self.name}[{self.variant}]({consts})"

@@ -1,0 +1,125 @@
+"""TwoPhase: Lamport's two-phase commit (TwoPhase.tla, tlaplus/Examples).
+
+The transaction manager (TM) collects Prepared messages from the resource
+managers (RMs) and broadcasts Commit or Abort. Messages are never removed from
+`msgs`, so the receive actions stay enabled as self-loops and the spec never
+deadlocks. The action structure is TLC's: one successor per disjunct of
+TPNext and per RM, so states generated match TLC exactly.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..api import Bound, Spec
+from ..schema import Str
+
+RM_STATES = ("working", "prepared", "committed", "aborted")
+TM_STATES = ("init", "committed", "aborted")
+COMMIT = ("Commit",)
+ABORT = ("Abort",)
+
+
+class TPState(NamedTuple):
+    rmState: tuple[str, ...]          # indexed like self.rms
+    tmState: str
+    tmPrepared: frozenset[str]
+    msgs: frozenset[tuple[str, ...]]  # ("Prepared", rm) | ("Commit",) | ("Abort",)
+
+
+class TwoPhase(Spec):
+    name = "twophase"
+    bounds = {"rm": Bound(3, "number of resource managers", lo=1, hi=12)}
+    symmetric_sorts = ("RM",)
+
+    def setup(self) -> None:
+        n = self.constants["rm"]
+        self.rms = tuple(f"r{i}" for i in range(1, n + 1))
+        sc = self.schema
+        sc.enum("RM", self.rms)
+        sc.enum("Msg", [f"Prepared_{r}" for r in self.rms] + ["Commit", "Abort"])
+        rm_state = sc.fun("rmState", "RM", Str())
+        tm_state = sc.var("tmState", Str())
+        sc.set("tmPrepared", "RM")
+        sc.set("msgs", "Msg")
+        import z3
+
+        one_of = lambda term, values: z3.Or([term == z3.StringVal(v) for v in values])
+        # TPTypeOK; tmPrepared \subseteq RM and msgs \subseteq Messages hold by their sorts.
+        self.invariants["TPTypeOK"] = z3.And(
+            sc.forall("RM", lambda r: one_of(rm_state(r), RM_STATES)),
+            one_of(tm_state, TM_STATES),
+        )
+        # TCConsistent, the property TwoPhase implements.
+        self.invariants["TCConsistent"] = sc.forall(
+            ("RM", "RM"),
+            lambda a, b: z3.Not(
+                z3.And(rm_state(a) == z3.StringVal("aborted"), rm_state(b) == z3.StringVal("committed"))
+            ),
+        )
+        self.witnesses["SomeCommitted"] = sc.exists("RM", lambda r: rm_state(r) == z3.StringVal("committed"))
+        self.predicates["AllDecided"] = sc.forall(
+            "RM", lambda r: one_of(rm_state(r), ("committed", "aborted"))
+        )
+        # Actions, built once.
+        self._a_commit = ("TMCommit", ())
+        self._a_abort = ("TMAbort", ())
+        self._per_rm = [
+            tuple((name, (("rm", r),)) for name in (
+                "TMRcvPrepared", "RMPrepare", "RMChooseToAbort", "RMRcvCommitMsg", "RMRcvAbortMsg"))
+            for r in self.rms
+        ]
+        self._prepared_msg = [("Prepared", r) for r in self.rms]
+
+    def init_states(self):
+        yield TPState(("working",) * len(self.rms), "init", frozenset(), frozenset())
+
+    def next(self, s: TPState):
+        rm_state, tm_state, tm_prepared, msgs = s
+        rms = self.rms
+        # TMCommit
+        if tm_state == "init" and len(tm_prepared) == len(rms):
+            yield self._a_commit, TPState(rm_state, "committed", tm_prepared, msgs | {COMMIT})
+        # TMAbort
+        if tm_state == "init":
+            yield self._a_abort, TPState(rm_state, "aborted", tm_prepared, msgs | {ABORT})
+        has_commit = COMMIT in msgs
+        has_abort = ABORT in msgs
+        for i, r in enumerate(rms):
+            a_rcv_prep, a_prepare, a_choose_abort, a_rcv_commit, a_rcv_abort = self._per_rm[i]
+            # TMRcvPrepared(rm)
+            if tm_state == "init" and self._prepared_msg[i] in msgs:
+                yield a_rcv_prep, TPState(rm_state, tm_state, tm_prepared | {r}, msgs)
+            st = rm_state[i]
+            if st == "working":
+                # RMPrepare(rm)
+                yield a_prepare, TPState(_set(rm_state, i, "prepared"), tm_state, tm_prepared,
+                                         msgs | {self._prepared_msg[i]})
+                # RMChooseToAbort(rm)
+                yield a_choose_abort, TPState(_set(rm_state, i, "aborted"), tm_state, tm_prepared, msgs)
+            # RMRcvCommitMsg(rm)
+            if has_commit:
+                yield a_rcv_commit, TPState(_set(rm_state, i, "committed"), tm_state, tm_prepared, msgs)
+            # RMRcvAbortMsg(rm)
+            if has_abort:
+                yield a_rcv_abort, TPState(_set(rm_state, i, "aborted"), tm_state, tm_prepared, msgs)
+
+    def observe(self, s: TPState):
+        return {
+            "rmState": dict(zip(self.rms, s.rmState)),
+            "tmState": s.tmState,
+            "tmPrepared": s.tmPrepared,
+            "msgs": {f"Prepared_{m[1]}" if m[0] == "Prepared" else m[0] for m in s.msgs},
+        }
+
+    def state_vars(self, s: TPState):
+        return {
+            "rmState": dict(zip(self.rms, s.rmState)),
+            "tmState": s.tmState,
+            "tmPrepared": s.tmPrepared,
+            "msgs": s.msgs,
+        }
+
+
+def _set(t: tuple, i: int, v) -> tuple:
+    return t[:i] + (v,) + t[i + 1:]

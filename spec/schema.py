@@ -1,0 +1,200 @@
+"""The finite vocabulary that invariants are written in.
+
+A `Schema` declares finite enum sorts (RM ids, txn ids, segments, ...) and
+typed symbols: scalars, and functions over finite domains (sets are functions
+to Bool). Invariants are ordinary Z3 formulas over those symbols.
+
+Quantifiers over a finite sort are expanded when the formula is built
+(`forall`, `exists`, `count`), so every invariant is a quantifier-free Z3
+term. That keeps the three consumers simple: the compiler (fast Python
+predicate), the Z3 evaluator (`--z3-eval`) and the load-time satisfiability
+and vacuity checks all see the same formula.
+
+Observation values, as returned by `Spec.observe`:
+
+    Bool -> bool, Int -> int, Str -> str, Enum -> the element's name (str)
+    function of one argument  -> dict  {element name: value}
+    function of n arguments   -> dict  {(name, ..., name): value}
+
+A function may leave elements out of its dict; `default` says what a
+missing key means (False for sets).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+import z3
+
+# -- value types ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bool:
+    def z3sort(self, schema: "Schema") -> z3.SortRef:
+        return z3.BoolSort()
+
+
+@dataclass(frozen=True)
+class Int:
+    """An integer, optionally bounded. Bounds are part of the type: an
+    invariant implied by them alone is vacuous."""
+
+    lo: int | None = None
+    hi: int | None = None
+
+    def z3sort(self, schema: "Schema") -> z3.SortRef:
+        return z3.IntSort()
+
+
+@dataclass(frozen=True)
+class Str:
+    def z3sort(self, schema: "Schema") -> z3.SortRef:
+        return z3.StringSort()
+
+
+@dataclass(frozen=True)
+class Enum:
+    sort: str
+
+    def z3sort(self, schema: "Schema") -> z3.SortRef:
+        return schema.sort(self.sort)
+
+
+Type = Bool | Int | Str | Enum
+
+# Z3 sort names are global to its context; two schemas may both call a sort
+# "RM" with different elements. Keep one Z3 sort per (name, elements).
+_SORT_CACHE: dict[tuple[str, tuple[str, ...]], tuple[z3.DatatypeSortRef, tuple[z3.ExprRef, ...]]] = {}
+
+
+def _enum_sort(name: str, elements: tuple[str, ...]):
+    key = (name, elements)
+    hit = _SORT_CACHE.get(key)
+    if hit is None:
+        n = sum(1 for k in _SORT_CACHE if k[0] == name)
+        z3name = name if n == 0 else f"{name}#{n}"
+        srt, consts = z3.EnumSort(z3name, list(elements))
+        hit = _SORT_CACHE[key] = (srt, tuple(consts))
+    return hit
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A declared symbol: a scalar (`domain == ()`) or a function."""
+
+    name: str
+    domain: tuple[str, ...]
+    type: Type
+    default: object
+    ref: object  # z3 constant or z3 FuncDeclRef
+
+    def __call__(self, *args):
+        if not self.domain:
+            raise TypeError(f"{self.name} is a scalar, not a function")
+        return self.ref(*args)
+
+    @property
+    def is_set(self) -> bool:
+        return bool(self.domain) and isinstance(self.type, Bool)
+
+
+class Schema:
+    """Finite sorts and typed symbols; see the module docstring."""
+
+    def __init__(self) -> None:
+        self._sorts: dict[str, tuple[z3.DatatypeSortRef, tuple[str, ...], tuple[z3.ExprRef, ...]]] = {}
+        self.symbols: dict[str, Symbol] = {}
+
+    # -- sorts ---------------------------------------------------------------
+    def enum(self, name: str, elements: Sequence[str]) -> z3.DatatypeSortRef:
+        elements = tuple(str(e) for e in elements)
+        if not elements:
+            raise ValueError(f"enum sort {name} needs at least one element")
+        if len(set(elements)) != len(elements):
+            raise ValueError(f"enum sort {name} repeats an element")
+        srt, consts = _enum_sort(name, elements)
+        self._sorts[name] = (srt, elements, consts)
+        return srt
+
+    def sort(self, name: str) -> z3.DatatypeSortRef:
+        return self._sorts[name][0]
+
+    def elements(self, name: str) -> tuple[str, ...]:
+        return self._sorts[name][1]
+
+    def consts(self, name: str) -> tuple[z3.ExprRef, ...]:
+        return self._sorts[name][2]
+
+    def const(self, sort: str, element: str) -> z3.ExprRef:
+        _, names, consts = self._sorts[sort]
+        return consts[names.index(str(element))]
+
+    @property
+    def sorts(self) -> dict[str, tuple[str, ...]]:
+        return {n: v[1] for n, v in self._sorts.items()}
+
+    # -- symbols -------------------------------------------------------------
+    def _add(self, name: str, domain: tuple[str, ...], typ: Type, default: object) -> Symbol:
+        if name in self.symbols:
+            raise ValueError(f"symbol {name} declared twice")
+        for d in domain:
+            if d not in self._sorts:
+                raise ValueError(f"symbol {name}: unknown sort {d}")
+        if isinstance(typ, Enum) and typ.sort not in self._sorts:
+            raise ValueError(f"symbol {name}: unknown sort {typ.sort}")
+        if domain:
+            ref = z3.Function(name, *[self.sort(d) for d in domain], typ.z3sort(self))
+        else:
+            ref = z3.Const(name, typ.z3sort(self))
+        sym = Symbol(name, domain, typ, default, ref)
+        self.symbols[name] = sym
+        return sym
+
+    def var(self, name: str, typ: Type) -> z3.ExprRef:
+        """A scalar symbol; returns the Z3 constant."""
+        return self._add(name, (), typ, None).ref
+
+    def fun(self, name: str, domain: str | Sequence[str], typ: Type, default: object = None) -> Symbol:
+        """A function over finite sorts; call the result to apply it."""
+        dom = (domain,) if isinstance(domain, str) else tuple(domain)
+        return self._add(name, dom, typ, default)
+
+    def set(self, name: str, elem: str | Sequence[str]) -> Symbol:
+        """A subset of a finite sort (or of a product of sorts)."""
+        return self.fun(name, elem, Bool(), default=False)
+
+    # -- finite quantifiers --------------------------------------------------
+    def forall(self, sort: str | Sequence[str], body: Callable[..., z3.BoolRef]) -> z3.BoolRef:
+        return z3.And([body(*args) for args in self._tuples(sort)] or [z3.BoolVal(True)])
+
+    def exists(self, sort: str | Sequence[str], body: Callable[..., z3.BoolRef]) -> z3.BoolRef:
+        return z3.Or([body(*args) for args in self._tuples(sort)] or [z3.BoolVal(False)])
+
+    def count(self, sort: str | Sequence[str], body: Callable[..., z3.BoolRef]) -> z3.ArithRef:
+        terms = [z3.If(body(*args), z3.IntVal(1), z3.IntVal(0)) for args in self._tuples(sort)]
+        return z3.Sum(terms) if terms else z3.IntVal(0)
+
+    def _tuples(self, sort: str | Sequence[str]) -> Iterable[tuple[z3.ExprRef, ...]]:
+        sorts = (sort,) if isinstance(sort, str) else tuple(sort)
+        out: list[tuple[z3.ExprRef, ...]] = [()]
+        for s in sorts:
+            out = [t + (c,) for t in out for c in self.consts(s)]
+        return out
+
+    # -- the types as constraints -------------------------------------------
+    def type_constraints(self) -> list[z3.BoolRef]:
+        """What the declared types alone say (integer bounds)."""
+        out: list[z3.BoolRef] = []
+        for sym in self.symbols.values():
+            t = sym.type
+            if not isinstance(t, Int) or (t.lo is None and t.hi is None):
+                continue
+            terms = [sym.ref] if not sym.domain else [sym.ref(*a) for a in self._tuples(sym.domain)]
+            for term in terms:
+                if t.lo is not None:
+                    out.append(term >= t.lo)
+                if t.hi is not None:
+                    out.append(term <= t.hi)
+        return out
