@@ -31,6 +31,15 @@ class Job:
     progress: Any = None  # checker.progress.Progress or None
     options: dict = field(default_factory=dict)  # engine-specific (master, checkpoint, ...)
 
+    def reject_options(self, engine: str, supported: set[str]) -> None:
+        """Fail with one line if the job asks for an option this engine lacks."""
+        from .engines import EngineError
+
+        for name in sorted(set(self.options) - supported - {"model"}):
+            if self.options[name]:
+                flag = "--" + name.replace("_", "-")
+                raise EngineError(f"engine {engine!r} does not support {flag}")
+
     def invariant_checker(self) -> Callable[[Mapping], str | None]:
         """obs -> name of the first violated property, or None."""
         if not self.properties:

@@ -22,6 +22,15 @@ def register(sub) -> None:
     p.add_argument("--max-seconds", type=_positive_float, metavar="S", help="stop after S seconds (exit 3)")
     p.add_argument("--no-graph", action="store_true", help="keep parent pointers only, not the state graph")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    # Engine options, passed through Job.options; an engine that does not
+    # support one rejects it with a one-line error.
+    p.add_argument("--master", metavar="URL", help="spark: the Spark master (default local[*])")
+    p.add_argument("--checkpoint", metavar="DIR", help="write checkpoints to DIR periodically")
+    p.add_argument("--resume", metavar="DIR", help="resume a killed run from its checkpoint DIR")
+    p.add_argument("--symmetry", action="store_true", help="symmetry reduction over the spec's symmetric sorts")
+    p.add_argument("--por", action="store_true", help="partial-order reduction (safety only)")
+    p.add_argument("--fingerprints", action="store_true",
+                   help="store 64-bit fingerprints only, not full states (reports collision probability)")
     p.set_defaults(run=run)
 
 
@@ -57,12 +66,18 @@ def run(args) -> int:
         out_dir=args.out,
         progress=progress,
         keep_graph=not args.no_graph,
+        options=engine_options(args),
     )
     if args.json:
         print(json.dumps(report.to_json()))
     else:
         print(human_report(report))
     return EXIT[report.verdict]
+
+
+def engine_options(args) -> dict:
+    names = ("master", "checkpoint", "resume", "symmetry", "por", "fingerprints")
+    return {n: getattr(args, n) for n in names if getattr(args, n, None)}
 
 
 def human_report(report: Report) -> str:

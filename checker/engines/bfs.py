@@ -101,7 +101,11 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+SUPPORTED_OPTIONS: set[str] = set()
+
+
 def run(job: Job) -> Outcome:
+    job.reject_options("bfs", SUPPORTED_OPTIONS)
     spec = job.spec
     nxt = spec.next
     observe = spec.observe
