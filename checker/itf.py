@@ -67,6 +67,8 @@ def from_itf(j, depth: int = 0) -> Any:
         if len(j) != 1:
             raise ValueError(f"value object must have exactly one '#' key, has {sorted(j)[:3]}")
         (k, x), = j.items()
+        if k not in ("#bigint", "#unserializable", "#tup", "#set", "#map"):
+            raise ValueError(f"unknown value kind {k!r}")
         if k == "#bigint":
             if not isinstance(x, str) or not x.lstrip("-").isdigit() or len(x) > MAX_BIGINT_DIGITS:
                 raise ValueError("#bigint must be a string of at most 100 digits")

@@ -125,6 +125,22 @@ class Spec:
             return s._asdict()
         return {"state": s}
 
+    def permute(self, s: State, mapping: Mapping[str, Mapping[str, str]]) -> State:
+        """`s` with the elements of symmetric sorts renamed: mapping is
+        {sort: {element: new element}}, a bijection per sort listed. Needed by
+        --symmetry; it must be an automorphism (successors and properties
+        commute with it). An enum element of another sort whose name carries
+        an element as a token (Msg "Prepared_r1") moves with that element."""
+        raise NotImplementedError(f"spec {self.name} does not implement permute (needed by --symmetry)")
+
+    def footprints(self) -> Mapping[Action, tuple[frozenset, frozenset]] | None:
+        """Every action `next` can yield, with the state locations it may read
+        and write, for --por: {action: (reads, writes)}. A location is a tuple
+        (symbol, *element names), named after the schema symbol whose
+        observation it changes; (symbol,) is all of it. Reads include the
+        guard. None (the default): unknown, so no reduction."""
+        return None
+
     def describe(self) -> str:
         consts = ", ".join(f"{k}={v}" for k, v in self.constants.items())
         return f"{self.name}[{self.variant}]({consts})"

@@ -61,6 +61,25 @@ class TCommit(Spec):
             if x in ("working", "prepared") and not_committed:
                 yield decide, TCState(st[:i] + ("aborted",) + st[i + 1:])
 
+    def permute(self, s: TCState, mapping):
+        """Rename RMs (for --symmetry)."""
+        m = mapping["RM"]
+        pos = {r: i for i, r in enumerate(self.rms)}
+        out = [None] * len(self.rms)
+        for r, x in zip(self.rms, s.rmState):
+            out[pos[m[r]]] = x
+        return TCState(tuple(out))
+
+    def footprints(self):
+        """What each action reads and writes (for --por). Decide's guards read every RM."""
+        every = frozenset(("rmState", r) for r in self.rms)
+        fp = {}
+        for r, (prepare, decide) in zip(self.rms, self._actions):
+            rs = frozenset({("rmState", r)})
+            fp[prepare] = (rs, rs)
+            fp[decide] = (every, rs)
+        return fp
+
     def observe(self, s: TCState):
         return {"rmState": dict(zip(self.rms, s.rmState))}
 

@@ -104,6 +104,34 @@ class TwoPhase(Spec):
             if has_abort:
                 yield a_rcv_abort, TPState(_set(rm_state, i, "aborted"), tm_state, tm_prepared, msgs)
 
+    def permute(self, s: TPState, mapping):
+        """Rename RMs (for --symmetry)."""
+        m = mapping["RM"]
+        pos = {r: i for i, r in enumerate(self.rms)}
+        rm_state = [None] * len(self.rms)
+        for r, x in zip(self.rms, s.rmState):
+            rm_state[pos[m[r]]] = x
+        msgs = frozenset(("Prepared", m[x[1]]) if x[0] == "Prepared" else x for x in s.msgs)
+        return TPState(tuple(rm_state), s.tmState, frozenset(m[r] for r in s.tmPrepared), msgs)
+
+    def footprints(self):
+        """What each action reads and writes (for --por), from its guard and body."""
+        every_prepared = frozenset(("tmPrepared", r) for r in self.rms)
+        tm, commit, abort = ("tmState",), ("msgs", "Commit"), ("msgs", "Abort")
+        fp = {
+            self._a_commit: (frozenset({tm}) | every_prepared, frozenset({tm, commit})),
+            self._a_abort: (frozenset({tm}), frozenset({tm, abort})),
+        }
+        for r, acts in zip(self.rms, self._per_rm):
+            rcv_prep, prepare, choose_abort, rcv_commit, rcv_abort = acts
+            rs, prep_msg = ("rmState", r), ("msgs", f"Prepared_{r}")
+            fp[rcv_prep] = (frozenset({tm, prep_msg}), frozenset({("tmPrepared", r)}))
+            fp[prepare] = (frozenset({rs}), frozenset({rs, prep_msg}))
+            fp[choose_abort] = (frozenset({rs}), frozenset({rs}))
+            fp[rcv_commit] = (frozenset({commit}), frozenset({rs}))
+            fp[rcv_abort] = (frozenset({abort}), frozenset({rs}))
+        return fp
+
     def observe(self, s: TPState):
         return {
             "rmState": dict(zip(self.rms, s.rmState)),

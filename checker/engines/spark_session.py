@@ -1,0 +1,51 @@
+"""The Spark session the `spark` engine and `sweep` run on.
+
+One session per process: an active session (a test suite's, a notebook's) is
+reused as it is; otherwise one is built for `master` (default `local[*]`)
+with the UI off and a modest number of shuffle partitions. Python workers
+run this interpreter, so they import the same txncheck.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+from . import EngineError
+
+DEFAULT_MASTER = "local[*]"
+JAVA_HINT = "Spark needs Java 17 (apt-get install -y openjdk-17-jre-headless)"
+
+
+def spark_session(master: str | None = None):
+    """The active session, or a new one for `master`."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise EngineError(f"engine 'spark': no java on PATH; {JAVA_HINT}")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = (
+        SparkSession.builder.master(master or DEFAULT_MASTER)
+        .appName("txncheck")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.driver.memory", "1g")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    )
+    try:
+        session = builder.getOrCreate()
+    except Exception as exc:  # the JVM did not start: usually Java, or a bad master URL
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise EngineError(f"cannot start Spark (master {master or DEFAULT_MASTER}): {first}; {JAVA_HINT}") from None
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def is_local(session) -> bool:
+    return session.sparkContext.master.startswith("local")

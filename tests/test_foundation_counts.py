@@ -1,0 +1,129 @@
+"""The classic models pin the engine to TLC's exact counts (reference-figures.md)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from txncheck.checker.api import check_model
+from txncheck.checker.cli import main
+from txncheck.checker.itf import read_trace
+from txncheck.spec.classic.diehard import DieHard
+from txncheck.spec.classic.tcommit import TCommit
+from txncheck.spec.classic.twophase import TwoPhase
+
+from .conftest import MODELS
+from .helpers import explore
+
+SHIPPED = {
+    "tcommit-rm3": ("ok", 34, 94, 7),
+    "twophase-rm3": ("ok", 288, 1146, 11),
+    "twophase-rm6": ("ok", 50816, 402306, 20),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+@pytest.mark.parametrize("z3_eval", [False, True], ids=["compiled", "z3-eval"])
+def test_shipped_classic_models_match_tlc(name, z3_eval, tmp_path, capsys):
+    verdict, distinct, generated, depth = SHIPPED[name]
+    argv = ["check", str(MODELS / "classic" / f"{name}.toml"), "--json", "--quiet", "--out", str(tmp_path)]
+    rc = main(argv + (["--z3-eval"] if z3_eval else []))
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert (report["verdict"], report["distinct_states"], report["states_generated"], report["depth"]) == (
+        verdict, distinct, generated, depth)
+    assert report["engine"] == "bfs" and report["violations"] == []
+    assert sum(c["generated"] for c in report["coverage"].values()) == generated - 1  # minus the initial state
+    assert sum(c["distinct"] for c in report["coverage"].values()) == distinct - 1
+
+
+TCOMMIT_ROWS = {1: (4, 5, 3), 2: (12, 23, 5), 3: (34, 94, 7), 4: (96, 357, 9), 5: (274, 1296, 11), 6: (792, 4567, 13)}
+TWOPHASE_ROWS = {1: (12, 20, 5), 2: (56, 154, 8), 3: (288, 1146, 11), 4: (1568, 8258, 14), 5: (8832, 58146, 17),
+                 6: (50816, 402306, 20)}
+
+
+@pytest.mark.parametrize("n", sorted(TCOMMIT_ROWS))
+def test_tcommit_scaling_rows(n):
+    o = explore(TCommit(rm=n))
+    assert o.verdict == "ok"
+    assert (o.distinct_states, o.states_generated, o.depth) == TCOMMIT_ROWS[n]
+
+
+@pytest.mark.parametrize("n", sorted(TWOPHASE_ROWS))
+def test_twophase_scaling_rows(n):
+    o = explore(TwoPhase(rm=n), deadlock=True)
+    assert o.verdict == "ok"
+    assert (o.distinct_states, o.states_generated, o.depth) == TWOPHASE_ROWS[n]
+
+
+def test_twophase_seven_rms():
+    o = explore(TwoPhase(rm=7), deadlock=True, keep_graph=False)
+    assert o.verdict == "ok"
+    assert (o.distinct_states, o.states_generated) == (296448, 2744706)
+
+
+def test_tcommit_with_deadlock_check_reports_the_all_committed_state():
+    o = explore(TCommit(rm=2), deadlock=True)
+    assert o.verdict == "violation"
+    (v,) = o.violations
+    assert v.kind == "deadlock"
+    final = v.path[-1][1]
+    assert set(final.rmState) <= {"committed", "aborted"}
+
+
+@pytest.mark.parametrize("z3_eval", [False, True], ids=["compiled", "z3-eval"])
+def test_diehard_shortest_counterexample(z3_eval, tmp_path, capsys):
+    argv = ["check", str(MODELS / "classic" / "diehard.toml"), "--json", "--quiet", "--out", str(tmp_path)]
+    rc = main(argv + (["--z3-eval"] if z3_eval else []))
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 1 and report["verdict"] == "violation"
+    (v,) = report["violations"]
+    assert (v["property"], v["length"]) == ("NotSolved", 7)
+    trace = read_trace(v["trace"])
+    assert [(s["big"], s["small"]) for s in trace.states] == [(0, 0), (5, 0), (2, 3), (2, 0), (0, 2), (5, 2), (4, 3)]
+    assert trace.meta["spec"] == "diehard" and trace.meta["property"] == "NotSolved"
+    assert trace.meta["bounds"] == {"big_capacity": 5, "small_capacity": 3, "goal": 4}
+    assert trace.meta["model"].endswith("diehard.toml")
+    assert [s["action"] for s in trace.steps] == [
+        "init", "FillBigJug", "BigToSmall", "EmptySmallJug", "BigToSmall", "FillBigJug", "BigToSmall"]
+    assert main(["show", v["trace"]]) == 0
+    table = capsys.readouterr().out
+    assert "violates NotSolved" in table and "BigToSmall" in table and "big = 4" in table
+
+
+def test_diehard_is_solvable_only_with_the_right_goal():
+    o = explore(DieHard(goal=4))
+    assert o.verdict == "violation"
+    o = explore(DieHard(goal=6))  # the big jug holds 5: never reached
+    assert o.verdict == "ok" and o.distinct_states == 16
+
+
+def test_budgets_give_an_honest_incomplete_verdict(capsys):
+    rc = main(["check", str(MODELS / "classic" / "twophase-rm6.toml"), "--json", "--quiet", "--max-states", "2000"])
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 3 and report["verdict"] == "incomplete"
+    assert 2000 <= report["distinct_states"] < 50816
+    assert "max-states" in report["incomplete_reason"]
+
+
+def test_state_graph_has_fingerprint_nodes_and_action_labels():
+    o = explore(TwoPhase(rm=2), deadlock=True)
+    g = o.exploration.graph()
+    assert g.number_of_nodes() == 56
+    # 153 successors (154 generated minus the initial state), each a distinct
+    # labelled edge, on 130 distinct state pairs (self-loops included)
+    assert g.number_of_edges() == 130
+    assert sum(len(d["actions"]) for _, _, d in g.edges(data=True)) == 153
+    assert all(isinstance(n, int) and 0 <= n < 2**64 for n in g.nodes)
+    init = [n for n, d in g.nodes(data=True) if d["initial"]]
+    assert len(init) == 1
+    import networkx as nx
+
+    far = max(nx.single_source_shortest_path_length(g, init[0]).values())
+    assert far == 8 - 1  # depth 8 levels
+
+
+def test_check_model_api_reports_witnesses():
+    r = check_model(MODELS / "classic" / "tcommit-rm3.toml")
+    assert r.outcome.witnesses_found == {"SomeCommitted": True, "SomeAborted": True}

@@ -1,0 +1,64 @@
+"""Canonical encoding and stable fingerprints."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from txncheck.checker.encoding import EncodingError, decode, encode, fingerprint
+
+atoms = st.one_of(st.integers(-(2**70), 2**70), st.text(max_size=8), st.booleans(), st.none())
+values = st.recursive(
+    atoms,
+    lambda inner: st.one_of(st.lists(inner, max_size=4).map(tuple), st.frozensets(inner, max_size=4)),
+    max_leaves=20,
+)
+
+
+@given(values)
+def test_roundtrip(v):
+    assert decode(encode(v)) == v
+
+
+@given(st.frozensets(st.text(max_size=6), max_size=8))
+def test_frozenset_encoding_ignores_construction_order(s):
+    items = list(s)
+    assert encode(frozenset(items)) == encode(frozenset(reversed(items)))
+
+
+def test_fingerprint_is_the_same_in_every_process():
+    state = (("working", "prepared"), "init", frozenset({"r1", "r2", "r10"}), frozenset({("Prepared", "r1")}))
+    code = ("from txncheck.checker.encoding import fingerprint;"
+            "print(fingerprint((('working', 'prepared'), 'init', frozenset({'r1', 'r2', 'r10'}),"
+            " frozenset({('Prepared', 'r1')}))))")
+    seen = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        seen.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                check=True).stdout.strip())
+    assert seen == {str(fingerprint(state))}
+
+
+def test_fingerprint_is_pinned():
+    # A fixed value: changing the encoding changes every stored trace and checkpoint.
+    assert f"{fingerprint((1, 'a', frozenset({3, 2}))):016x}" == "85d99900227f785d"
+    assert fingerprint(("x",)) != fingerprint("x")
+
+
+@pytest.mark.parametrize("data", [b"", b"I", b"S\x05ab", b"(\x05I\x02", b"Z", b"I\x02I\x02", b"S\x02\xff\xfe",
+                                  b"(" * 200 + b"\x01" * 200, b"I" + b"\xff" * 200])
+def test_hostile_encodings_are_rejected(data):
+    with pytest.raises(EncodingError):
+        decode(data)
+
+
+def test_unsupported_values_are_rejected():
+    with pytest.raises(EncodingError):
+        encode({"a": 1})
+    with pytest.raises(EncodingError):
+        encode([1, 2])
