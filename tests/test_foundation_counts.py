@@ -127,3 +127,19 @@ def test_state_graph_has_fingerprint_nodes_and_action_labels():
 def test_check_model_api_reports_witnesses():
     r = check_model(MODELS / "classic" / "tcommit-rm3.toml")
     assert r.outcome.witnesses_found == {"SomeCommitted": True, "SomeAborted": True}
+
+
+def test_simulate_finds_the_diehard_bug_reproducibly_but_never_says_ok(tmp_path, capsys):
+    model = str(MODELS / "classic" / "diehard.toml")
+    runs = []
+    for _ in range(2):
+        rc = main(["check", model, "--engine", "simulate", "--seed", "3", "--json", "--quiet", "--out", str(tmp_path)])
+        runs.append((rc, json.loads(capsys.readouterr().out)))
+    (rc1, r1), (rc2, r2) = runs
+    assert rc1 == rc2 == 1
+    assert r1["violations"][0]["length"] == r2["violations"][0]["length"] >= 7
+    assert read_trace(r1["violations"][0]["trace"]).states[-1]["big"] == 4
+    rc = main(["check", str(MODELS / "classic" / "twophase-rm3.toml"), "--engine", "simulate", "--walks", "20",
+               "--json", "--quiet"])
+    r = json.loads(capsys.readouterr().out)
+    assert rc == 3 and r["verdict"] == "incomplete" and 0 < r["distinct_states"] <= 288

@@ -27,10 +27,15 @@ def register(sub) -> None:
     p.add_argument("--master", metavar="URL", help="spark: the Spark master (default local[*])")
     p.add_argument("--checkpoint", metavar="DIR", help="write checkpoints to DIR periodically")
     p.add_argument("--resume", metavar="DIR", help="resume a killed run from its checkpoint DIR")
+    p.add_argument("--checkpoint-interval", type=_positive_float, metavar="S",
+                   help="seconds between checkpoints (default 60)")
     p.add_argument("--symmetry", action="store_true", help="symmetry reduction over the spec's symmetric sorts")
     p.add_argument("--por", action="store_true", help="partial-order reduction (safety only)")
     p.add_argument("--fingerprints", action="store_true",
                    help="store 64-bit fingerprints only, not full states (reports collision probability)")
+    p.add_argument("--seed", type=int, help="simulate: random seed (default 0)")
+    p.add_argument("--walks", type=_positive_int, help="simulate: number of random walks (default 1000)")
+    p.add_argument("--walk-depth", type=_positive_int, help="simulate: steps per walk (default 100)")
     p.set_defaults(run=run)
 
 
@@ -76,7 +81,7 @@ def run(args) -> int:
 
 
 def engine_options(args) -> dict:
-    names = ("master", "checkpoint", "resume", "symmetry", "por", "fingerprints")
+    names = ("master", "checkpoint", "resume", "checkpoint_interval", "symmetry", "por", "fingerprints")
     return {n: getattr(args, n) for n in names if getattr(args, n, None)}
 
 
@@ -100,7 +105,10 @@ def human_report(report: Report) -> str:
         elif v.kind == "deadlock":
             lines.append(f"  deadlock: a state with no successor, reached in {v.length} states -> {v.trace_file}")
         else:
-            lines.append(f"  {v.kind} {v.property} violated; shortest counterexample has {v.length} states -> {v.trace_file}")
+            shortest = "shortest " if o.engine != "simulate" else ""
+            lines.append(f"  {v.kind} {v.property} violated; {shortest}counterexample has {v.length} states -> {v.trace_file}")
+            if v.trace_file:
+                lines.append(f"  see it with: txncheck show {v.trace_file}")
     if o.coverage:
         lines.append("coverage (action: generated / distinct):")
         width = max(len(n) for n in o.coverage)

@@ -1,0 +1,93 @@
+"""The `simulate` engine: seeded random walks, for depths exhaustive search
+cannot reach.
+
+Each walk starts from a random initial state and takes up to `walk_depth`
+random enabled actions, checking the invariants on every state it visits. A
+violation is reported with the walk that found it (not necessarily shortest).
+A run without a violation is never called `ok`: simulation proves nothing
+about the states it did not visit, so the verdict is `incomplete` (exit 3).
+Runs are reproducible: the walk choices come from `random.Random(seed)`.
+
+`distinct_states` counts the distinct states visited; `states_generated`
+counts every successor computed, as in bfs.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from ..job import Job, Outcome, Violation
+from .bfs import peak_memory_mb
+
+SUPPORTED_OPTIONS = {"seed", "walks", "walk_depth"}
+
+
+def run(job: Job) -> Outcome:
+    job.reject_options("simulate", SUPPORTED_OPTIONS)
+    spec = job.spec
+    rng = random.Random(job.options.get("seed", 0))
+    walks = job.options.get("walks", 1000)
+    walk_depth = job.options.get("walk_depth", 100)
+    check = job.invariant_checker()
+    inits = list(spec.init_states())
+    seen: set = set()
+    generated = len(inits)
+    coverage: dict[str, dict[str, int]] = {}
+    max_depth = 0
+    violation = None
+    incomplete = "simulation is not exhaustive"
+    deadline = time.monotonic() + job.max_seconds if job.max_seconds else None
+    t0 = time.monotonic()
+    try:
+        for w in range(walks):
+            s = rng.choice(inits)
+            path = [(None, s)]
+            for _ in range(walk_depth + 1):
+                if s not in seen:
+                    seen.add(s)
+                bad = check(spec.observe(s))
+                if bad is not None:
+                    violation = Violation(bad, "invariant", list(path))
+                    break
+                succ = list(spec.next(s))
+                generated += len(succ)
+                for a, _ in succ:
+                    coverage.setdefault(a[0], {"generated": 0, "distinct": 0})["generated"] += 1
+                if not succ:
+                    if job.deadlock:
+                        violation = Violation("Deadlock", "deadlock", list(path))
+                    break
+                if len(path) > walk_depth:
+                    break
+                a, s = rng.choice(succ)
+                if s not in seen:
+                    coverage[a[0]]["distinct"] += 1
+                path.append((a, s))
+            max_depth = max(max_depth, len(path))
+            if violation is not None:
+                break
+            if job.max_states and len(seen) >= job.max_states:
+                incomplete = f"max-states {job.max_states} reached"
+                break
+            if deadline and time.monotonic() >= deadline:
+                incomplete = f"max-seconds {job.max_seconds:g} reached"
+                break
+            if job.progress is not None:
+                job.progress.update(distinct=len(seen), generated=generated, queue=walks - w - 1, depth=max_depth)
+    except KeyboardInterrupt:
+        incomplete = "interrupted"
+    if job.progress is not None:
+        job.progress.done()
+    return Outcome(
+        engine="simulate",
+        verdict="violation" if violation else "incomplete",
+        distinct_states=len(seen),
+        states_generated=generated,
+        depth=max_depth,
+        seconds=time.monotonic() - t0,
+        violations=[violation] if violation else [],
+        coverage=dict(sorted(coverage.items())),
+        peak_memory_mb=peak_memory_mb(),
+        incomplete_reason=None if violation else incomplete,
+    )
