@@ -1,0 +1,289 @@
+"""KIP-868: metadata transactions in KRaft (seeds/002_2ac48257c07e208f.txt),
+with the details of Kafka's implementation from protocol-notes.md.
+
+One controller at a time writes the metadata log. It runs a small workload:
+`txns` transactions of `txn_records` records each and `normals` records
+outside any transaction. A transaction is Begin, its records and End, cut
+into Raft batches of at most `batch_records` records; Raft commits whole
+batches in order (the high watermark). One broker's metadata loader follows
+the committed log and publishes images. Up to `failovers` controller
+failovers may cut the log back to any batch boundary at or after the high
+watermark (uncommitted tail batches are lost), after which the new leader
+aborts a dangling transaction. Up to `snapshots` snapshots are taken of the
+broker's published image.
+
+Variants (the candidate loader bug of protocol-notes.md):
+  kafka-loader     the loader keeps its pending delta across an Abort, as
+                   MetadataBatchLoader does;
+  clearing-loader  the loader clears the delta when it replays the Abort.
+
+Bound `bootstrap_reactivation` (default true) follows Kafka's
+ActivationRecordsGenerator: when no metadata record has been replayed yet (a
+bootstrap transaction was cut short right after its Begin) the new leader's
+first batch is Abort followed by the Begin of a new transaction. With it
+false the first batch is the Abort alone.
+
+Bound `pipelined` lets the controller append a batch before its previous
+batches are committed, as Kafka does when one write event's records fill
+several batches (the non-atomic bootstrap transaction). With it false (the
+default) the writer waits for each batch to commit, as Kafka's ZK-migration
+writer does. Bound `lso_from_committed` is a candidate fix for what that
+shows: the last stable offset takes the open transaction from the committed
+records rather than from every record appended.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import z3
+
+from ..api import Bound, Spec
+from ..schema import Bool, Int, Str
+from . import controller, loader
+from .loader import Loader
+from .records import (
+    NORMAL, RECORD, batch_end_offsets, flatten, marker_offsets, record_name, state_at,
+    txn_script, txn_status,
+)
+
+STATUSES = ("none", "open", "committed", "aborted")
+
+
+class KState(NamedTuple):
+    log: tuple                 # Raft batches of records (records.py)
+    hw: int                    # committed batches
+    writing: tuple | None      # (txn, script records appended) while a transaction is being written
+    next_txn: int              # the workload's next transaction
+    next_normal: int           # the workload's next non-transactional record
+    lso: int                   # the active controller's last stable offset
+    failovers: int
+    loader: Loader             # the broker's metadata loader
+    snapshot: tuple | None     # (offset, records) of the latest snapshot
+    snapshots: int             # snapshots taken
+    publishes: tuple           # ghost: per txn, images published that added its records
+
+
+class Kip868(Spec):
+    name = "kip868"
+    variants = ("kafka-loader", "clearing-loader")
+    bounds = {
+        "txns": Bound(2, "metadata transactions the controller runs", lo=1, hi=3),
+        "txn_records": Bound(2, "records in each transaction", lo=1, hi=3),
+        "normals": Bound(1, "records written outside any transaction", lo=0, hi=2),
+        "batch_records": Bound(2, "most records in one Raft batch", lo=1, hi=4),
+        "failovers": Bound(1, "controller failovers", lo=0, hi=2),
+        "snapshots": Bound(1, "snapshots of the broker's image", lo=0, hi=2),
+        "pipelined": Bound(False, "the controller may append before its previous batch is committed"),
+        "lso_from_committed": Bound(
+            False, "the active controller's last stable offset follows the committed records only"),
+        "bootstrap_reactivation": Bound(
+            True, "on a log with no metadata record yet, the new leader's first batch is Abort then Begin"),
+    }
+
+    def __init__(self, variant: str = "kafka-loader", **constants) -> None:
+        super().__init__(variant, **constants)
+
+    # -- vocabulary and properties ---------------------------------------------
+    def setup(self) -> None:
+        c = self.constants
+        self.ntxns = c["txns"]
+        self.clearing = self.variant == "clearing-loader"
+        self.scripts = {t: txn_script(t, c["txn_records"]) for t in range(1, self.ntxns + 1)}
+        self.txn_names = tuple(f"t{t}" for t in range(1, self.ntxns + 1))
+        txn_recs = [(RECORD, t, i) for t in range(1, self.ntxns + 1) for i in range(1, c["txn_records"] + 1)]
+        normal_recs = [(NORMAL, n) for n in range(1, c["normals"] + 1)]
+        self.names = {r: record_name(r) for r in txn_recs + normal_recs}
+
+        sc = self.schema
+        sc.enum("Txn", self.txn_names)
+        sc.enum("Rec", list(self.names.values()))
+        status = sc.fun("status", "Txn", Str())            # in the committed log
+        image = sc.set("broker_image", "Rec")              # the broker's published image
+        view = sc.set("controller_view", "Rec")            # what controller reads return (at the LSO)
+        snap = sc.set("snapshot", "Rec")
+        snap_in_txn = sc.var("snapshot_in_txn", Bool())
+        pubs = sc.fun("publishes", "Txn", Int(lo=0))
+        fault = sc.var("replay_fault", Str())
+        idle = sc.var("controller_idle", Bool())
+        failovers = sc.var("failovers", Int(lo=0, hi=c["failovers"]))
+        snapped = sc.var("snapshot_taken", Bool())
+        passed = sc.set("broker_passed", "Txn")           # the image offset is past the txn's End/Abort
+
+        T = lambda t: sc.const("Txn", f"t{t}")
+        R = lambda r: sc.const("Rec", self.names[r])
+        is_ = lambda t, v: status(T(t)) == z3.StringVal(v)
+        per_txn = {t: [r for r in txn_recs if r[1] == t] for t in range(1, self.ntxns + 1)}
+        only_committed = lambda view_set: z3.And([
+            z3.Implies(view_set(R(r)), is_(r[1], "committed")) for r in txn_recs])
+        all_or_none = lambda view_set, t: z3.Or(
+            z3.And([view_set(R(r)) for r in per_txn[t]]), z3.And([z3.Not(view_set(R(r))) for r in per_txn[t]]))
+
+        # Record Visibility: brokers never expose partial or aborted transactions.
+        self.invariants["BrokerSeesOnlyCommittedTxns"] = only_committed(image)
+        # Record Visibility: nor does the controller to its clients.
+        self.invariants["ControllerReadsOnlyCommittedTxns"] = only_committed(view)
+        # A committed transaction's records are published all at once, by one image.
+        self.invariants["TxnPublishedAtOnce"] = z3.And([
+            z3.And(pubs(T(t)) <= 1, all_or_none(image, t)) for t in per_txn])
+        # Snapshots: taken at batch-aligned images outside transactions only.
+        self.invariants["SnapshotOutsideTxn"] = z3.And(z3.Not(snap_in_txn), only_committed(snap))
+        # Nested Begin, End or Abort without Begin: replay errors.
+        self.invariants["RecordsWellFormed"] = fault == z3.StringVal("")
+        # Safety stand-in for "every transaction is eventually ended or aborted":
+        # with no controller write in flight, no transaction is open.
+        self.invariants["IdleMeansNoOpenTxn"] = z3.Implies(
+            idle, sc.forall("Txn", lambda t: status(t) != z3.StringVal("open")))
+
+        self.witnesses["TxnCommitted"] = sc.exists("Txn", lambda t: status(t) == z3.StringVal("committed"))
+        self.witnesses["TxnAborted"] = sc.exists("Txn", lambda t: status(t) == z3.StringVal("aborted"))
+        self.witnesses["FailoverHappened"] = failovers >= 1
+        self.witnesses["BrokerPublishedTxn"] = z3.Or([image(R(r)) for r in txn_recs])
+        self.witnesses["ControllerReadTxn"] = z3.Or([view(R(r)) for r in txn_recs])
+        self.witnesses["BrokerMovedPastAbort"] = sc.exists(
+            "Txn", lambda t: z3.And(status(t) == z3.StringVal("aborted"), passed(t)))
+        self.witnesses["SnapshotTaken"] = snapped
+
+        in_txn = sc.exists("Txn", lambda t: status(t) == z3.StringVal("open"))
+        self.predicates["InTxn"] = in_txn
+        self.predicates["NoOpenTxn"] = z3.Not(in_txn)
+
+    # -- the state machine -------------------------------------------------------
+    def init_states(self):
+        yield KState((), 0, None, 1, 1, -1, 0, loader.INITIAL, None, 0, (0,) * self.ntxns)
+
+    def next(self, s: KState):
+        c = self.constants
+        yield from self._controller_appends(s, c)
+        # Raft: the high watermark passes the next batch; the active controller
+        # advances its last stable offset (Record Visibility).
+        if s.hw < len(s.log):
+            hw = s.hw + 1
+            yield ("CommitBatch", (("batch", hw),)), s._replace(
+                hw=hw, lso=controller.lso_after_commit(s.lso, s.log, hw, c["lso_from_committed"]))
+        if s.failovers < c["failovers"]:
+            yield from self._failovers(s)
+        yield from self._loader_commits(s)
+        yield from self._snapshot(s, c)
+
+    def _controller_appends(self, s: KState, c):
+        """Transactions in the KRaft Controller: Begin, records and End, in as
+        many batches as the batch size needs, never interleaved with other
+        records."""
+        if not c["pipelined"] and s.hw < len(s.log):
+            return
+        cap = c["batch_records"]
+        if s.writing is not None:
+            t, k = s.writing
+            script = self.scripts[t]
+            for n in range(1, min(cap, len(script) - k) + 1):
+                done = k + n == len(script)
+                yield ("AppendTxnBatch", (("txn", f"t{t}"), ("records", n))), s._replace(
+                    log=s.log + (script[k:k + n],), writing=None if done else (t, k + n))
+            return
+        if s.next_txn <= self.ntxns:
+            t = s.next_txn
+            script = self.scripts[t]
+            for n in range(1, min(cap, len(script)) + 1):
+                yield ("BeginTxn", (("txn", f"t{t}"), ("records", n))), s._replace(
+                    log=s.log + (script[:n],), writing=None if n == len(script) else (t, n),
+                    next_txn=t + 1)
+        if s.next_normal <= c["normals"]:
+            n = s.next_normal
+            yield ("WriteRecord", (("record", f"n{n}"),)), s._replace(
+                log=s.log + (((NORMAL, n),),), next_normal=n + 1)
+
+    def _failovers(self, s: KState):
+        """Controller Failover: the new leader keeps every committed batch and
+        any prefix of the uncommitted tail, replays it, and aborts a
+        transaction left open at the log's end before anything else."""
+        for kept in range(len(s.log) - s.hw + 1):
+            log = s.log[: s.hw + kept]
+            lso = controller.lso_of_replayed_log(log)
+            nxt = s.next_txn if s.next_txn <= self.ntxns and self.constants["bootstrap_reactivation"] else None
+            batch, reopened = controller.activation_batch(log, nxt)
+            t = s._replace(log=log + ((batch,) if batch else ()), hw=len(log), lso=lso,
+                           failovers=s.failovers + 1, writing=None)
+            if reopened is not None:
+                t = t._replace(writing=(reopened, 1), next_txn=reopened + 1)
+            yield ("ControllerFailover", (("kept_uncommitted", kept),)), t
+
+    def _loader_commits(self, s: KState):
+        """Record Visibility on the broker: one commit callback hands the
+        loader every batch committed since the last one (any number of them),
+        then the loader flushes."""
+        ld = s.loader
+        ends = batch_end_offsets(s.log)
+        for n in range(1, s.hw - ld.loaded + 1):
+            published: list = []
+            new = ld
+            for b in range(ld.loaded, ld.loaded + n):
+                new = loader.load_batch(new, s.log[b], ends[b] - len(s.log[b]) + 1, self.clearing, published)
+            new = loader.flush(new, ends[ld.loaded + n - 1], published)
+            pubs = s.publishes
+            for delta in published:
+                touched = {r[1] for r in delta if r[0] == RECORD}
+                if touched:
+                    pubs = tuple(p + (i + 1 in touched) for i, p in enumerate(pubs))
+            yield ("LoaderHandleCommit", (("batches", n),)), s._replace(loader=new, publishes=pubs)
+
+    def _snapshot(self, s: KState, c):
+        """Snapshots: the snapshot generator writes the published image, only
+        when its offset is the end of a batch."""
+        ld = s.loader
+        if s.snapshots >= c["snapshots"] or ld.image_offset < 0:
+            return
+        if s.snapshot is not None and s.snapshot[0] >= ld.image_offset:
+            return
+        if ld.image_offset not in batch_end_offsets(s.log[: ld.loaded]):
+            return
+        yield ("TakeSnapshot", (("offset", ld.image_offset),)), s._replace(
+            snapshot=(ld.image_offset, ld.image), snapshots=s.snapshots + 1)
+
+    # -- observation ---------------------------------------------------------------
+    def observe(self, s: KState):
+        records = flatten(s.log)
+        committed = records[: batch_end_offsets(s.log)[s.hw - 1] + 1] if s.hw else ()
+        status = txn_status(committed, self.ntxns)
+        names = self.names
+        markers = marker_offsets(records)
+        ld = s.loader
+        snap_in_txn = False
+        if s.snapshot is not None:
+            off = s.snapshot[0]
+            snap_in_txn = any(b <= off and (e is None or off < e) for b, e in markers.values())
+        return {
+            "status": dict(zip(self.txn_names, status)),
+            "broker_image": {names[r] for r in ld.image},
+            "controller_view": {names[r] for r in state_at(records, s.lso)},
+            "snapshot": {names[r] for r in s.snapshot[1]} if s.snapshot else set(),
+            "snapshot_in_txn": snap_in_txn,
+            "publishes": dict(zip(self.txn_names, s.publishes)),
+            "replay_fault": ld.fault,
+            "controller_idle": s.writing is None and s.hw == len(s.log),
+            "failovers": s.failovers,
+            "snapshot_taken": s.snapshots > 0,
+            "broker_passed": {f"t{t}" for t, (_, e) in markers.items() if e is not None and e <= ld.image_offset},
+        }
+
+    def state_vars(self, s: KState):
+        ld = s.loader
+        return {
+            "log": tuple(tuple(record_name(r) for r in b) for b in s.log),
+            "high_watermark": s.hw,
+            "writing": f"t{s.writing[0]}:{s.writing[1]}" if s.writing else "",
+            "next_txn": s.next_txn,
+            "next_normal": s.next_normal,
+            "last_stable_offset": s.lso,
+            "failovers": s.failovers,
+            "loader_txn_state": ld.txn_state,
+            "loader_delta": frozenset(record_name(r) for r in ld.delta),
+            "loader_pending": ld.pending,
+            "broker_image": frozenset(record_name(r) for r in ld.image),
+            "broker_image_offset": ld.image_offset,
+            "loader_batches": ld.loaded,
+            "replay_fault": ld.fault,
+            "snapshot_offset": s.snapshot[0] if s.snapshot else -1,
+            "snapshot": frozenset(record_name(r) for r in s.snapshot[1]) if s.snapshot else frozenset(),
+            "publishes": dict(zip(self.txn_names, s.publishes)),
+        }

@@ -1,0 +1,412 @@
+"""legacy_v4: Pulsar's v4 transactions, with commit/abort markers in the data stream.
+
+Source: PIP-473 (seeds/001), section "Background":
+  * "Pulsar's existing transaction model": a log-backed coordinator (TC) with
+    the states OPEN, COMMITTING, COMMITTED, ABORTING, ABORTED, TIME_OUT; on
+    end it sends END_TXN_ON_PARTITION / END_TXN_ON_SUBSCRIPTION to every
+    participant; each topic's TransactionBuffer (TB) writes a commit or abort
+    *marker* as a regular entry of the topic's own ledger; the dispatcher reads
+    up to maxReadPosition and skips data of aborted txns.
+  * "Scalable topics": a split or merge seals a segment, whose ledger then
+    accepts no writes.
+  * "How the two interact", item 1: the marker write to a sealed segment is
+    rejected, so end-txn stalls. This spec states that as the safety property
+    `EndTxnNotStranded` and gives the liveness helper the predicates
+    `EndRequested_<t>` / `EndCompleted_<t>`.
+
+Field failures (shared/protocol-notes.md, "Pulsar v4 transaction failures
+seen in the field") are variants, each changing one action's body:
+  * `timeout-race`: the timeout tracker decides on a status read, then writes
+    TIME_OUT without re-checking it, so TIME_OUT can land after COMMITTING.
+  * `retry-strict`: after a TC restart the client retries its commit and the
+    TC answers any end on a non-OPEN txn with an error ("expected COMMITTING
+    but COMMITTED"), or with TransactionNotFound once it dropped the txn.
+  * `default`: the fixed behaviour: the timeout's status write is a CAS from
+    OPEN, and an end repeated in the txn's own direction is idempotent.
+
+Modelling choices (bounded, so every model is exhaustive):
+  * a txn writes at most once to a segment and acks at most once per
+    segment's subscription; registering the partition with the TC and the
+    append are one step;
+  * the pending-ack log is a sibling persistent topic, which a split does not
+    seal, so END_TXN_ON_SUBSCRIPTION always succeeds;
+  * a rejected marker write changes nothing (`MarkerRejected` is a
+    self-loop): the TC keeps the txn in COMMITTING and retries.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import z3
+
+from ..api import Bound, Spec
+from ..schema import Str
+
+# Segment metadata states (PIP-468 split order, protocol-notes "Scalable topics").
+UNBORN, ACTIVE, SEALED = "UNBORN", "ACTIVE", "SEALED"
+# Coordinator statuses (PIP-473 Background); REMOVED: the TC dropped a finished txn.
+OPEN, COMMITTING, ABORTING = "OPEN", "COMMITTING", "ABORTING"
+COMMITTED, ABORTED, TIME_OUT, REMOVED = "COMMITTED", "ABORTED", "TIME_OUT", "REMOVED"
+ENDING = (COMMITTING, ABORTING)
+TERMINAL = (COMMITTED, ABORTED)
+# Ledger entries: (kind, txn) with kind D (data), C (commit marker), A (abort marker).
+DATA, COMMIT_MARKER, ABORT_MARKER = "D", "C", "A"
+
+
+class V4State(NamedTuple):
+    seg: tuple          # per segment: UNBORN | ACTIVE | SEALED
+    ledger: tuple       # per segment: tuple of (kind, txn) entries
+    read: tuple         # per segment: the dispatcher's read position
+    status: tuple       # per txn: status in the TC's transaction log
+    parts: tuple        # per txn: frozenset of partitions (segments) it wrote to
+    subs: tuple         # per txn: frozenset of segments whose subscription holds its acks
+    acked: tuple        # per txn: frozenset of ("p"|"s", seg) that answered END_TXN with OK
+    asked: tuple        # per txn: what the client asked: "" | "commit" | "abort"
+    result: tuple       # per txn: the answer the client got: "" | "ok" | "failed"
+    live: tuple         # per txn: the TC holds the client's end request (will reply)
+    timer: tuple        # per txn: timeout tracker: "idle" | "fired" | "done"
+    outcome: tuple      # ghost per txn: "" | COMMITTED | ABORTED (first terminal status logged)
+    committing: frozenset  # ghost: txns whose status was ever COMMITTING
+    delivered: frozenset   # ghost: (txn, seg) whose data a consumer received
+    splits: int         # splits left
+    merges: int         # merges left
+    restarts: int       # TC restarts left
+
+
+def _put(t: tuple, i: int, v) -> tuple:
+    return t[:i] + (v,) + t[i + 1:]
+
+
+class LegacyV4(Spec):
+    name = "legacy_v4"
+    variants = ("default", "timeout-race", "retry-strict")
+    bounds = {
+        "txns": Bound(1, "transactions", lo=1, hi=3),
+        "segments": Bound(2, "segments ACTIVE at the start", lo=1, hi=3),
+        "splits": Bound(1, "splits (each seals one segment and activates two children)", lo=0, hi=2),
+        "merges": Bound(0, "merges (each seals two segments and activates one child)", lo=0, hi=1),
+        "acks": Bound(False, "txns may also ack on each segment's subscription"),
+        "timeout": Bound(False, "the TC's timeout tracker may time an OPEN txn out"),
+        "restarts": Bound(0, "TC restarts (in-memory state and client connections lost)", lo=0, hi=2),
+        "client_abort": Bound(False, "the client may ask for abort as well as commit"),
+    }
+    symmetric_sorts = ("Txn",)
+
+    # -- schema and properties ------------------------------------------------
+    def setup(self) -> None:
+        c = self.constants
+        self.n_txn = c["txns"]
+        self.n_seg = c["segments"] + 2 * c["splits"] + c["merges"]
+        self.txn_names = tuple(f"t{i}" for i in range(1, self.n_txn + 1))
+        self.seg_names = tuple(f"s{i}" for i in range(1, self.n_seg + 1))
+        sc = self.schema
+        sc.enum("Txn", self.txn_names)
+        sc.enum("Seg", self.seg_names)
+        seg_state = sc.fun("segState", "Seg", Str())
+        status = sc.fun("status", "Txn", Str())
+        outcome = sc.fun("outcome", "Txn", Str())
+        asked = sc.fun("asked", "Txn", Str())
+        result = sc.fun("result", "Txn", Str())
+        partition = sc.set("partition", ("Txn", "Seg"))
+        subscription = sc.set("subscription", ("Txn", "Seg"))
+        part_acked = sc.set("partitionAcked", ("Txn", "Seg"))
+        commit_marker = sc.set("commitMarker", ("Txn", "Seg"))
+        abort_marker = sc.set("abortMarker", ("Txn", "Seg"))
+        delivered = sc.set("delivered", ("Txn", "Seg"))
+        ever_committing = sc.set("everCommitting", "Txn")
+        S = z3.StringVal
+
+        def is_(term, *values):
+            return z3.Or([term == S(v) for v in values])
+
+        # Background, item 1: once a participant that still owes its marker is
+        # sealed, no step can ever finish the end-txn (sealing is permanent and
+        # the marker append is the only way for that participant to answer).
+        # So "no txn stays COMMITTING after every enabled step was taken" is
+        # violated exactly when this state is reached.
+        self.invariants["EndTxnNotStranded"] = sc.forall(("Txn", "Seg"), lambda t, s: z3.Not(z3.And(
+            is_(status(t), *ENDING), partition(t, s), z3.Not(part_acked(t, s)), seg_state(s) == S(SEALED))))
+        # A txn's markers agree: never a commit marker on one segment and an abort marker on another.
+        self.invariants["Atomicity"] = sc.forall("Txn", lambda t: z3.Not(z3.And(
+            sc.exists("Seg", lambda s: commit_marker(t, s)), sc.exists("Seg", lambda s: abort_marker(t, s)))))
+        # Read committed: a consumer only receives data of a txn decided commit.
+        self.invariants["ReadCommitted"] = sc.forall(("Txn", "Seg"), lambda t, s: z3.Implies(
+            delivered(t, s), z3.Or(is_(status(t), COMMITTING, COMMITTED), outcome(t) == S(COMMITTED))))
+        # Field failure: "a timeout set TIME_OUT after a commit had already set COMMITTING".
+        self.invariants["CommittingIsFinal"] = sc.forall("Txn", lambda t: z3.Implies(
+            ever_committing(t), is_(status(t), COMMITTING, COMMITTED, REMOVED)))
+        # Field failure: a retried commit answered with an error although the txn committed.
+        self.invariants["CommitReplyTruthful"] = sc.forall("Txn", lambda t: z3.Implies(
+            asked(t) == S("commit"),
+            z3.And(z3.Implies(result(t) == S("failed"), outcome(t) != S(COMMITTED)),
+                   z3.Implies(result(t) == S("ok"), outcome(t) == S(COMMITTED)))))
+
+        self.witnesses["Committed"] = sc.exists("Txn", lambda t: outcome(t) == S(COMMITTED))
+        self.witnesses["Aborted"] = sc.exists("Txn", lambda t: outcome(t) == S(ABORTED))
+        self.witnesses["SealedParticipant"] = sc.exists(("Txn", "Seg"), lambda t, s: z3.And(
+            partition(t, s), seg_state(s) == S(SEALED)))
+        self.witnesses["CommittedAfterSeal"] = sc.exists(("Txn", "Seg"), lambda t, s: z3.And(
+            outcome(t) == S(COMMITTED), partition(t, s), seg_state(s) == S(SEALED)))
+        self.witnesses["CommittedDelivered"] = sc.exists(("Txn", "Seg"), lambda t, s: z3.And(
+            delivered(t, s), outcome(t) == S(COMMITTED)))
+        self.witnesses["AckCommitted"] = sc.exists(("Txn", "Seg"), lambda t, s: z3.And(
+            subscription(t, s), outcome(t) == S(COMMITTED)))
+        self.witnesses["TimedOut"] = sc.exists("Txn", lambda t: status(t) == S(TIME_OUT))
+        self.witnesses["ClientToldCommitted"] = sc.exists("Txn", lambda t: z3.And(
+            asked(t) == S("commit"), result(t) == S("ok")))
+        self.witnesses["ClientToldFailed"] = sc.exists("Txn", lambda t: result(t) == S("failed"))
+        for t in sc.consts("Txn"):
+            # For temporal properties: "end-txn, once requested, eventually completes".
+            self.predicates[f"EndRequested_{t}"] = z3.Or(status(t) != S(OPEN), asked(t) != S(""))
+            self.predicates[f"EndCompleted_{t}"] = outcome(t) != S("")
+        self._build_actions()
+
+    def _build_actions(self) -> None:
+        T, G = range(self.n_txn), range(self.n_seg)
+        tn, gn = self.txn_names, self.seg_names
+        per_ts = lambda name: [[(name, (("txn", tn[t]), ("seg", gn[s]))) for s in G] for t in T]
+        per_t = lambda name: [(name, (("txn", tn[t]),)) for t in T]
+        self.a_publish = per_ts("Publish")
+        self.a_ack = per_ts("AckInTxn")
+        self.a_marker = per_ts("EndTxnOnPartition")
+        self.a_rejected = per_ts("MarkerRejected")
+        self.a_end_sub = per_ts("EndTxnOnSubscription")
+        self.a_end = {d: [("EndTxn", (("txn", tn[t]), ("decision", d))) for t in T] for d in ("commit", "abort")}
+        self.a_retry = per_t("ClientRetryEndTxn")
+        self.a_fire = per_t("TimeoutFires")
+        self.a_timeout = per_t("TimeoutAbort")
+        self.a_abort_timed_out = per_t("AbortTimedOut")
+        self.a_complete = per_t("EndTxnComplete")
+        self.a_remove = per_t("RemoveFinishedTxn")
+        self.a_dispatch = [("Dispatch", (("seg", gn[s]),)) for s in G]
+        self.a_split = [("Split", (("seg", gn[s]),)) for s in G]
+        self.a_merge = {(a, b): ("Merge", (("seg", gn[a]), ("seg2", gn[b]))) for a in G for b in G if a < b}
+        self.a_restart = ("TcRestart", ())
+
+    # -- initial state --------------------------------------------------------
+    def init_states(self):
+        c = self.constants
+        n, g = self.n_txn, self.n_seg
+        active = c["segments"]
+        yield V4State(
+            seg=tuple(ACTIVE if i < active else UNBORN for i in range(g)),
+            ledger=((),) * g,
+            read=(0,) * g,
+            status=(OPEN,) * n,
+            parts=(frozenset(),) * n,
+            subs=(frozenset(),) * n,
+            acked=(frozenset(),) * n,
+            asked=("",) * n,
+            result=("",) * n,
+            live=(False,) * n,
+            timer=("idle",) * n,
+            outcome=("",) * n,
+            committing=frozenset(),
+            delivered=frozenset(),
+            splits=c["splits"],
+            merges=c["merges"],
+            restarts=c["restarts"],
+        )
+
+    # -- the coordinator's answer to an end request ---------------------------
+    def _tc_end(self, s: V4State, t: int, d: str) -> V4State:
+        """The TC handles endTxn(t, d), first try or retry (Background: TC state machine)."""
+        st = s.status[t]
+        if st == OPEN:
+            new = COMMITTING if d == "commit" else ABORTING
+            return s._replace(
+                status=_put(s.status, t, new), acked=_put(s.acked, t, frozenset()),
+                asked=_put(s.asked, t, d), live=_put(s.live, t, True),
+                committing=s.committing | {t} if new == COMMITTING else s.committing)
+        s = s._replace(asked=_put(s.asked, t, d))
+        same = (st in (COMMITTING, COMMITTED)) if d == "commit" else (st in (ABORTING, ABORTED, TIME_OUT))
+        if same and self.variant != "retry-strict":
+            # Fixed: an end repeated in the txn's direction is the same request.
+            if st in TERMINAL:
+                return s._replace(result=_put(s.result, t, "ok"), live=_put(s.live, t, False))
+            return s._replace(live=_put(s.live, t, True))
+        # InvalidTxnStatus (other direction, or retry-strict), or TransactionNotFound (REMOVED).
+        return s._replace(result=_put(s.result, t, "failed"), live=_put(s.live, t, False))
+
+    # -- next-state relation --------------------------------------------------
+    def next(self, s: V4State):
+        c = self.constants
+        variant = self.variant
+        for t in range(self.n_txn):
+            st = s.status[t]
+            client_open = s.asked[t] == ""
+            if st == OPEN and client_open:
+                for g in range(self.n_seg):
+                    # Background: a transactional send is a regular append to
+                    # the segment's ledger (after addPartitionToTxn); a sealed
+                    # (terminated) segment rejects it, so the producer moves on.
+                    if s.seg[g] == ACTIVE and g not in s.parts[t]:
+                        yield self.a_publish[t][g], s._replace(
+                            parts=_put(s.parts, t, s.parts[t] | {g}),
+                            ledger=_put(s.ledger, g, s.ledger[g] + ((DATA, t),)))
+                    # Background: a transactional ack goes to the pending-ack
+                    # store of (segment, subscription); consumers keep reading
+                    # sealed segments until drained.
+                    if c["acks"] and s.seg[g] != UNBORN and g not in s.subs[t]:
+                        yield self.a_ack[t][g], s._replace(subs=_put(s.subs, t, s.subs[t] | {g}))
+            if client_open and (s.parts[t] or s.subs[t]):
+                # The client ends the txn (Background: the TC's OPEN -> COMMITTING/ABORTING).
+                yield self.a_end["commit"][t], self._tc_end(s, t, "commit")
+                if c["client_abort"]:
+                    yield self.a_end["abort"][t], self._tc_end(s, t, "abort")
+            elif s.asked[t] and s.result[t] == "" and not s.live[t]:
+                # The client's connection to the TC was lost: it retries the same end.
+                yield self.a_retry[t], self._tc_end(s, t, s.asked[t])
+            # The timeout tracker (Background: TIME_OUT). It decides on a
+            # status read and writes later: the two steps a race can separate.
+            if c["timeout"]:
+                if s.timer[t] == "idle" and st == OPEN:
+                    yield self.a_fire[t], s._replace(timer=_put(s.timer, t, "fired"))
+                elif s.timer[t] == "fired":
+                    racy = variant == "timeout-race" and st in ENDING
+                    if st == OPEN or racy:
+                        yield self.a_timeout[t], s._replace(
+                            status=_put(s.status, t, TIME_OUT), acked=_put(s.acked, t, frozenset()),
+                            timer=_put(s.timer, t, "done"))
+                    else:  # the status CAS from OPEN fails: nothing to time out
+                        yield self.a_timeout[t], s._replace(timer=_put(s.timer, t, "done"))
+            if st == TIME_OUT:
+                # A timed-out txn is aborted: TIME_OUT -> ABORTING, fan-out again.
+                yield self.a_abort_timed_out[t], s._replace(status=_put(s.status, t, ABORTING))
+            if st in ENDING:
+                commit = st == COMMITTING
+                done = s.acked[t]
+                for g in s.parts[t]:
+                    if ("p", g) in done:
+                        continue
+                    # END_TXN_ON_PARTITION: the segment's TB appends the marker to its own ledger.
+                    if s.seg[g] == ACTIVE:
+                        marker = (COMMIT_MARKER if commit else ABORT_MARKER, t)
+                        yield self.a_marker[t][g], s._replace(
+                            ledger=_put(s.ledger, g, s.ledger[g] + (marker,)),
+                            acked=_put(s.acked, t, done | {("p", g)}))
+                    else:
+                        # Background item 1: the sealed segment rejects the
+                        # write; the TC keeps the txn ending and retries.
+                        yield self.a_rejected[t][g], s
+                for g in s.subs[t]:
+                    if ("s", g) not in done:
+                        # END_TXN_ON_SUBSCRIPTION: the pending-ack store logs the
+                        # decision in its sibling topic, which is never sealed.
+                        yield self.a_end_sub[t][g], s._replace(acked=_put(s.acked, t, done | {("s", g)}))
+                if len(done) == len(s.parts[t]) + len(s.subs[t]):
+                    # Every participant answered: log COMMITTED/ABORTED, reply to the client.
+                    final = COMMITTED if commit else ABORTED
+                    nxt = s._replace(status=_put(s.status, t, final))
+                    if s.outcome[t] == "":
+                        nxt = nxt._replace(outcome=_put(s.outcome, t, final))
+                    if s.live[t]:
+                        ok = (s.asked[t] == "commit") == commit
+                        nxt = nxt._replace(result=_put(s.result, t, "ok" if ok else "failed"),
+                                           live=_put(s.live, t, False))
+                    yield self.a_complete[t], nxt
+            if st in TERMINAL and variant == "retry-strict":
+                # v4 drops a finished txn's metadata from the TC's memory, so a
+                # late retry meets TransactionNotFound (protocol-notes, v4 field failures).
+                yield self.a_remove[t], s._replace(status=_put(s.status, t, REMOVED))
+
+        for g in range(self.n_seg):
+            # Dispatcher (Background: it "discovers committed/aborted state by
+            # replaying these markers"): read up to maxReadPosition (just before the first
+            # entry of the oldest txn with no marker yet on this segment) and
+            # skip the data of txns the TB knows aborted (abort marker written).
+            entries = s.ledger[g]
+            pos = s.read[g]
+            if pos < len(entries) and pos < _max_read_position(entries):
+                kind, t = entries[pos]
+                delivered = s.delivered
+                if kind == DATA and (ABORT_MARKER, t) not in entries:
+                    delivered = delivered | {(t, g)}
+                yield self.a_dispatch[g], s._replace(read=_put(s.read, g, pos + 1), delivered=delivered)
+
+        free = [g for g in range(self.n_seg) if s.seg[g] == UNBORN]
+        if s.splits and len(free) >= 2:
+            a, b = free[0], free[1]
+            for g in range(self.n_seg):
+                # Split (PIP-468 order, protocol-notes): create the children,
+                # terminate the parent, then one CAS: parent SEALED, children ACTIVE.
+                if s.seg[g] == ACTIVE:
+                    seg = _put(_put(_put(s.seg, g, SEALED), a, ACTIVE), b, ACTIVE)
+                    yield self.a_split[g], s._replace(seg=seg, splits=s.splits - 1)
+        if s.merges and free:
+            child = free[0]
+            for (a, b), action in self.a_merge.items():
+                # Merge (protocol-notes "Scalable topics"): terminates both
+                # parents, activates one child.
+                if s.seg[a] == ACTIVE and s.seg[b] == ACTIVE:
+                    seg = _put(_put(_put(s.seg, a, SEALED), b, SEALED), child, ACTIVE)
+                    yield action, s._replace(seg=seg, merges=s.merges - 1)
+
+        if s.restarts:
+            # TC restart (Background: the TC is "backed by a system topic"): the
+            # log survives; client connections, fired timers and fan-out
+            # progress are lost, and recovery re-drives the fan-out.
+            yield self.a_restart, s._replace(
+                live=(False,) * self.n_txn,
+                timer=tuple("idle" if x == "fired" else x for x in s.timer),
+                acked=tuple(frozenset() if st in ENDING else a for st, a in zip(s.status, s.acked)),
+                restarts=s.restarts - 1)
+
+    # -- observation ----------------------------------------------------------
+    def observe(self, s: V4State):
+        tn, gn = self.txn_names, self.seg_names
+        commit_m, abort_m = set(), set()
+        for g, entries in enumerate(s.ledger):
+            for kind, t in entries:
+                if kind == COMMIT_MARKER:
+                    commit_m.add((tn[t], gn[g]))
+                elif kind == ABORT_MARKER:
+                    abort_m.add((tn[t], gn[g]))
+        return {
+            "segState": dict(zip(gn, s.seg)),
+            "status": dict(zip(tn, s.status)),
+            "outcome": dict(zip(tn, s.outcome)),
+            "asked": dict(zip(tn, s.asked)),
+            "result": dict(zip(tn, s.result)),
+            "partition": {(tn[t], gn[g]) for t in range(self.n_txn) for g in s.parts[t]},
+            "subscription": {(tn[t], gn[g]) for t in range(self.n_txn) for g in s.subs[t]},
+            "partitionAcked": {(tn[t], gn[g]) for t in range(self.n_txn) for k, g in s.acked[t] if k == "p"},
+            "commitMarker": commit_m,
+            "abortMarker": abort_m,
+            "delivered": {(tn[t], gn[g]) for t, g in s.delivered},
+            "everCommitting": {tn[t] for t in s.committing},
+        }
+
+    def state_vars(self, s: V4State):
+        tn, gn = self.txn_names, self.seg_names
+        per_txn = lambda xs: dict(zip(tn, xs))
+        per_seg = lambda xs: dict(zip(gn, xs))
+        segset = lambda gs: frozenset(gn[g] for g in gs)
+        return {
+            "segState": per_seg(s.seg),
+            "ledger": per_seg(tuple(tuple(f"{k}:{tn[t]}" for k, t in e) for e in s.ledger)),
+            "readPosition": per_seg(s.read),
+            "status": per_txn(s.status),
+            "partitions": per_txn(tuple(segset(p) for p in s.parts)),
+            "subscriptions": per_txn(tuple(segset(p) for p in s.subs)),
+            "endAcked": per_txn(tuple(frozenset(f"{k}:{gn[g]}" for k, g in a) for a in s.acked)),
+            "clientAsked": per_txn(s.asked),
+            "clientResult": per_txn(s.result),
+            "tcHoldsRequest": per_txn(s.live),
+            "timeoutTracker": per_txn(s.timer),
+            "outcome": per_txn(s.outcome),
+            "everCommitting": frozenset(tn[t] for t in s.committing),
+            "delivered": frozenset(f"{tn[t]}@{gn[g]}" for t, g in s.delivered),
+            "splitsLeft": s.splits,
+            "mergesLeft": s.merges,
+            "restartsLeft": s.restarts,
+        }
+
+
+def _max_read_position(entries: tuple) -> int:
+    """The TB's maxReadPosition: the first data entry of a txn with no marker yet."""
+    for i, (kind, t) in enumerate(entries):
+        if kind == DATA and (COMMIT_MARKER, t) not in entries and (ABORT_MARKER, t) not in entries:
+            return i
+    return len(entries)

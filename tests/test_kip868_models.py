@@ -1,0 +1,139 @@
+"""KIP-868 models: each verdict, trace length and state count, and each
+counterexample in the corpus found again and replayed step by step."""
+
+from __future__ import annotations
+
+import pytest
+
+from txncheck.checker.api import check_model
+from txncheck.checker.encoding import fingerprint
+from txncheck.checker.invariants import compile_checker, compile_predicate
+from txncheck.checker.itf import read_trace
+from txncheck.checker.model import load_model
+from txncheck.spec.kip868.spec import Kip868
+
+from .conftest import MODELS, ROOT
+
+KIP = MODELS / "kip868"
+CORPUS = ROOT / "counterexamples" / "kip868"
+
+# stem: (verdict, violated property, trace length, distinct, generated, depth)
+EXPECTED = {
+    "kafka-loader": ("violation", "BrokerSeesOnlyCommittedTxns", 7, 261, 393, 6),
+    "kafka-loader-record-after-abort": ("violation", "BrokerSeesOnlyCommittedTxns", 7, 194, 303, 6),
+    "pipelined-controller": ("violation", "ControllerReadsOnlyCommittedTxns", 4, 44, 54, 3),
+    "pipelined-controller-committed-lso": ("ok", None, 0, 38085, 158243, 22),
+    "clearing-loader": ("ok", None, 0, 20926, 77479, 22),
+    "clearing-loader-record-after-abort": ("ok", None, 0, 876, 2357, 14),
+    "clearing-loader-two-failovers": ("ok", None, 0, 42491, 169927, 22),
+    "clearing-loader-txns-end": ("ok", None, 0, 20926, 77479, 22),
+}
+
+
+def test_every_kip868_model_is_listed():
+    assert sorted(p.stem for p in KIP.glob("*.toml")) == sorted(EXPECTED)
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    out = tmp_path_factory.mktemp("kip868")
+    cache = {}
+
+    def get(stem):
+        if stem not in cache:
+            cache[stem] = check_model(KIP / f"{stem}.toml", out_dir=out)
+        return cache[stem]
+
+    return get
+
+
+@pytest.mark.parametrize("stem", sorted(EXPECTED))
+def test_model_verdict_and_counts(stem, reports):
+    verdict, prop, length, distinct, generated, depth = EXPECTED[stem]
+    r = reports(stem)
+    o = r.outcome
+    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == (verdict, distinct, generated, depth)
+    if verdict == "violation":
+        [v] = o.violations
+        assert (v.kind, v.property, v.length) == ("invariant", prop, length)
+    else:
+        assert o.violations == []
+        assert o.witnesses_found and all(o.witnesses_found.values())
+    # The model file's [expect] table says the same.
+    expect = load_model(KIP / f"{stem}.toml").expect
+    assert expect["verdict"] == verdict
+    if verdict == "violation":
+        assert (expect["property"], expect["length"]) == (prop, length)
+
+
+def test_transactions_end_under_fairness(reports):
+    live = reports("clearing-loader-txns-end").to_json()["liveness"]
+    assert live["properties"]["TxnsEnd"]["verdict"] == "ok"
+
+
+@pytest.mark.parametrize("stem", [s for s, e in sorted(EXPECTED.items()) if e[0] == "violation"])
+def test_corpus_trace_is_found_again(stem, reports):
+    committed = read_trace(CORPUS / f"{stem}.itf.json")
+    fresh = read_trace(reports(stem).outcome.violations[0].trace_file)
+    assert committed.meta["property"] == EXPECTED[stem][1]
+    assert committed.meta["variant"] == fresh.meta["variant"]
+    assert committed.meta["bounds"] == fresh.meta["bounds"]
+    assert committed.length == EXPECTED[stem][2]
+    assert [s["action"] for s in committed.steps] == [s["action"] for s in fresh.steps]
+    assert [s["params"] for s in committed.steps] == [s["params"] for s in fresh.steps]
+    assert [s["fingerprint"] for s in committed.steps] == [s["fingerprint"] for s in fresh.steps]
+
+
+def replay(spec, trace):
+    """Follow the trace's actions through the spec; return the states reached."""
+    [s] = list(spec.init_states())
+    states = [s]
+    for step in trace.steps[1:]:
+        want = (step["action"], tuple(sorted(step["params"].items())))
+        succ = [t for (name, params), t in spec.next(s) if (name, tuple(sorted(params))) == want]
+        assert succ, f"step {step['index']}: {want} is not enabled"
+        s = succ[0]
+        states.append(s)
+    return states
+
+
+@pytest.mark.parametrize("stem", [s for s, e in sorted(EXPECTED.items()) if e[0] == "violation"])
+def test_corpus_trace_replays_in_the_spec(stem):
+    trace = read_trace(CORPUS / f"{stem}.itf.json")
+    spec = load_model(KIP / f"{stem}.toml").instantiate()
+    states = replay(spec, trace)
+    assert [f"{fingerprint(s):016x}" for s in states] == [s["fingerprint"] for s in trace.steps]
+    bad = compile_predicate(spec.schema, spec.invariants[trace.meta["property"]])
+    assert not bad(spec.observe(states[-1]))
+    assert all(bad(spec.observe(s)) for s in states[:-1])
+
+
+@pytest.mark.parametrize("stem", ["kafka-loader", "kafka-loader-record-after-abort"])
+def test_clearing_loader_survives_the_kafka_loader_traces(stem):
+    """The same steps under the clearing loader: the broker publishes nothing aborted."""
+    trace = read_trace(CORPUS / f"{stem}.itf.json")
+    m = load_model(KIP / f"{stem}.toml")
+    spec = Kip868("clearing-loader", **m.constants)
+    states = replay(spec, trace)
+    check = compile_checker(spec.schema, spec.invariants)
+    assert all(check(spec.observe(s)) is None for s in states)
+    last = states[-1]
+    assert not any(r[0] == "R" for r in last.loader.image)  # no record of the aborted t1
+    assert last.loader.image_offset >= 2                       # and the offset moved past the Abort
+
+
+def test_z3_evaluation_agrees_on_a_kip868_model():
+    path = KIP / "clearing-loader-record-after-abort.toml"
+    fast = check_model(path).outcome
+    slow = check_model(path, z3_eval=True).outcome
+    assert (slow.verdict, slow.distinct_states, slow.states_generated, slow.depth) == \
+        (fast.verdict, fast.distinct_states, fast.states_generated, fast.depth)
+    v_fast = check_model(KIP / "kafka-loader.toml").outcome.violations[0]
+    v_slow = check_model(KIP / "kafka-loader.toml", z3_eval=True).outcome.violations[0]
+    assert (v_slow.property, v_slow.length) == (v_fast.property, v_fast.length)
+
+
+def test_bootstrap_reactivation_batch_is_reached(reports):
+    """The new leader's Abort+Begin batch (ActivationRecordsGenerator, empty log) occurs."""
+    states = reports("clearing-loader").outcome.exploration.states
+    assert any((("A", 1), ("B", 2)) in s.log for s in states)

@@ -1,0 +1,172 @@
+"""legacy_v4 models: each verdict, trace length and state count; each corpus
+trace found again, state for state; and the stall checked on the state graph:
+the states `EndTxnNotStranded` rejects are exactly the ones from which the
+end-txn can never complete."""
+
+from __future__ import annotations
+
+import networkx as nx
+import pytest
+import z3
+
+from txncheck.checker.api import check_model
+from txncheck.checker.encoding import fingerprint
+from txncheck.checker.invariants import check_sanity, compile_predicate
+from txncheck.checker.itf import read_trace
+from txncheck.spec.api import SpecError
+from txncheck.spec.legacy_v4.spec import LegacyV4
+
+from .conftest import MODELS, ROOT
+from .helpers import explore
+
+V4 = MODELS / "legacy_v4"
+CORPUS = ROOT / "counterexamples" / "legacy_v4"
+
+# stem: (verdict, violated property, trace length, distinct, generated, depth)
+EXPECTED = {
+    "sealed-stall": ("violation", "EndTxnNotStranded", 4, 21, 24, 3),
+    "merge-stall": ("violation", "EndTxnNotStranded", 4, 14, 15, 3),
+    "split-safety": ("ok", None, 0, 753, 1791, 16),
+    "no-split": ("ok", None, 0, 4760, 10677, 17),
+    "timeout-race": ("violation", "ReadCommitted", 7, 78, 93, 6),
+    "timeout-race-markers": ("violation", "Atomicity", 8, 119, 153, 7),
+    "timeout-fixed": ("ok", None, 0, 212, 417, 14),
+    "retry-strict": ("violation", "CommitReplyTruthful", 7, 97, 127, 6),
+    "retry-fixed": ("ok", None, 0, 5208, 15027, 24),
+}
+
+
+def _own_models():
+    # The liveness helper's *-liveness.toml and the pip473 comparison model
+    # (tests/test_legacy_v4_vs_pip473.py) have their own tests.
+    return sorted(p.stem for p in V4.glob("*.toml")
+                  if not p.stem.endswith("-liveness") and not p.stem.endswith("-pip473-fixed"))
+
+
+def test_every_legacy_v4_model_is_listed():
+    assert _own_models() == sorted(EXPECTED)
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    out = tmp_path_factory.mktemp("legacy_v4")
+    cache = {}
+
+    def get(stem):
+        if stem not in cache:
+            cache[stem] = check_model(V4 / f"{stem}.toml", out_dir=out)
+        return cache[stem]
+
+    return get
+
+
+@pytest.mark.parametrize("stem", sorted(EXPECTED))
+def test_model_verdict_and_counts(stem, reports):
+    verdict, prop, length, distinct, generated, depth = EXPECTED[stem]
+    r = reports(stem)
+    o = r.outcome
+    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == (verdict, distinct, generated, depth)
+    assert r.model.expect.get("verdict") == verdict
+    if verdict == "violation":
+        [v] = o.violations
+        assert (v.kind, v.property, v.length) == ("invariant", prop, length)
+        assert (r.model.expect["property"], r.model.expect["length"]) == (prop, length)
+    else:
+        assert o.violations == []
+        assert o.witnesses_found and all(o.witnesses_found.values())
+
+
+@pytest.mark.parametrize("stem", sorted(s for s, e in EXPECTED.items() if e[0] == "violation"))
+def test_corpus_trace_is_found_again(stem, reports):
+    trace = read_trace(CORPUS / f"{stem}.itf.json")
+    [v] = reports(stem).outcome.violations
+    assert trace.meta["spec"] == "legacy_v4" and trace.meta["property"] == v.property
+    assert trace.length == v.length == EXPECTED[stem][2]
+    assert [s["fingerprint"] for s in trace.steps] == [f"{fingerprint(st):016x}" for _, st in v.path]
+    assert [s["action"] for s in trace.steps[1:]] == [a[0] for a, _ in v.path[1:]]
+
+
+def test_stall_trace_reads_like_the_background_section():
+    trace = read_trace(CORPUS / "sealed-stall.itf.json")
+    assert [s["action"] for s in trace.steps] == ["init", "Publish", "EndTxn", "Split"]
+    last = trace.states[-1]
+    assert last["status"]["t1"] == "COMMITTING" and last["segState"]["s1"] == "SEALED"
+
+
+def test_timeout_race_trace_shows_time_out_after_committing():
+    trace = read_trace(CORPUS / "timeout-race.itf.json")
+    statuses = [s["status"]["t1"] for s in trace.states]
+    assert "COMMITTING" in statuses and statuses[-1] == "TIME_OUT"
+    assert statuses.index("COMMITTING") < statuses.index("TIME_OUT")
+    assert "t1@s1" in trace.states[-1]["delivered"]
+
+
+def test_timeout_race_writes_both_markers():
+    trace = read_trace(CORPUS / "timeout-race-markers.itf.json")
+    assert trace.states[-1]["ledger"]["s1"] == ("D:t1", "C:t1", "A:t1")
+
+
+def test_retry_strict_trace_tells_a_committed_txn_it_failed():
+    trace = read_trace(CORPUS / "retry-strict.itf.json")
+    actions = [s["action"] for s in trace.steps]
+    assert actions.index("TcRestart") < actions.index("ClientRetryEndTxn")
+    last = trace.states[-1]
+    assert (last["clientResult"]["t1"], last["outcome"]["t1"]) == ("failed", "COMMITTED")
+
+
+def test_stranded_states_are_exactly_those_that_can_never_complete():
+    """Safety view vs. graph: from a state EndTxnNotStranded rejects, no path
+    reaches EndCompleted_t1; from every other end-requested state one does."""
+    spec = LegacyV4("default", txns=1, segments=2, splits=1)
+    out = explore(spec, props={})
+    ex = out.exploration
+    g, fps = ex.graph(), ex.fingerprints()
+    done = compile_predicate(spec.schema, spec.predicates["EndCompleted_t1"])
+    requested = compile_predicate(spec.schema, spec.predicates["EndRequested_t1"])
+    stranded = compile_predicate(spec.schema, z3.Not(spec.invariants["EndTxnNotStranded"]))
+    obs = [spec.observe(s) for s in ex.states]
+    can = set()
+    for i, o in enumerate(obs):
+        if done(o):
+            can.add(fps[i])
+            can |= nx.ancestors(g, fps[i])
+    never = {i for i, o in enumerate(obs) if requested(o) and fps[i] not in can}
+    assert never == {i for i, o in enumerate(obs) if stranded(o)}
+    assert len(never) == 250
+    # and the sealed participant's marker write is really attempted and rejected
+    assert out.coverage["MarkerRejected"]["generated"] > 0
+    assert out.coverage["MarkerRejected"]["distinct"] == 0
+
+
+def test_subscription_side_completes_on_a_sealed_segment():
+    """END_TXN_ON_SUBSCRIPTION goes to the pending-ack topic, which a split
+    does not seal: a txn that only acked (no partition) always completes,
+    even when the acked segment is sealed."""
+    spec = LegacyV4("default", txns=1, segments=1, splits=1, acks=True)
+    ex = explore(spec, props={}).exploration
+    g, fps = ex.graph(), ex.fingerprints()
+    done = compile_predicate(spec.schema, spec.predicates["EndCompleted_t1"])
+    can = set()
+    for i, s in enumerate(ex.states):
+        if done(spec.observe(s)):
+            can.add(fps[i])
+            can |= nx.ancestors(g, fps[i])
+    acks_only = [i for i, s in enumerate(ex.states)
+                 if s.status[0] == "COMMITTING" and s.subs[0] and not s.parts[0] and s.seg[0] == "SEALED"]
+    assert acks_only and all(fps[i] in can for i in acks_only)
+    with_partition = [i for i, s in enumerate(ex.states)
+                      if s.status[0] == "COMMITTING" and 0 in s.parts[0] and s.seg[0] == "SEALED"
+                      and ("p", 0) not in s.acked[0]]
+    assert with_partition and not any(fps[i] in can for i in with_partition)
+
+
+def test_every_property_passes_the_load_time_sanity_check():
+    spec = LegacyV4("default", txns=2, segments=2, splits=1, merges=1)
+    check_sanity(spec.schema, {**spec.invariants, **spec.witnesses, **spec.predicates})
+
+
+def test_bad_bounds_are_one_line_errors():
+    with pytest.raises(SpecError, match="bound txns = 0 is out of range"):
+        LegacyV4("default", txns=0)
+    with pytest.raises(SpecError, match="unknown variant"):
+        LegacyV4("fixed")

@@ -1,0 +1,155 @@
+"""pip196 models: each verdict, trace length and state count; each corpus
+trace found again, state for state; and the orphaned segment checked on the
+state graph: no step but a new aborted txn ever removes or lists it."""
+
+from __future__ import annotations
+
+import networkx as nx
+import pytest
+
+from txncheck.checker.api import check_model
+from txncheck.checker.encoding import fingerprint
+from txncheck.checker.invariants import check_sanity
+from txncheck.checker.itf import read_trace
+from txncheck.spec.api import SpecError
+from txncheck.spec.pip196.spec import READY, Pip196
+
+from .conftest import MODELS, ROOT
+from .helpers import explore
+
+P196 = MODELS / "pip196"
+CORPUS = ROOT / "counterexamples" / "pip196"
+
+# stem: (verdict, violated property, trace length, distinct, generated, depth)
+EXPECTED = {
+    "merged": ("ok", None, 0, 8426, 15267, 27),
+    "merged-two-crashes": ("ok", None, 0, 42388, 81713, 36),
+    "merged-capacity2": ("ok", None, 0, 78958, 169475, 30),
+    "upgrade": ("ok", None, 0, 29820, 54727, 35),
+    "index-race-pip-text": ("violation", "RecoveredAbortsExact", 9, 1729, 2729, 8),
+    "orphan-segment": ("violation", "NoOrphanWhenQuiescent", 10, 1958, 3104, 9),
+    "early-publish": ("violation", "MaxReadNeverAhead", 5, 51, 65, 4),
+    "publish-during-recovery": ("ok", None, 0, 5771, 9106, 17),
+}
+
+
+def test_every_pip196_model_is_listed():
+    assert sorted(p.stem for p in P196.glob("*.toml") if not p.stem.endswith("-liveness")) == sorted(EXPECTED)
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pip196")
+    cache = {}
+
+    def get(stem):
+        if stem not in cache:
+            cache[stem] = check_model(P196 / f"{stem}.toml", out_dir=out)
+        return cache[stem]
+
+    return get
+
+
+@pytest.mark.parametrize("stem", sorted(EXPECTED))
+def test_model_verdict_and_counts(stem, reports):
+    verdict, prop, length, distinct, generated, depth = EXPECTED[stem]
+    r = reports(stem)
+    o = r.outcome
+    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == (verdict, distinct, generated, depth)
+    assert r.model.expect.get("verdict") == verdict
+    if verdict == "violation":
+        [v] = o.violations
+        assert (v.kind, v.property, v.length) == ("invariant", prop, length)
+        assert (r.model.expect["property"], r.model.expect["length"]) == (prop, length)
+    else:
+        assert o.violations == []
+        assert o.witnesses_found and all(o.witnesses_found.values())
+
+
+@pytest.mark.parametrize("stem", sorted(s for s, e in EXPECTED.items() if e[0] == "violation"))
+def test_corpus_trace_is_found_again(stem, reports):
+    trace = read_trace(CORPUS / f"{stem}.itf.json")
+    [v] = reports(stem).outcome.violations
+    assert trace.meta["spec"] == "pip196" and trace.meta["property"] == v.property
+    assert trace.length == v.length == EXPECTED[stem][2]
+    assert [s["fingerprint"] for s in trace.steps] == [f"{fingerprint(st):016x}" for _, st in v.path]
+
+
+def test_index_race_trace_loses_the_queued_segment():
+    """pip-text: the index update runs with t1 sealed but its segment still
+    queued; after the crash, t1 (marker in a live ledger) is forgotten."""
+    trace = read_trace(CORPUS / "index-race-pip-text.itf.json")
+    actions = [s["action"] for s in trace.steps]
+    assert actions.index("TakeSnapshot") < actions.index("IndexWritten") < actions.index("Crash")
+    assert "SegmentWritten" not in actions
+    last = trace.states[-1]
+    assert last["phase"] == "ready" and "t1" not in last["aborts"]
+    assert last["topic"][1] == "A:t1@L0" and last["deletedLedgersBelow"] == 0
+
+
+def test_early_publish_trace_moves_max_read_past_an_open_txn():
+    trace = read_trace(CORPUS / "early-publish.itf.json")
+    assert [s["action"] for s in trace.steps] == [
+        "init", "TxnWrite", "Crash", "RecoverReadIndex", "Publish"]
+    last = trace.states[-1]
+    assert last["phase"] == "index-read" and last["topic"] == ("D:t1@L0", "N:-@L0")
+    assert last["maxReadPosition"] == 2
+
+
+def test_merged_guards_the_index_update_with_the_queue():
+    """The same bounds under merged: the periodic index update never runs
+    while a segment write is queued, so no abort is lost (exhaustive)."""
+    spec = Pip196("merged", txns=2, capacity=1, ledgers=2, crashes=1)
+    out = explore(spec, props={"RecoveredAbortsExact": spec.invariants["RecoveredAbortsExact"]})
+    assert out.verdict == "ok"
+    ex = out.exploration
+    taken = [ex.states[i] for i, a in zip(ex.src, ex.act) if ex.actions[a][0] == "TakeSnapshot"]
+    assert taken and not any(s.queue for s in taken)
+    # while pip-text takes it with a segment write queued
+    text = explore(Pip196("pip-text", txns=2, capacity=1, ledgers=2, crashes=0), props={}).exploration
+    assert any(text.states[i].queue for i, a in zip(text.src, text.act) if text.actions[a][0] == "TakeSnapshot")
+
+
+def _orphans(s):
+    listed = {k for k, _ in s.index[0]} if s.index else set()
+    return {k for k, _, _ in s.store} - listed
+
+
+def test_orphaned_segment_is_removed_only_by_a_new_abort():
+    """From every quiescent state with a stored segment no index lists, no
+    path without a further TxnEnd ever removes or lists it; in most such
+    states (the workload spent) no path at all does."""
+    spec = Pip196("merged", txns=2, capacity=1, ledgers=2, crashes=1)
+    ex = explore(spec, props={}).exploration
+    g, fps = ex.graph(), ex.fingerprints()
+    idx = {fp: i for i, fp in enumerate(fps)}
+    quiet = g.edge_subgraph([(u, v) for u, v, d in g.edges(data=True)
+                             if any(not a.startswith("TxnEnd") for a in d["actions"])])
+    orphaned = [i for i, s in enumerate(ex.states) if s.phase == READY and s.busy == "" and not s.queue
+                and _orphans(s)]
+
+    def cleaned(i, keys):
+        t = ex.states[i]
+        listed = {k for k, _ in t.index[0]} if t.index else set()
+        stored = {k for k, _, _ in t.store}
+        return any(k not in stored or k in listed for k in keys)
+
+    never = 0
+    for i in orphaned:
+        keys = _orphans(ex.states[i])
+        later = nx.descendants(quiet, fps[i]) if fps[i] in quiet else set()
+        assert not any(cleaned(idx[x], keys) for x in later)
+        never += not any(cleaned(idx[x], keys) for x in nx.descendants(g, fps[i]))
+    assert (len(orphaned), never) == (124, 112)
+
+
+def test_every_property_passes_the_load_time_sanity_check():
+    spec = Pip196("merged", txns=3, crashes=2, upgrade=True, publishes=1)
+    check_sanity(spec.schema, {**spec.invariants, **spec.witnesses, **spec.predicates})
+
+
+def test_bad_bounds_are_one_line_errors():
+    with pytest.raises(SpecError, match="bound capacity = 0 is out of range"):
+        Pip196("merged", capacity=0)
+    with pytest.raises(SpecError, match="unknown variant"):
+        Pip196("fixed")
