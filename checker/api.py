@@ -12,6 +12,8 @@ from .engines import get_engine
 from .invariants import check_sanity
 from .itf import write_trace
 from .job import Job, Outcome
+from .liveness.check import check_temporal, require_complete_graph
+from .liveness.check import resolve as resolve_temporal
 from .model import Model, load_model
 
 
@@ -70,6 +72,9 @@ def check_model(
     props = m.selected_properties(spec)
     witnesses = {w: spec.witnesses[w] for w in m.witnesses}
     check_sanity(spec.schema, {**props, **witnesses})
+    if m.temporal:  # liveness runs on the complete bfs graph; refuse other runs up front
+        resolve_temporal(m, spec)
+        require_complete_graph(m, engine, keep_graph, options or {})
     run = get_engine(engine)
     job = Job(
         spec=spec,
@@ -84,6 +89,7 @@ def check_model(
         options={**(options or {}), "model": m},
     )
     outcome = run(job)
+    check_temporal(m, spec, outcome)
     if out_dir is not None:
         write_traces(m, spec, outcome, out_dir)
     return Report(m, spec, outcome)
@@ -98,5 +104,6 @@ def write_traces(m: Model, spec: Spec, outcome: Outcome, out_dir: str | Path) ->
         name = f"{m.name}.{v.property}" if many else m.name
         v.trace_file = str(write_trace(
             out / f"{name}.itf.json", spec, v.path, loop=v.loop,
-            meta={"model": str(m.path), "property": v.property, "kind": v.kind, "engine": outcome.engine},
+            meta={"model": str(m.path), "property": v.property, "kind": v.kind, "engine": outcome.engine,
+                  **getattr(v, "trace_meta", {})},
         ))

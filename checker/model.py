@@ -12,7 +12,11 @@
     verdict = "violation"
     property = "NotSolved"
     length = 7
+    fairness = ["WF(*)"]           # optional: WF/SF conditions for [temporal]
+    [temporal]                     # optional: liveness, checked by checker.liveness
+    Decided = "eventually AllDecided"
 
+The syntax of [temporal] and fairness is in checker/liveness/syntax.py.
 Every problem is reported as a `ModelError` naming the file, in one line.
 """
 
@@ -25,6 +29,7 @@ from typing import Any
 
 from ..spec.api import Spec, SpecError
 from ..spec.registry import load_spec_class
+from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, parse_fairness, parse_temporal
 
 TOP_KEYS = {
     "spec", "variant", "description", "properties", "witnesses", "deadlock", "constants",
@@ -50,6 +55,8 @@ class Model:
     description: str = ""
     expect: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
+    temporal: dict[str, TemporalProperty] = field(default_factory=dict)
+    fairness: list[Fairness] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -130,8 +137,13 @@ def load_model(path: str | Path) -> Model:
     if "length" in expect and (isinstance(expect["length"], bool) or not isinstance(expect["length"], int)):
         _fail(path, "[expect] length must be an integer")
     desc = raw.get("description", "")
+    try:
+        temporal = parse_temporal(raw.get("temporal", {}))
+        fairness = parse_fairness(raw.get("fairness", []))
+    except TemporalSyntaxError as exc:
+        _fail(path, str(exc))
     return Model(path, spec, variant, dict(constants), props, list(witnesses), deadlock,
-                 desc if isinstance(desc, str) else "", dict(expect), raw)
+                 desc if isinstance(desc, str) else "", dict(expect), raw, temporal, fairness)
 
 
 def shipped_models_dir() -> Path | None:

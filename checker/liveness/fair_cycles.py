@@ -9,11 +9,12 @@ every state lies on a cycle and a single state is a candidate component.
 
 `find_fair_lasso` answers: is there a fair behaviour that reaches one of the
 `sources` and from there on stays inside the `keep` states forever? It is the
-refinement algorithm for Streett conditions (Emerson-Lei; TLC and SPIN's
-weak-fairness checks are special cases):
+standard SCC-refinement check for strong (Streett) and weak fairness:
 
 1. restrict the graph to `keep` states reachable from the sources inside
-   `keep`; compute its strongly connected components (networkx);
+   `keep`; compute its strongly connected components (networkx). States on
+   no cycle are trimmed first: each is a component of its own that can only
+   stutter, fair iff no fairness condition is enabled in it;
 2. for a component C, let taken(C) be the actions of the real edges inside C;
    - strong fairness SF(A): if A is enabled somewhere in C but not taken in
      C, no fair behaviour can visit those states infinitely often: remove
@@ -33,7 +34,6 @@ weak-fairness checks are special cases):
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
@@ -116,15 +116,57 @@ def _taken(g: StateGraph, comp: set[int]) -> set[int]:
     return {a for s in comp for d, a in g.succ[s] if d in comp}
 
 
+def _on_cycles(g: StateGraph, nodes: set[int]) -> set[int]:
+    """`nodes` trimmed of states that lie on no real cycle inside `nodes`:
+    repeatedly drop states with no successor or no predecessor left. Most
+    states of a protocol's graph go here, which keeps networkx's graph small."""
+    out_deg = dict.fromkeys(nodes, 0)
+    in_deg = dict.fromkeys(nodes, 0)
+    pred: dict[int, list[int]] = {s: [] for s in nodes}
+    for s in nodes:
+        for d, _ in g.succ[s]:
+            if d in out_deg:
+                out_deg[s] += 1
+                in_deg[d] += 1
+                pred[d].append(s)
+    alive = set(nodes)
+    queue = [s for s in nodes if not out_deg[s] or not in_deg[s]]
+    while queue:
+        s = queue.pop()
+        if s not in alive:
+            continue
+        alive.discard(s)
+        for d, _ in g.succ[s]:
+            if d in alive:
+                in_deg[d] -= 1
+                if not in_deg[d]:
+                    queue.append(d)
+        for u in pred[s]:
+            if u in alive:
+                out_deg[u] -= 1
+                if not out_deg[u]:
+                    queue.append(u)
+    return alive
+
+
 def fair_components(g: StateGraph, constraints: Sequence[Constraint], nodes: set[int]) -> Iterator[set[int]]:
-    """The fair components (step 2 of the module docstring) inside `nodes`."""
+    """The fair components (step 2 of the module docstring) inside `nodes`.
+    A state on no real cycle is a component of its own, fair iff no fairness
+    condition is enabled in it (it can only stutter)."""
+    cyclic = _on_cycles(g, nodes)
+    enabled_somewhere = set().union(*(c.enabled for c in constraints)) if constraints else set()
+    for s in nodes:
+        if s not in cyclic and s not in enabled_somewhere:
+            yield {s}
+    if not cyclic:
+        return
     whole = nx.DiGraph()
-    whole.add_nodes_from(nodes)
-    whole.add_edges_from((s, d) for s in nodes for d, _ in g.succ[s] if d in nodes)
-    work = [nodes]
+    whole.add_nodes_from(cyclic)
+    whole.add_edges_from((s, d) for s in cyclic for d, _ in g.succ[s] if d in cyclic)
+    work = [cyclic]
     while work:
         part = work.pop()
-        view = whole if part is nodes else whole.subgraph(part)
+        view = whole if part is cyclic else whole.subgraph(part)
         for comp in nx.strongly_connected_components(view):
             taken = _taken(g, comp)
             drop: set[int] = set()
@@ -142,22 +184,30 @@ def fair_components(g: StateGraph, constraints: Sequence[Constraint], nodes: set
 
 
 def _distances(g: StateGraph, keep: Sequence[bool], sources: Iterable[int]):
-    """Shortest total distance (BFS depth of the source + steps inside keep)."""
+    """Shortest total distance (BFS depth of the source + steps inside keep),
+    by a BFS whose sources join the frontier at their own depth."""
+    starts = sorted((g.depth[x], x) for x in set(sources) if keep[x] and g.depth[x] >= 0)
     dist: dict[int, int] = {}
     via: dict[int, tuple[int, int] | None] = {}
-    heap = []
-    for x in sources:
-        if keep[x] and g.depth[x] >= 0:
-            heap.append((g.depth[x], x, None))
-    heapq.heapify(heap)
-    while heap:
-        d, u, how = heapq.heappop(heap)
-        if u in dist:
-            continue
-        dist[u], via[u] = d, how
-        for v, a in g.succ[u]:
-            if keep[v] and v not in dist:
-                heapq.heappush(heap, (d + 1, v, (u, a)))
+    k, frontier = 0, []
+    level = starts[0][0] if starts else 0
+    while frontier or k < len(starts):
+        if not frontier:
+            level = max(level, starts[k][0])
+        while k < len(starts) and starts[k][0] == level:
+            x = starts[k][1]
+            if x not in dist:
+                dist[x], via[x] = level, None
+                frontier.append(x)
+            k += 1
+        nxt = []
+        for u in frontier:
+            for v, a in g.succ[u]:
+                if keep[v] and v not in dist:
+                    dist[v], via[v] = level + 1, (u, a)
+                    nxt.append(v)
+        frontier = nxt
+        level += 1
     return dist, via
 
 

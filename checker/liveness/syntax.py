@@ -142,6 +142,8 @@ class TemporalProperty:
 
 
 def parse_property(name: str, text: str) -> TemporalProperty:
+    if name == "fairness" and isinstance(text, list):
+        raise TemporalSyntaxError("'fairness' sits inside [temporal]: move it above the [temporal] table")
     if not isinstance(text, str) or not text.strip():
         raise TemporalSyntaxError(f"temporal property {name!r} must be a non-empty string")
     p = _Parser(text)

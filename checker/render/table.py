@@ -70,5 +70,14 @@ def render_table(trace: Trace) -> str:
         for name, val in changes[1:]:
             lines.append(f"{pad}{name} = {val}")
     if trace.loop is not None:
-        lines.append(f"(the last state steps back to state {trace.loop}: the cycle repeats forever)")
+        closing = m.get("loop_action")
+        if closing == "stutter":
+            lines.append(f"(the last state stutters forever; the cycle is states {trace.loop}..{trace.length - 1})")
+        else:
+            how = ""
+            if isinstance(closing, dict) and isinstance(closing.get("action"), str):
+                params = closing.get("params") if isinstance(closing.get("params"), dict) else {}
+                how = f"then {closing['action']}" + (
+                    "(" + ", ".join(f"{k}={fmt_value(v)}" for k, v in params.items()) + ")" if params else "") + " "
+            lines.append(f"({how}the last state steps back to state {trace.loop}: the cycle repeats forever)")
     return "\n".join(lines) + "\n"
