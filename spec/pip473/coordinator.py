@@ -1,0 +1,100 @@
+"""Transaction Coordinator V5 (Components / TC V5 table; Flows / End-txn;
+Recovery / TC failover). The TC never RPCs participants: its whole state is
+the headers in the store plus a little in-memory work (`S.tcp`) that a
+failover loses.
+
+The merged coordinator's behaviour (notes): ids from a per-coordinator
+counter (never reused); an `endTxn` of a txn already terminal in the same
+state is idempotent and re-drives the fan-out; the other state answers
+InvalidTxnStatus; a missing header answers TransactionNotFound. The text is
+silent on retries, so pip-text uses the same answers.
+"""
+
+from __future__ import annotations
+
+from .notify import fanout
+from .state import (
+    ABORTED, C_ENDING, C_OPEN, COMMITTED, GONE, OPEN, TOLD_ABORTED, TOLD_COMMITTED, TOLD_CONFLICT,
+    TOLD_NOTFOUND, Header, S,
+)
+from .store import header_state, ops_of, txn_by_deadline, txn_by_final_state
+
+
+def _put(t: tuple, i: int, v) -> tuple:
+    return t[:i] + (v,) + t[i + 1:]
+
+
+def new_txn(m, s: S, t: int) -> S:
+    """newTxn(timeoutMs): create /txn/<txnId> OPEN, timeout_ms = now + timeout."""
+    return s._replace(hdr=_put(s.hdr, t, Header(OPEN, s.now + m.timeout, -1)),
+                      client=_put(s.client, t, C_OPEN))
+
+
+def _decide(m, s: S, t: int, d: str) -> S:
+    """The single CAS OPEN -> d on the header: the linearization point."""
+    h = s.hdr[t]
+    s = s._replace(hdr=_put(s.hdr, t, h._replace(state=d)))
+    if not s.decided[t]:
+        s = s._replace(decided=_put(s.decided, t, d))
+    return fanout(m, s, t, d)
+
+
+def end_txn(m, s: S, t: int, d: str) -> S:
+    st = header_state(s, t)
+    if st == OPEN:
+        s = _decide(m, s, t, d)
+    elif st == d:
+        s = fanout(m, s, t, d) if m.flags.coalesced else s   # idempotent: re-drive
+    elif st == GONE:
+        return s._replace(client=_put(s.client, t, TOLD_NOTFOUND))
+    else:
+        return s._replace(client=_put(s.client, t, TOLD_CONFLICT))  # InvalidTxnStatus
+    return s._replace(client=_put(s.client, t, C_ENDING[d]), tcp=s.tcp | {(t, "fin", d)})
+
+
+def finalize(m, s: S, t: int, reply: str) -> S:
+    """After the CAS returns, set finalized_ms (a version CAS: at most once),
+    then ack the client (`reply` is the decision it asked for; "" for the
+    timeout sweep, which has no client waiting). One step: a failover
+    between the two would only make the client retry, as it does here."""
+    h = s.hdr[t]
+    if isinstance(h, Header) and h.fin_at < 0:
+        s = s._replace(hdr=_put(s.hdr, t, h._replace(fin_at=s.now)),
+                       fincnt=_put(s.fincnt, t, s.fincnt[t] + 1))
+    s = s._replace(tcp=s.tcp - {(t, "fin", reply)})
+    if reply:
+        told = TOLD_COMMITTED if reply == COMMITTED else TOLD_ABORTED
+        s = s._replace(client=_put(s.client, t, told))
+    return s
+
+
+def timeout_candidates(m, s: S) -> list[int]:
+    return txn_by_deadline(s)
+
+
+def timeout(m, s: S, t: int) -> S:
+    """Timeout sweep: abort an OPEN txn past its deadline (same CAS flow)."""
+    s = _decide(m, s, t, ABORTED)
+    return s._replace(tcp=s.tcp | {(t, "fin", "")})
+
+
+def gc_candidates(m, s: S) -> list[int]:
+    return txn_by_final_state(s, m.retention)
+
+
+def gc(m, s: S, t: int) -> S:
+    """GC sweep for one finalized txn past retention."""
+    left = ops_of(s, t)
+    if left and m.flags.gc_redrive:
+        return fanout(m, s, t, header_state(s, t))      # merged: re-drive, keep the header
+    # live participants that still hold t as a participant: its ops or its pinned position
+    owners = {o.seg for o in left}
+    unmat = sum(1 for j, p in enumerate(s.part) if p is not None and t in p.cache
+                and (j in owners or any(x[0] == t for x in p.tpos)))
+    s = s._replace(ops=s.ops - set(left),                # pip-text: force-delete leftovers
+                   hdr=_put(s.hdr, t, GONE), gcsnap=_put(s.gcsnap, t, (len(left), unmat)))
+    return s if m.flags.coalesced else fanout(m, s, t, GONE)
+
+
+def failover(m, s: S) -> S:
+    return s._replace(tcp=frozenset(), failovers=s.failovers - 1)

@@ -1,0 +1,33 @@
+"""The dispatcher (Components / Dispatcher; Flows / Subscribe-dispatch):
+unchanged by the PIP. It reads the next entry of the subscription when it is
+at or below the transaction buffer's `getMaxReadPosition()`, skips it when
+`isTxnAborted`, and otherwise delivers it. The ghost `dlv` records every
+delivery of a transactional entry with the header state at that moment.
+"""
+
+from __future__ import annotations
+
+from .buffer import is_txn_aborted, max_read
+from .state import GONE, NONE, PLAIN, S
+from .store import header_state
+
+
+def _put(t: tuple, i: int, v) -> tuple:
+    return t[:i] + (v,) + t[i + 1:]
+
+
+def dispatch(m, s: S, j: int):
+    p = s.part[j]
+    if p is None:
+        return None
+    pos = s.rd[j]
+    if pos > max_read(s, j, p):
+        return None
+    tag = s.ledger[j][pos - 1]
+    s = s._replace(rd=_put(s.rd, j, pos + 1))
+    if tag == PLAIN or is_txn_aborted(m, s, j, p, tag):
+        return s
+    st = header_state(s, tag)
+    if st in (GONE, NONE):
+        st = s.decided[tag] or st
+    return s._replace(dlv=s.dlv | {(j, pos, st)})

@@ -1,0 +1,34 @@
+"""MetadataPendingAckStore, one per (segment, subscription) (Components table).
+
+Commit applies the txn's acks to the cursor (individual ack or cumulative
+markDelete), abort drops them; then the ops are range-deleted. pip-text and
+fixed read the acks from `idx:acks-by-segment-subscription` filtered to the
+txn; the merged handle applies only the acks it holds in memory, and its
+replay re-seeds only the set of open txn ids (notes, "The pending-ack store").
+"""
+
+from __future__ import annotations
+
+from .state import S
+from .store import acks_by_segment_subscription
+
+
+def acks_to_apply(m, s: S, j: int, packs, t: int) -> list[tuple[int, bool]]:
+    if m.flags.memory_acks:
+        return [(pos, cum) for (tt, pos, cum) in packs if tt == t]
+    return [(o.pos, o.cumulative) for o in acks_by_segment_subscription(s, j) if o.txn == t]
+
+
+def apply_to_cursor(cursor: tuple, acks) -> tuple:
+    md, ind = cursor
+    for pos, cum in acks:
+        if cum:
+            md = max(md, pos)
+        else:
+            ind = ind | {pos}
+    return (md, frozenset(p for p in ind if p > md))
+
+
+def covers(cursor: tuple, pos: int) -> bool:
+    md, ind = cursor
+    return pos <= md or pos in ind

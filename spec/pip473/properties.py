@@ -1,0 +1,204 @@
+"""The schema the invariants range over, the observation of a state, the six
+safety properties of issue 3 (plus NoOrphanOp), the reachability witnesses
+and the named state predicates for temporal properties.
+
+Every property is stated over representation types (Str, Int, Bool) so the
+load-time sanity check can tell a real property from a vacuous one.
+"""
+
+from __future__ import annotations
+
+import z3
+
+from ..schema import Int, Str
+from .buffer import is_txn_aborted, max_read
+from .pendingack import covers
+from .recovery import IN_FLIGHT
+from .state import Header, OPEN, PLAIN, SEALED, S
+from .store import header_state
+
+NO_OPEN = 99  # firstopen() of a segment with no entry of an OPEN txn
+
+
+def declare(m) -> None:
+    sc = m.schema
+    sc.enum("Txn", m.txn_names)
+    sc.enum("Seg", m.seg_names)
+    sc.enum("Pos", m.pos_names)
+    S_, I_ = Str(), Int()
+    f = {}
+    f["hdr"] = sc.fun("hdr", "Txn", S_)
+    f["fin"] = sc.set("fin", "Txn")
+    f["fincnt"] = sc.fun("fincnt", "Txn", I_)
+    f["decided"] = sc.fun("decided", "Txn", S_)
+    f["told"] = sc.fun("told", "Txn", S_)
+    f["late"] = sc.set("late", "Txn")
+    f["opsleft"] = sc.fun("opsleft", "Txn", I_)
+    f["gcops"] = sc.fun("gcops", "Txn", I_, default=0)
+    f["gcunmat"] = sc.fun("gcunmat", "Txn", I_, default=0)
+    f["entry"] = sc.fun("entry", ("Seg", "Pos"), S_, default="")
+    f["dlv"] = sc.fun("dlv", ("Seg", "Pos"), S_, default="")
+    f["skipped"] = sc.set("skipped", ("Seg", "Pos"))
+    f["up"] = sc.set("up", "Seg")
+    f["maxread"] = sc.fun("maxread", "Seg", I_)
+    f["firstopen"] = sc.fun("firstopen", "Seg", I_)
+    f["tracks"] = sc.set("tracks", ("Seg", "Txn"))
+    f["pending"] = sc.set("pending", "Seg")
+    f["pins"] = sc.set("pins", ("Seg", "Txn"))
+    f["sealed"] = sc.set("sealed", "Seg")
+    f["ackw"] = sc.set("ackw", ("Txn", "Seg", "Pos"))
+    f["ackop"] = sc.set("ackop", ("Txn", "Seg", "Pos"))
+    f["acked"] = sc.set("acked", ("Seg", "Pos"))
+    f["opon"] = sc.set("opon", ("Txn", "Seg"))
+    f["inflight"] = sc.set("inflight", ("Txn", "Seg"))
+    _build(m, sc, f)
+
+
+def _build(m, sc, f) -> None:
+    V = z3.StringVal
+    hdr, decided, entry, dlv = f["hdr"], f["decided"], f["entry"], f["dlv"]
+    up, tracks = f["up"], f["tracks"]
+    name = dict(zip(sc.consts("Txn"), m.txn_names))
+
+    def matlive(t):
+        return sc.forall("Seg", lambda s: z3.Implies(up(s), z3.Not(tracks(s, t))))
+
+    def entries_of(t, body):
+        return sc.forall(("Seg", "Pos"), lambda s, p: z3.Implies(entry(s, p) == V(name[t]), body(s, p)))
+
+    inv = m.invariants
+    # Atomicity, and its three clauses as separate properties so that a
+    # scenario model can isolate one.
+    inv["NoAbortedDelivered"] = sc.forall("Txn", lambda t: entries_of(
+        t, lambda s, p: z3.Implies(dlv(s, p) != V(""), decided(t) != V("ABORTED"))))
+    inv["CommittedVisible"] = sc.forall("Txn", lambda t: z3.Implies(
+        z3.And(decided(t) == V("COMMITTED"), matlive(t)),
+        entries_of(t, lambda s, p: z3.Implies(up(s), z3.Not(f["skipped"](s, p))))))
+    inv["NoLateAdmission"] = sc.forall("Txn", lambda t: z3.Not(f["late"](t)))
+    inv["Atomicity"] = z3.And(inv["NoAbortedDelivered"], inv["CommittedVisible"], inv["NoLateAdmission"])
+    inv["NoLostCommittedAck"] = sc.forall(("Txn", "Seg", "Pos"), lambda t, s, p: z3.Implies(
+        z3.And(f["ackw"](t, s, p), decided(t) == V("COMMITTED"), z3.Not(f["ackop"](t, s, p))),
+        f["acked"](s, p)))
+    inv["SingleFinalization"] = sc.forall("Txn", lambda t: z3.And(
+        f["fincnt"](t) <= 1,
+        z3.Implies(z3.Or(hdr(t) == V("COMMITTED"), hdr(t) == V("ABORTED")), hdr(t) == decided(t)),
+        z3.Implies(f["told"](t) == V("told-committed"), decided(t) == V("COMMITTED"))))
+    inv["ReadCommitted"] = sc.forall(("Seg", "Pos"), lambda s, p: z3.And(
+        dlv(s, p) != V("OPEN"), dlv(s, p) != V("ABORTED")))
+    inv["GcSafety"] = sc.forall("Txn", lambda t: z3.Implies(
+        hdr(t) == V("GONE"), z3.And(f["gcops"](t) == 0, f["gcunmat"](t) == 0)))
+    inv["MaxReadPositionSafe"] = sc.forall("Seg", lambda s: z3.Implies(
+        up(s), f["maxread"](s) < f["firstopen"](s)))
+    inv["NoOrphanOp"] = sc.forall(("Txn", "Seg"), lambda t, s: z3.Not(z3.And(
+        f["opon"](t, s), decided(t) != V(""), up(s), z3.Not(tracks(s, t)),
+        z3.Not(f["inflight"](t, s)), z3.Not(f["pending"](s)))))
+
+    inv["NoMissedDecision"] = sc.forall(("Txn", "Seg"), lambda t, s: z3.Not(z3.And(
+        decided(t) != V(""), up(s), f["pins"](s, t),
+        z3.Not(f["inflight"](t, s)), z3.Not(f["pending"](s)))))
+
+    w = m.witnesses
+    w["DeliveredCommitted"] = sc.exists(("Seg", "Pos"), lambda s, p: dlv(s, p) == V("COMMITTED"))
+    w["CommittedAckApplied"] = sc.exists(("Txn", "Seg", "Pos"), lambda t, s, p: z3.And(
+        f["ackw"](t, s, p), decided(t) == V("COMMITTED"), z3.Not(f["ackop"](t, s, p)), f["acked"](s, p)))
+    w["CommittedMaterializedEverywhere"] = sc.exists("Txn", lambda t: z3.And(
+        decided(t) == V("COMMITTED"), matlive(t),
+        sc.exists(("Seg", "Pos"), lambda s, p: z3.And(entry(s, p) == V(name[t]), up(s)))))
+    w["ToldCommitted"] = sc.exists("Txn", lambda t: z3.And(
+        f["told"](t) == V("told-committed"), f["fincnt"](t) == 1))
+    w["HeaderCollected"] = sc.exists("Txn", lambda t: hdr(t) == V("GONE"))
+    w["OpenEntryPinned"] = sc.exists("Seg", lambda s: z3.And(up(s), f["firstopen"](s) < NO_OPEN))
+    w["AbortedEntrySkipped"] = sc.exists(("Txn", "Seg", "Pos"), lambda t, s, p: z3.And(
+        entry(s, p) == V(name[t]), decided(t) == V("ABORTED"), f["skipped"](s, p)))
+    w["SealedMidTxnMaterialized"] = sc.exists(
+        ("Txn", "Seg", "Pos", "Seg", "Pos"), lambda t, sa, pa, sb, pb: z3.And(
+            decided(t) == V("COMMITTED"), matlive(t), f["sealed"](sa), z3.Not(f["sealed"](sb)),
+            up(sa), up(sb), entry(sa, pa) == V(name[t]), entry(sb, pb) == V(name[t]),
+            z3.Not(f["skipped"](sa, pa)), z3.Not(f["skipped"](sb, pb))))
+    w["TimedOut"] = sc.exists("Txn", lambda t: z3.And(decided(t) == V("ABORTED"), f["fin"](t)))
+
+    pr = m.predicates
+    for t in sc.consts("Txn"):
+        n = name[t]
+        pr[f"Started_{n}"] = hdr(t) != V("NONE")
+        pr[f"Finalized_{n}"] = z3.And(z3.Or(hdr(t) == V("COMMITTED"), hdr(t) == V("ABORTED")), f["fin"](t))
+        pr[f"Committed_{n}"] = decided(t) == V("COMMITTED")
+        pr[f"MaterializedByLive_{n}"] = matlive(t)
+        pr[f"Collected_{n}"] = hdr(t) == V("GONE")
+        pr[f"NoOpsLeft_{n}"] = f["opsleft"](t) == 0
+
+
+def observe(m, s: S) -> dict:
+    tn, sn, pn = m.txn_names, m.seg_names, m.pos_names
+    nt = len(tn)
+    opsleft = [0] * nt
+    opon, ackop = set(), set()
+    for o in s.ops:
+        opsleft[o.txn] += 1
+        opon.add((tn[o.txn], sn[o.seg]))
+        if o.kind == "ack":
+            ackop.add((tn[o.txn], sn[o.seg], pn[o.pos - 1]))
+    entry, skipped, acked = {}, set(), set()
+    up, pending, tracks, pins = set(), set(), set(), set()
+    maxread, firstopen = {}, {}
+    hstate = [header_state(s, t) for t in range(nt)]
+    for j, led in enumerate(s.ledger):
+        p = s.part[j]
+        seg = sn[j]
+        first = NO_OPEN
+        for i, tag in enumerate(led):
+            key = (seg, pn[i])
+            if tag == PLAIN:
+                entry[key] = PLAIN
+                continue
+            entry[key] = tn[tag]
+            if first == NO_OPEN and hstate[tag] == OPEN:
+                first = i + 1
+            if p is not None and is_txn_aborted(m, s, j, p, tag):
+                skipped.add(key)
+        firstopen[seg] = first
+        for i in range(len(pn)):
+            if covers(s.cursor[j], i + 1):
+                acked.add((seg, pn[i]))
+        if p is None:
+            maxread[seg] = -1
+            continue
+        up.add(seg)
+        maxread[seg] = max_read(s, j, p)
+        if p.events:
+            pending.add(seg)
+        for t in p.cache:
+            tracks.add((seg, tn[t]))
+        for t, _ in p.tpos:
+            tracks.add((seg, tn[t]))
+            pins.add((seg, tn[t]))
+    inflight = set()
+    for k, pub in enumerate(s.pubs):
+        if pub.stage in IN_FLIGHT:
+            inflight.add((tn[m.op_txn[k]], sn[pub.seg]))
+    return {
+        "hdr": dict(zip(tn, hstate)),
+        "fin": {tn[t] for t, h in enumerate(s.hdr) if isinstance(h, Header) and h.fin_at >= 0},
+        "fincnt": dict(zip(tn, s.fincnt)),
+        "decided": dict(zip(tn, s.decided)),
+        "told": dict(zip(tn, s.client)),
+        "late": {tn[t] for t in s.late},
+        "opsleft": dict(zip(tn, opsleft)),
+        "gcops": {tn[t]: g[0] for t, g in enumerate(s.gcsnap) if g},
+        "gcunmat": {tn[t]: g[1] for t, g in enumerate(s.gcsnap) if g},
+        "entry": entry,
+        "dlv": {(sn[j], pn[pos - 1]): st for (j, pos, st) in s.dlv},
+        "skipped": skipped,
+        "up": up,
+        "maxread": maxread,
+        "firstopen": firstopen,
+        "tracks": tracks,
+        "pending": pending,
+        "pins": pins,
+        "sealed": {sn[j] for j, st in enumerate(s.status) if st == SEALED},
+        "ackw": {(tn[t], sn[j], pn[pos - 1]) for (t, j, pos) in s.ackw},
+        "ackop": ackop,
+        "acked": acked,
+        "opon": opon,
+        "inflight": inflight,
+    }

@@ -1,0 +1,158 @@
+"""The client side of a txn on a segment: transactional publish
+(`appendBufferToTxn`, Flows / Publish) and transactional acks
+(`appendIndividualAck` / `appendCumulativeAck`).
+
+Publish, by variant:
+  pip-text  header check (cache first) -> ledger append -> op record -> send-ack
+  merged    header check (cache first; missing = ABORTED) -> op record with a
+            placeholder position -> ledger append -> track position -> send-ack (notes 1)
+  fixed     merged's order, plus F1: after the op put, a linearizable header
+            re-read admits the write; a terminal header rejects it, and the
+            broker materializes the decision it read (deleting the op); and
+            F2: the segment's maxReadPosition watermark is persisted before
+            the op put, so recovery can hold the read position below the entry.
+
+The ghost `late` records a write or ack admitted while the store header
+was already decided: the admission is the header check (cache first) in
+pip-text and merged, the post-op re-read in fixed.
+"""
+
+from __future__ import annotations
+
+from .buffer import drop_in_flight, max_read, track_in_flight, track_position
+from .notify import materialize
+from .segments import route
+from .state import (
+    ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, COMMITTED, ABORTED, DONE, OPEN, OPPUT, REJECTED,
+    TODO, VALID, Pub, S,
+)
+from .store import header_state, put_op
+
+SENDING = (C_OPEN,) + tuple(C_ENDING.values())   # the client may still send (the late-write race)
+
+
+def _put(t: tuple, i: int, v) -> tuple:
+    return t[:i] + (v,) + t[i + 1:]
+
+
+def _pub(s: S, k: int, pub: Pub) -> S:
+    return s._replace(pubs=_put(s.pubs, k, pub))
+
+
+def _admit(m, s: S, j: int, t: int, from_store: bool) -> tuple[S, bool]:
+    """The header check: cache first unless `from_store`; an OPEN header is
+    cached (and watched). Records a stale admission in the ghost `late`."""
+    p = s.part[j]
+    st = header_state(s, t)
+    if not from_store and t in p.cache:
+        ok = True
+    else:
+        ok = st == OPEN
+        if ok and t not in p.cache:
+            s = s._replace(part=_put(s.part, j, p._replace(cache=p.cache | {t})))
+    if ok and st != OPEN:
+        s = s._replace(late=s.late | {t})
+    return s, ok
+
+
+def check(m, s: S, k: int):
+    """publishCheck: route to the ACTIVE segment of the key, read the header."""
+    w = m.writes[k]
+    if s.pubs[k].stage != TODO or s.client[w.txn] not in SENDING:
+        return None
+    j = route(m.topo, s, w.key)
+    if j is None or s.part[j] is None:
+        return None
+    s, ok = _admit(m, s, j, w.txn, from_store=False) if not m.flags.validate_after_op else _check_only(s, j, w.txn)
+    return _pub(s, k, Pub(CHECKED if ok else REJECTED, j, 0, -1))
+
+
+def _check_only(s: S, j: int, t: int) -> tuple[S, bool]:
+    """fixed: the early cache-first check only filters; admission comes later."""
+    p = s.part[j]
+    if t in p.cache:
+        return s, True
+    if header_state(s, t) == OPEN:
+        return s._replace(part=_put(s.part, j, p._replace(cache=p.cache | {t}))), True
+    return s, False
+
+
+def append(m, s: S, k: int):
+    """publishAppend: ML.asyncAddEntry; a terminated or sealed ledger refuses."""
+    w, pub = m.writes[k], s.pubs[k]
+    want = VALID if m.flags.validate_after_op else (OPPUT if m.flags.op_first else CHECKED)
+    if pub.stage != want:
+        return None
+    j, t = pub.seg, w.txn
+    if s.status[j] != ACTIVE:                               # TopicTerminated
+        if m.flags.op_first:
+            s = s._replace(part=_put(s.part, j, drop_in_flight(s.part[j], t)))
+        if m.flags.validate_after_op:
+            s = s._replace(ops=frozenset(o for o in s.ops if not (o.txn == t and o.seq == pub.seq)))
+        return _pub(s, k, pub._replace(stage=REJECTED))
+    pos = len(s.ledger[j]) + 1
+    s = s._replace(ledger=_put(s.ledger, j, s.ledger[j] + (t,)))
+    if m.flags.op_first:
+        s = s._replace(part=_put(s.part, j, track_position(s.part[j], t, pos)))
+        return _pub(s, k, pub._replace(stage=DONE, pos=pos))
+    return _pub(s, k, pub._replace(stage=APPENDED, pos=pos))
+
+
+def put_write_op(m, s: S, k: int):
+    """publishPutOp: the sequential put of the WRITE op record."""
+    w, pub = m.writes[k], s.pubs[k]
+    j, t = pub.seg, w.txn
+    p = s.part[j]
+    if m.flags.op_first:
+        if pub.stage != CHECKED:
+            return None
+        if m.flags.watermark_before_op and t not in {x[0] for x in p.tpos}:
+            s = s._replace(wmark=_put(s.wmark, j, max_read(s, j, p)))
+        seq = s.seqs[t]
+        s = put_op(s, t, "write", j, 0)
+        if t in p.cache:
+            s = s._replace(part=_put(s.part, j, track_in_flight(s, j, p, t)))
+        return _pub(s, k, pub._replace(stage=OPPUT, seq=seq))
+    if pub.stage != APPENDED:
+        return None
+    seq = s.seqs[t]
+    s = put_op(s, t, "write", j, pub.pos)
+    s = s._replace(part=_put(s.part, j, track_position(p, t, pub.pos)))   # the index tells the TB
+    return _pub(s, k, pub._replace(stage=DONE, seq=seq))
+
+
+def validate(m, s: S, k: int):
+    """fixed F1, publishValidate: a linearizable header read after the op put."""
+    w, pub = m.writes[k], s.pubs[k]
+    if not m.flags.validate_after_op or pub.stage != OPPUT:
+        return None
+    j, t = pub.seg, w.txn
+    st = header_state(s, t)
+    if st == OPEN:
+        return _pub(s, k, pub._replace(stage=VALID))
+    s = s._replace(ops=frozenset(o for o in s.ops if not (o.txn == t and o.seq == pub.seq)))
+    if t in s.part[j].cache:
+        s = materialize(m, s, j, t, COMMITTED if st == COMMITTED else ABORTED)
+    return _pub(s, k, pub._replace(stage=REJECTED))
+
+
+def ack(m, s: S, k: int):
+    """appendAck: the header check, then one ack op record (a cumulative ack
+    carries its single position). merged keeps the ack in the handle's memory."""
+    a = m.acks[k]
+    t, j = a.txn, a.seg
+    i = len(m.writes) + k
+    if s.pubs[i].stage != TODO or s.client[t] not in SENDING:
+        return None
+    if s.part[j] is None or s.rd[j] <= a.pos:
+        return None
+    s, ok = _admit(m, s, j, t, from_store=m.flags.validate_after_op)
+    if not ok:
+        return _pub(s, i, Pub(REJECTED, j, a.pos, -1))
+    seq = s.seqs[t]
+    s = put_op(s, t, "ack", j, a.pos, a.cumulative)
+    s = s._replace(ackw=s.ackw | {(t, j, a.pos)})
+    if m.flags.memory_acks:
+        p = s.part[j]
+        s = s._replace(part=_put(s.part, j, p._replace(packs=p.packs | {(t, a.pos, a.cumulative)})))
+    return _pub(s, i, Pub(DONE, j, a.pos, seq))

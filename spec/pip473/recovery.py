@@ -1,0 +1,59 @@
+"""Participant crash and recovery (Recovery; `recover()`, `replayAsync()`;
+notes "Recovery in the merged code").
+
+A crash loses the participant's caches, watches, pending events and its
+in-flight publishes (their clients see an error). Recovery is one step: it
+reads `idx:writes-by-segment` and `idx:acks-by-segment-subscription` for the
+segment and the headers of the txns found (the first watch event delivers
+the snapshot), re-watches the OPEN ones and finishes the materialization of
+the decided ones.
+
+pip-text: the write ops carry positions, so OPEN txns pin maxReadPosition at
+their first entry; an unknown (missing) header counts as aborted.
+merged: the write ops carry placeholder positions: OPEN txns hold
+maxReadPosition at the persisted watermark if there is one, else at the
+current value (the LAC); a missing header is ABORTED with a durable aborted
+record; the pending-ack store re-seeds only the open txn ids (memory_acks).
+"""
+
+from __future__ import annotations
+
+from .notify import materialize
+from .state import ABORTED, APPENDED, CHECKED, COMMITTED, EMPTY_PART, OPEN, OPPUT, REJECTED, VALID, S
+from .store import acks_by_segment_subscription, header_state, writes_by_segment
+
+IN_FLIGHT = (CHECKED, OPPUT, APPENDED, VALID)
+
+
+def _put(t: tuple, i: int, v) -> tuple:
+    return t[:i] + (v,) + t[i + 1:]
+
+
+def crash(m, s: S, j: int) -> S:
+    pubs = tuple(p._replace(stage=REJECTED) if p.seg == j and p.stage in IN_FLIGHT else p for p in s.pubs)
+    return s._replace(part=_put(s.part, j, None), pubs=pubs, crashes=s.crashes - 1)
+
+
+def recover(m, s: S, j: int) -> S:
+    writes = writes_by_segment(s, j)
+    acks = acks_by_segment_subscription(s, j)
+    p = EMPTY_PART
+    decided = []
+    for t in sorted({o.txn for o in writes} | {o.txn for o in acks}):
+        st = header_state(s, t)
+        if st != OPEN:
+            decided.append((t, COMMITTED if st == COMMITTED else ABORTED))
+            continue
+        p = p._replace(cache=p.cache | {t})
+        mine = [o.pos for o in writes if o.txn == t]
+        if not mine:
+            continue
+        if m.flags.merged_recovery:
+            hold = s.wmark[j] if s.wmark[j] >= 0 else len(s.ledger[j])
+            p = p._replace(tpos=p.tpos | {(t, 0)}, hold=hold if p.hold < 0 else min(p.hold, hold))
+        else:
+            p = p._replace(tpos=p.tpos | {(t, min(mine))})
+    s = s._replace(part=_put(s.part, j, p))
+    for t, d in decided:
+        s = materialize(m, s, j, t, d)
+    return s

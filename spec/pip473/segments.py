@@ -1,0 +1,72 @@
+"""Scalable-topic segments (PIP-460) and their split/merge (PIP-468 order, in
+protocol-notes.md): 1. read the parents' subscriptions, 2. create the
+children with cursors at the earliest position, 3. terminate the parents
+(appends then fail with TopicTerminated), 4. one metadata CAS: parents
+SEALED, children ACTIVE. Steps 1 and 2 are one action (`createChildren`):
+reading the subscriptions changes nothing.
+
+Two initial segments split the key space [0, 4): s1 = [0, 2), s2 = [2, 4).
+`merge` makes s3 = [0, 4) from s1 + s2; `split` makes s3 = [0, 1) and
+s4 = [1, 2) from s1.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .state import ABSENT, ACTIVE, CREATED, EMPTY_PART, SEALED, TERMINATED, S
+
+KEYS = 4
+
+
+class Topology(NamedTuple):
+    ranges: tuple        # per segment (lo, hi)
+    parents: tuple       # segment indexes sealed by the reshape
+    children: tuple      # segment indexes created by the reshape
+
+
+TOPOLOGIES = {
+    "none": Topology(((0, 2), (2, 4)), (), ()),
+    "merge": Topology(((0, 2), (2, 4), (0, 4)), (0, 1), (2,)),
+    "split": Topology(((0, 2), (2, 4), (0, 1), (1, 2)), (0,), (2, 3)),
+}
+
+
+def route(topo: Topology, s: S, key: int) -> int | None:
+    """The ACTIVE segment whose range holds `key` (None mid-reshape)."""
+    for j, (lo, hi) in enumerate(topo.ranges):
+        if s.status[j] == ACTIVE and lo <= key < hi:
+            return j
+    return None
+
+
+def create_children(topo: Topology, s: S) -> S:
+    status, part, cursor, rd = list(s.status), list(s.part), list(s.cursor), list(s.rd)
+    for c in topo.children:
+        status[c] = CREATED
+        part[c] = EMPTY_PART
+        cursor[c] = (0, frozenset())   # cursor at the earliest position
+        rd[c] = 1
+    return s._replace(status=tuple(status), part=tuple(part), cursor=tuple(cursor), rd=tuple(rd),
+                      reshape=1)
+
+
+def terminate_parents(topo: Topology, s: S) -> S:
+    status = list(s.status)
+    for p in topo.parents:
+        status[p] = TERMINATED
+    return s._replace(status=tuple(status), reshape=2)
+
+
+def cas_metadata(topo: Topology, s: S) -> S:
+    status = list(s.status)
+    for p in topo.parents:
+        status[p] = SEALED
+    for c in topo.children:
+        status[c] = ACTIVE
+    return s._replace(status=tuple(status), reshape=3)
+
+
+def initial_status(topo: Topology) -> tuple:
+    n = len(topo.ranges)
+    return tuple(ACTIVE if j < 2 else ABSENT for j in range(n))

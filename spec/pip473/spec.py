@@ -1,0 +1,237 @@
+"""PIP-473, Metadata-Driven Transactions for Scalable Topics, as a state machine.
+
+The document is `pip/pip-473.md` (seed 001); the shipped code's departures
+and recovery facts are in protocol-notes.md. The action list, with the PIP
+section each one implements, is in ACTIONS.md beside this file; the modules
+are named for the component they model:
+
+    state.py        the state value (store, segments, participants, TC, clients, ghosts)
+    store.py        headers, op records and the four secondary indexes (derived views)
+    segments.py     segments, routing, split/merge in PIP-468 order
+    publish.py      appendBufferToTxn and the pending-ack appends (client side)
+    coordinator.py  TC V5: newTxn, endTxn, finalize, timeout and GC sweeps, failover
+    notify.py       watches / coalesced events, and materialization
+    buffer.py       MetadataTransactionBuffer: maxReadPosition, isTxnAborted
+    pendingack.py   MetadataPendingAckStore: applying acks to the cursor
+    recovery.py     participant crash and recover()/replayAsync()
+    dispatcher.py   the unchanged dispatcher
+    properties.py   schema, observation, invariants, witnesses, predicates
+    variants.py     the variant flags
+
+Abstractions (each keeps the races the reviewers raised):
+* One participant broker per segment hosts its transaction buffer and the
+  pending-ack store of the single subscription; they share one header cache.
+* Delivery of a notification and the materialization it triggers are one
+  step (`deliverEvent`); recovery reads its snapshot in one step.
+* The TC's decision CAS and, in merged/fixed, its listing of ops and append
+  of events are one step; finalize and the client reply are separate steps
+  that a TC failover can lose (the client then retries `endTxn`).
+* A new subscription or reader from the earliest position is the derived
+  view `skipped(seg, pos)` checked in every state, not extra state.
+* Time is a logical clock of `ticks` units; notification delay is unbounded
+  (the checker picks when `deliverEvent` runs). The standard models use
+  ticks = timeout = retention = 0: a deadline or a retention window may pass
+  at any moment, the most adversarial timing.
+
+Scheduling restrictions that keep the standard models near half a million
+states (each removes only interleavings that cannot change a property):
+* `crash` is enabled only for a broker that holds something to lose (cached
+  headers, pending events, aborted marks or in-memory acks);
+* `tick` only while the clock can still make a deadline or a retention
+  window pass;
+* the split/merge runs while a send of the plan is unfinished (sends are the
+  only users of the segment layout) and starts while a txn is OPEN;
+* `tcFailover` only while the TC has in-memory work to lose;
+* txn ids are allocated in order (t2 after t1), as the coordinator's counter does.
+
+Variants (flags in `variants.py`, read inside the action bodies):
+* pip-text: the text. Publish appends, then puts the op (the TB learns the
+  position from the index); isTxnAborted falls back to "aborted" for an
+  unknown txnId; point watches on cached headers; the GC sweep force-deletes
+  leftover ops and deletes the header after the retention window.
+* merged: notes 1-4 and the recovery facts: op (placeholder position) before
+  the append, maxReadPosition held while in flight; durable aborted records
+  and unknown = visible; one coalesced event per written participant, which
+  re-reads every OPEN cached header (missing = ABORTED); the GC re-drives and
+  keeps the header while ops remain; recovery holds maxReadPosition at the
+  watermark or the LAC; the pending-ack handle applies only in-memory acks
+  and its replay re-seeds only txn ids.
+* fixed: merged plus three changes, the smallest set found that makes every
+  safety property hold at the standard bounds (models/pip473/fixed.toml):
+  F1 (publishValidate) admission moves after the op put: a linearizable
+     header re-read (not the cache) admits the write; a decided header
+     rejects it, and the broker deletes its op and materializes the decision
+     it read. Appends are then never admitted after the decision, and no op
+     lands after its participant materialized (no orphan op). Acks read the
+     header from the store in the same step as their op put.
+  F2 (publishPutOp) the segment's maxReadPosition watermark is persisted
+     before a txn's first op on the segment, so recovery, which cannot know
+     the placeholder's position, holds the read position below the entry.
+  F3 (pendingack) the pending-ack store applies the acks of the op records
+     (as the text's range query does), not only those in memory, so a
+     replayed store still applies a committed txn's acks.
+  Each change is necessary: dropping any one of them from `fixed` gives a
+  violation of fixed.toml (F1: Atomicity in 5 states, a stale cache admits
+  an ack after the commit; F2: MaxReadPositionSafe in 8, recovery holds the
+  read position at the LAC; F3: NoLostCommittedAck in 6, a replayed store
+  applies no acks and deletes the ops).
+
+Extra properties beyond the issue's six: NoOrphanOp (an op record of a
+decided txn that no live participant will ever materialize: the GC re-drives
+forever) and NoMissedDecision (a participant pins the read position for a
+decided txn with no event left to tell it). Atomicity is also available as
+its three clauses, NoAbortedDelivered, CommittedVisible and NoLateAdmission,
+so a scenario model can isolate one.
+"""
+
+from __future__ import annotations
+
+from ..api import Bound, Spec
+from . import coordinator as tc
+from . import publish, recovery, segments
+from .dispatcher import dispatch
+from .notify import deliver_event
+from .store import header_state
+from .plan import parse_acks, parse_writes
+from .properties import declare, observe
+from .state import (
+    ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO, S,
+)
+from .variants import VARIANTS
+
+
+class Pip473(Spec):
+    name = "pip473"
+    variants = ("pip-text", "merged", "fixed")
+    bounds = {
+        "txns": Bound(2, "number of transactions (t1, t2, ...)", lo=1, hi=3),
+        "writes": Bound("t1:0", "transactional sends, txn:routing-key each (keys 0..3)"),
+        "acks": Bound("t1:s1:1:ind t2:s2:1:cum", "transactional acks, txn:segment:position:ind|cum"),
+        "reshape": Bound("merge", "one split or merge during the run", choices=("none", "merge", "split")),
+        "decisions": Bound("commit", "what clients ask endTxn for", choices=("commit", "abort", "both")),
+        "crashes": Bound(1, "participant broker crashes", lo=0, hi=2),
+        "failovers": Bound(1, "TC failovers", lo=0, hi=2),
+        "ticks": Bound(0, "logical clock units; 0 = deadlines and retention may pass at any moment", lo=0, hi=4),
+        "timeout": Bound(0, "txn timeout, in clock units", lo=0, hi=4),
+        "retention": Bound(0, "GC retention window after finalization, in clock units", lo=0, hi=4),
+    }
+
+    def setup(self) -> None:
+        c = self.constants
+        self.flags = VARIANTS[self.variant]
+        self.topo = segments.TOPOLOGIES[c["reshape"]]
+        self.timeout, self.retention = c["timeout"], c["retention"]
+        n = c["txns"]
+        nseg = len(self.topo.ranges)
+        self.writes = parse_writes(c["writes"], n, segments.KEYS)
+        self.acks = parse_acks(c["acks"], n, 2)
+        self.op_txn = tuple(w.txn for w in self.writes) + tuple(a.txn for a in self.acks)
+        self.txn_names = tuple(f"t{i + 1}" for i in range(n))
+        self.seg_names = tuple(f"s{j + 1}" for j in range(nseg))
+        self.pos_names = tuple(f"p{i + 1}" for i in range(1 + len(self.writes)))
+        self.decisions = {"commit": (COMMITTED,), "abort": (ABORTED,), "both": (COMMITTED, ABORTED)}[c["decisions"]]
+        self._actions: dict = {}
+        declare(self)
+
+    def _a(self, name: str, **params):
+        key = (name, tuple(params.items()))
+        a = self._actions.get(key)
+        if a is None:
+            a = self._actions[key] = key
+        return a
+
+    def init_states(self):
+        n, nseg = len(self.txn_names), len(self.seg_names)
+        status = segments.initial_status(self.topo)
+        yield S(
+            now=0, hdr=(NONE,) * n, seqs=(1,) * n, ops=frozenset(), arec=frozenset(),
+            wmark=(-1,) * nseg, status=status,
+            ledger=tuple((PLAIN,) if st != ABSENT else () for st in status),
+            cursor=((0, frozenset()),) * nseg,
+            rd=tuple(2 if st != ABSENT else 1 for st in status),  # the plain entry is already delivered
+            reshape=0,
+            part=tuple(EMPTY_PART if st != ABSENT else None for st in status),
+            crashes=self.constants["crashes"], tcp=frozenset(), failovers=self.constants["failovers"],
+            client=(C_NONE,) * n, pubs=(PUB_TODO,) * len(self.op_txn),
+            fincnt=(0,) * n, decided=("",) * n, late=frozenset(), dlv=frozenset(), ackw=frozenset(),
+            gcsnap=((),) * n,
+        )
+
+    def next(self, s: S):
+        a = self._a
+        tn, sn = self.txn_names, self.seg_names
+        # TC V5 newTxn: ids come from a counter, in order.
+        for t in range(len(tn)):
+            if s.client[t] == C_NONE and (t == 0 or s.hdr[t - 1] != NONE):
+                yield a("newTxn", txn=tn[t]), tc.new_txn(self, s, t)
+        # Publish and acks (client operations of the plan).
+        for k, w in enumerate(self.writes):
+            stage = s.pubs[k].stage
+            if stage in ("done", "rejected"):
+                continue
+            seg = sn[s.pubs[k].seg] if s.pubs[k].seg >= 0 else "-"
+            for label, fn in (("publishCheck", publish.check), ("publishPutOp", publish.put_write_op),
+                              ("publishAppend", publish.append), ("publishValidate", publish.validate)):
+                t2 = fn(self, s, k)
+                if t2 is not None:
+                    if label == "publishCheck":
+                        seg = sn[t2.pubs[k].seg]
+                    yield a(label, op=w.name, txn=tn[w.txn], seg=seg), t2
+        for k, ak in enumerate(self.acks):
+            t2 = publish.ack(self, s, k)
+            if t2 is not None:
+                yield a("appendAck", op=ak.name, txn=tn[ak.txn], seg=sn[ak.seg], pos=ak.pos,
+                        cumulative=ak.cumulative), t2
+        # Client endTxn (and its retry after a TC failover lost the answer).
+        for t in range(len(tn)):
+            cl = s.client[t]
+            busy = any(x[0] == t for x in s.tcp)
+            for d in self.decisions:
+                if cl == C_OPEN or (cl == C_ENDING[d] and not busy):
+                    yield a("endTxn", txn=tn[t], decision=d), tc.end_txn(self, s, t, d)
+        for (t, _, d) in sorted(s.tcp):
+            yield a("tcFinalize", txn=tn[t]), tc.finalize(self, s, t, d)
+        for t in tc.timeout_candidates(self, s):
+            yield a("timeoutSweep", txn=tn[t]), tc.timeout(self, s, t)
+        for t in tc.gc_candidates(self, s):
+            yield a("gcSweep", txn=tn[t]), tc.gc(self, s, t)
+        # Time only matters while it can make an OPEN txn time out (retention
+        # counts from the finalization time, which is at most `now`).
+        if s.now < self.constants["ticks"] and any(
+                isinstance(h, tuple) and (h.state == OPEN and h.deadline > s.now or h.fin_at >= 0
+                                          and h.fin_at + self.retention > s.now) for h in s.hdr):
+            yield a("tick"), s._replace(now=s.now + 1)
+        if s.failovers > 0 and s.tcp:
+            yield a("tcFailover"), tc.failover(self, s)
+        # Participants: notifications, crash, recovery.
+        for j, p in enumerate(s.part):
+            if s.status[j] == ABSENT:
+                continue
+            if p is None:
+                yield a("recover", seg=sn[j]), recovery.recover(self, s, j)
+                continue
+            if p.events:
+                yield a("deliverEvent", seg=sn[j]), deliver_event(self, s, j)
+            # A crash only matters when the broker holds something to lose.
+            if s.crashes > 0 and (p.cache or p.events or p.abrt or p.packs):
+                yield a("crash", seg=sn[j]), recovery.crash(self, s, j)
+        # Split / merge, PIP-468 order.
+        # It runs while a send of the plan is unfinished (the only client of the
+        # segment layout) and starts while a txn is OPEN: the case PIP-473 is about.
+        if self.topo.children and any(s.pubs[k].stage not in ("done", "rejected")
+                                      for k in range(len(self.writes))):
+            if s.reshape == 0 and OPEN in [header_state(s, t) for t in range(len(tn))]:
+                yield a("createChildren"), segments.create_children(self.topo, s)
+            elif s.reshape == 1:
+                yield a("terminateParents"), segments.terminate_parents(self.topo, s)
+            elif s.reshape == 2:
+                yield a("casSegmentMetadata"), segments.cas_metadata(self.topo, s)
+        # Dispatcher.
+        for j in range(len(sn)):
+            if s.status[j] != ABSENT and s.rd[j] <= len(s.ledger[j]):
+                t2 = dispatch(self, s, j)
+                if t2 is not None:
+                    yield a("dispatch", seg=sn[j]), t2
+
+    def observe(self, s: S):
+        return observe(self, s)

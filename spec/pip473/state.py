@@ -1,0 +1,127 @@
+"""The PIP-473 state: the metadata store, the segments, the participants, the
+coordinator, the clients and the ghost history, as one immutable value.
+
+Everything is indexed by position in the model's fixed tuples: txn `i` is
+`t{i+1}`, segment `j` is `s{j+1}`, client operation `k` is the k-th item of
+the plan (see `plan.py`). Collections are frozensets of small tuples, so the
+state is canonical.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# Header states (`/txn/<txnId>.state`); NONE = never created, GONE = deleted by GC.
+NONE, OPEN, COMMITTED, ABORTED, GONE = "NONE", "OPEN", "COMMITTED", "ABORTED", "GONE"
+TERMINAL = (COMMITTED, ABORTED)
+
+# Segment status (PIP-460/468): a child is CREATED before the metadata CAS
+# makes it ACTIVE; a parent is TERMINATED (ledger refuses appends) before the
+# CAS makes it SEALED.
+ABSENT, CREATED, ACTIVE, TERMINATED, SEALED = "-", "CREATED", "ACTIVE", "TERMINATED", "SEALED"
+
+PLAIN = "-"  # tag of a non-transactional ledger entry
+
+# Client-operation stages. Writes: todo -> checked -> (op | appended) ->
+# [valid] -> done, or rejected at any step.
+TODO, CHECKED, OPPUT, APPENDED, VALID, DONE, REJECTED = (
+    "todo", "checked", "op", "appended", "valid", "done", "rejected")
+
+# Client states per txn.
+C_NONE, C_OPEN = "none", "open"
+C_ENDING = {COMMITTED: "ending-commit", ABORTED: "ending-abort"}
+TOLD_COMMITTED, TOLD_ABORTED, TOLD_CONFLICT, TOLD_NOTFOUND = (
+    "told-committed", "told-aborted", "told-conflict", "told-notfound")
+
+
+class Header(NamedTuple):
+    """`/txn/<txnId>`; the CAS version is a function of (state, finalized):
+    1 when created, 2 after the decision CAS, 3 once finalized."""
+
+    state: str
+    deadline: int   # timeout_ms, on the logical clock
+    fin_at: int     # finalized_ms; -1 = not finalized
+
+    @property
+    def version(self) -> int:
+        return 1 + (self.state != OPEN) + (self.fin_at >= 0)
+
+
+class Op(NamedTuple):
+    """`/txn-op/<txnId>/<seq>`: kind "write" or "ack"; `pos` 0 is the merged
+    code's placeholder position; `cumulative` only for acks."""
+
+    txn: int
+    seq: int
+    kind: str
+    seg: int
+    pos: int
+    cumulative: bool
+
+
+class Part(NamedTuple):
+    """One participant broker for a segment: its MetadataTransactionBuffer and
+    the MetadataPendingAckStore of the (single) subscription. Lost on crash.
+
+    cache:  txns it believes OPEN (header cache + point watches)
+    tpos:   (txn, first position) the TB tracks for maxReadPosition; 0 = in flight
+    abrt:   txns marked aborted in memory (pip-text)
+    packs:  (txn, pos, cumulative) acks held in memory by the pending-ack handle
+    events: pip-text: queue of (txn, new header state); merged/fixed: one
+            coalesced "something changed" flag, as a tuple () or (True,)
+    hold:   maxReadPosition held while an append is in flight / after recovery; -1 none
+    """
+
+    cache: frozenset
+    tpos: frozenset
+    abrt: frozenset
+    packs: frozenset
+    events: tuple
+    hold: int
+
+
+EMPTY_PART = Part(frozenset(), frozenset(), frozenset(), frozenset(), (), -1)
+
+
+class Pub(NamedTuple):
+    """A client operation in flight: its stage, segment, ledger position and
+    the seq of the op record it wrote (-1 none)."""
+
+    stage: str
+    seg: int
+    pos: int
+    seq: int
+
+
+PUB_TODO = Pub("todo", -1, 0, -1)
+
+
+class S(NamedTuple):
+    # metadata store
+    now: int
+    hdr: tuple          # per txn: Header | NONE | GONE
+    seqs: tuple         # per txn: next server-assigned sequence
+    ops: frozenset      # Op records
+    arec: frozenset     # (seg, txn) durable aborted records (merged/fixed)
+    wmark: tuple        # per seg: persisted maxReadPosition watermark; -1 none
+    # segments
+    status: tuple       # per seg
+    ledger: tuple       # per seg: tuple of entry tags (txn index or PLAIN)
+    cursor: tuple       # per seg: (markDelete, frozenset of individually acked positions)
+    rd: tuple           # per seg: the dispatcher's next read position
+    reshape: int        # split/merge steps done (0..3)
+    # participants
+    part: tuple         # per seg: Part, or None while crashed
+    crashes: int        # crashes left
+    # coordinator and clients
+    tcp: frozenset      # TC in-memory work: (txn, step, reply) with step "fin" | "reply"
+    failovers: int      # TC failovers left
+    client: tuple       # per txn
+    pubs: tuple         # per plan operation: Pub
+    # ghost history
+    fincnt: tuple       # per txn: times finalized
+    decided: tuple      # per txn: the first terminal state, or ""
+    late: frozenset     # txns that had a write/ack admitted after their decision
+    dlv: frozenset      # (seg, pos, header state at delivery)
+    ackw: frozenset     # (txn, seg, pos) every ack op ever written
+    gcsnap: tuple       # per txn: (ops left, live participants not materialized) when the header was deleted; () before

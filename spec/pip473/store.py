@@ -1,0 +1,53 @@
+"""The metadata store's records (Data Model): headers `/txn/<txnId>` and op
+records `/txn-op/<txnId>/<seq>`, and the four secondary indexes as derived
+views over them. The indexes are functions, never stored copies: "Indexes
+update transactionally with the underlying records, so they self-clean."
+"""
+
+from __future__ import annotations
+
+from .state import GONE, NONE, OPEN, TERMINAL, Header, Op, S
+
+
+def header_state(s: S, t: int) -> str:
+    h = s.hdr[t]
+    return h.state if isinstance(h, Header) else h
+
+
+def ops_of(s: S, t: int) -> list[Op]:
+    """list /txn-op/<txnId>/ (one partition: partitionKey = txnId)."""
+    return [o for o in s.ops if o.txn == t]
+
+
+def writes_by_segment(s: S, seg: int) -> list[Op]:
+    """idx:writes-by-segment."""
+    return [o for o in s.ops if o.kind == "write" and o.seg == seg]
+
+
+def acks_by_segment_subscription(s: S, seg: int) -> list[Op]:
+    """idx:acks-by-segment-subscription (one subscription per segment)."""
+    return [o for o in s.ops if o.kind == "ack" and o.seg == seg]
+
+
+def txn_by_deadline(s: S) -> list[int]:
+    """idx:txn-by-deadline, range-queried for timeout_ms <= now."""
+    return [t for t, h in enumerate(s.hdr)
+            if isinstance(h, Header) and h.state == OPEN and h.deadline <= s.now]
+
+
+def txn_by_final_state(s: S, retention: int) -> list[int]:
+    """idx:txn-by-final-state, range-queried for finalized_ms + retention <= now."""
+    return [t for t, h in enumerate(s.hdr)
+            if isinstance(h, Header) and h.state in TERMINAL and 0 <= h.fin_at and h.fin_at + retention <= s.now]
+
+
+def put_op(s: S, t: int, kind: str, seg: int, pos: int, cumulative: bool = False) -> S:
+    """A sequential put: the server assigns <seq>."""
+    seq = s.seqs[t]
+    return s._replace(ops=s.ops | {Op(t, seq, kind, seg, pos, cumulative)},
+                      seqs=s.seqs[:t] + (seq + 1,) + s.seqs[t + 1:])
+
+
+def exists(s: S, t: int) -> bool:
+    return s.hdr[t] not in (NONE, GONE)
+

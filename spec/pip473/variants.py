@@ -1,0 +1,31 @@
+"""The three variants as flags read inside action bodies (never copies).
+
+pip-text  the document as written.
+merged    the four departures of the shipped code (protocol-notes.md, "PIP-473
+          as written versus as merged") and its recovery facts.
+fixed     merged plus the smallest change set found to make every safety
+          property hold at the standard bounds (see spec.py's docstring).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Flags(NamedTuple):
+    op_first: bool              # notes 1: WRITE op record (placeholder position) before the ledger append
+    durable_aborts: bool        # notes 2: durable aborted records; an unknown txnId is visible
+    coalesced: bool             # notes 3: per-participant coalesced event stream, re-read every OPEN header
+    gc_redrive: bool            # notes 4: GC re-drives and keeps the header while ops remain
+    merged_recovery: bool       # notes "Recovery": placeholder positions, hold at watermark or LAC, missing = ABORTED
+    watermark: bool             # notes: persisted per-segment maxReadPosition watermark
+    memory_acks: bool           # notes "pending-ack store": commit applies only in-memory acks; replay re-seeds ids only
+    validate_after_op: bool     # fixed F1: linearizable header re-read after the op put admits the write
+    watermark_before_op: bool   # fixed F2: persist the watermark before a txn's first op on the segment
+
+
+VARIANTS = {
+    "pip-text": Flags(False, False, False, False, False, False, False, False, False),
+    "merged": Flags(True, True, True, True, True, True, True, False, False),
+    "fixed": Flags(True, True, True, True, True, True, False, True, True),
+}
