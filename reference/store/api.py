@@ -52,6 +52,7 @@ class ChangeEvent:
     path: str
     kind: str  # "put" | "delete"
     version: int | None  # the new version; None after a delete
+    value: Mapping[str, Any] | None = None  # the new value (Oxia notifications carry it)
 
 
 class MetadataStore(ABC):

@@ -93,7 +93,8 @@ class InMemoryMetadataStore(MetadataStore):
                 bisect.insort(self._keys, path)
             self._records[path] = new
         self._zxid += 1
-        event = ChangeEvent(self._zxid, path, "put" if new else "delete", new.version if new else None)
+        event = ChangeEvent(self._zxid, path, "put" if new else "delete",
+                            new.version if new else None, dict(new.value) if new else None)
         for listener in list(self._listeners):
             listener(event)
 

@@ -2,7 +2,8 @@
 on the scheduler, so the driver decides when a participant hears of a change.
 
 * `PointWatches` -- persistent watches on single keys (Oxia notifications):
-  every change is delivered, late but in order per watcher.
+  every change is delivered, late but in order per watcher, and carries the
+  new value.
 * `OneShotWatches` -- ZooKeeper's standard watches: a watch fires once and
   is gone; the watcher must re-register, and a change that lands before the
   re-registration is never notified.
@@ -10,8 +11,11 @@ on the scheduler, so the driver decides when a participant hears of a change.
   "multiple updates may be collapsed into a single event with the highest
   sequence; callers must treat the stream as monotonic but not exhaustive."
 
-Every registration has an `owner`; `drop_owner` forgets a crashed owner's
-watches (its session is gone), and the scheduler forgets its pending events.
+A watcher is an `owner` (one broker's store session). Several in-process
+listeners of one owner may watch the same key; one change is then one
+delivery task that calls each of them, as a client library fans a
+notification out. `drop_owner` forgets a crashed owner's registrations; the
+scheduler forgets its queued deliveries.
 """
 
 from __future__ import annotations
@@ -29,28 +33,31 @@ class PointWatches:
 
     def __init__(self, store: MetadataStore, scheduler: Scheduler) -> None:
         self.scheduler = scheduler
-        self._watches: dict[str, dict[str, Listener]] = {}  # path -> owner -> listener
+        self._watches: dict[str, dict[str, list[Listener]]] = {}  # path -> owner -> listeners
         store.listen(self._on_change)
 
     def watch(self, owner: str, path: str, listener: Listener) -> None:
-        self._watches.setdefault(path, {})[owner] = listener
+        listeners = self._watches.setdefault(path, {}).setdefault(owner, [])
+        if listener not in listeners:
+            listeners.append(listener)
 
     def unwatch(self, owner: str, path: str) -> None:
         self._watches.get(path, {}).pop(owner, None)
 
     def watching(self, owner: str, path: str) -> bool:
-        return owner in self._watches.get(path, {})
+        return bool(self._watches.get(path, {}).get(owner))
 
     def drop_owner(self, owner: str) -> None:
         for by_owner in self._watches.values():
             by_owner.pop(owner, None)
 
     def _on_change(self, event: ChangeEvent) -> None:
-        for owner, listener in list(self._watches.get(event.path, {}).items()):
+        by_owner = self._watches.get(event.path, {})
+        for owner, listeners in list(by_owner.items()):
             if self.oneshot:
-                del self._watches[event.path][owner]
-            self.scheduler.submit(("watch", owner, event.path), _bind(listener, event),
-                                  owner=owner, queue=f"watch:{owner}")
+                del by_owner[owner]
+            self.scheduler.submit(("watch", owner, event.path), _fan_out(list(listeners), event),
+                                  owner=owner, queue=f"watch:{owner}", payload=event)
 
 
 class OneShotWatches(PointWatches):
@@ -80,10 +87,13 @@ class SequenceStreams:
             del self._subs[key]
             self._pending.pop(key, None)
 
+    def pending_sequence(self, owner: str, prefix: str) -> int | None:
+        return self._pending.get((owner, prefix))
+
     def _on_change(self, event: ChangeEvent) -> None:
         if event.kind != "put":
             return
-        for (owner, prefix), _ in list(self._subs.items()):
+        for (owner, prefix) in list(self._subs):
             if not event.path.startswith(prefix):
                 continue
             tail = event.path[len(prefix):]
@@ -105,5 +115,8 @@ class SequenceStreams:
             listener(seq)
 
 
-def _bind(listener: Listener, event: ChangeEvent) -> Callable[[], None]:
-    return lambda: listener(event)
+def _fan_out(listeners: list[Listener], event: ChangeEvent) -> Callable[[], None]:
+    def deliver() -> None:
+        for listener in listeners:
+            listener(event)
+    return deliver
