@@ -1,4 +1,8 @@
-"""`txncheck check MODEL.toml`: check one model and report the verdict."""
+"""`txncheck check MODEL.toml`: check one model and report the verdict.
+
+`txncheck check --all [DIR ...]` is the CI gate (checker/gate.py): every model
+under the folders, judged against its `[expect]` table, with JUnit and SARIF
+reports (checker/reports/)."""
 
 from __future__ import annotations
 
@@ -12,9 +16,15 @@ EXIT = {"ok": 0, "violation": 1, "incomplete": 3}
 
 
 def register(sub) -> None:
-    p = sub.add_parser("check", help="check a model file (exit 0 ok, 1 violation, 2 bad input, 3 incomplete)")
-    p.add_argument("model", help="model file (TOML)")
-    p.add_argument("--engine", default="bfs", help="bfs (default), spark or simulate")
+    p = sub.add_parser("check", help="check a model file, or every model with --all (exit 0 ok, 1 violation, "
+                                      "2 bad input, 3 incomplete)")
+    p.add_argument("model", nargs="*", metavar="MODEL", help="model file (TOML); with --all, folders of model files")
+    p.add_argument("--all", action="store_true",
+                   help="the CI gate: check every model under the folders (default: the shipped models/) "
+                        "against its [expect] table")
+    p.add_argument("--junit", metavar="FILE", help="with --all: write a JUnit XML report")
+    p.add_argument("--sarif", metavar="FILE", help="with --all: write a SARIF 2.1.0 report")
+    p.add_argument("--engine", help="bfs (default), spark or simulate")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     p.add_argument("--out", default="out", metavar="DIR", help="where counterexample traces go (default: out)")
     p.add_argument("--z3-eval", action="store_true", help="evaluate the properties with Z3 itself (slow)")
@@ -33,6 +43,9 @@ def register(sub) -> None:
     p.add_argument("--por", action="store_true", help="partial-order reduction (safety only)")
     p.add_argument("--fingerprints", action="store_true",
                    help="store 64-bit fingerprints only, not full states (reports collision probability)")
+    p.add_argument("--exact", action="store_true", help="store full states in the visited set (the default)")
+    p.add_argument("--no-compact", action="store_true",
+                   help="store states as built, without sharing their equal parts (to measure the saving)")
     p.add_argument("--seed", type=int, help="simulate: random seed (default 0)")
     p.add_argument("--walks", type=_positive_int, help="simulate: number of random walks (default 1000)")
     p.add_argument("--walk-depth", type=_positive_int, help="simulate: steps per walk (default 100)")
@@ -61,10 +74,21 @@ _positive_float.__name__ = "positive number"
 
 
 def run(args) -> int:
+    from ..cli import UsageError
+
+    if args.all:
+        from .check_all import run_gate_command
+
+        return run_gate_command(args, engine_options(args))
+    if args.junit or args.sarif:
+        raise UsageError("--junit and --sarif go with --all (the CI gate)")
+    if len(args.model) != 1:
+        raise UsageError("check takes one MODEL file (or --all [DIR ...] for every model under folders)")
+    args.model = args.model[0]
     progress = None if args.quiet else Progress()
     report = check_model(
         args.model,
-        engine=args.engine,
+        engine=args.engine or "bfs",
         z3_eval=args.z3_eval,
         max_states=args.max_states,
         max_seconds=args.max_seconds,
@@ -81,7 +105,8 @@ def run(args) -> int:
 
 
 def engine_options(args) -> dict:
-    names = ("master", "checkpoint", "resume", "checkpoint_interval", "symmetry", "por", "fingerprints")
+    names = ("master", "checkpoint", "resume", "checkpoint_interval", "symmetry", "por", "fingerprints", "exact",
+             "no_compact")
     return {n: getattr(args, n) for n in names if getattr(args, n, None)}
 
 
@@ -109,6 +134,18 @@ def human_report(report: Report) -> str:
             lines.append(f"  {v.kind} {v.property} violated; {shortest}counterexample has {v.length} states -> {v.trace_file}")
             if v.trace_file:
                 lines.append(f"  see it with: txncheck show {v.trace_file}")
+    live = o.extra.get("liveness")
+    if live:
+        for name, r in live.get("properties", {}).items():
+            lines.append(f"  temporal {name}: {r['verdict']}" + (f" ({r['formula']})" if r.get("formula") else ""))
+        if live.get("skipped"):
+            lines.append(f"  temporal properties not settled: {live['skipped']}")
+    ck = o.extra.get("checkpoint")
+    if ck:
+        resumed = f", resumed from {ck['resumed_from_states']:,} states" if ck.get("resumed_from_states") else ""
+        writes = f"{ck['writes']} write{'' if ck['writes'] == 1 else 's'}"
+        lines.append(f"checkpoint: {ck['dir']} ({writes}{resumed})"
+                     + (f"; continue with --resume {ck['dir']}" if o.verdict == "incomplete" else ""))
     if o.coverage:
         lines.append("coverage (action: generated / distinct):")
         width = max(len(n) for n in o.coverage)

@@ -25,6 +25,7 @@ from array import array
 from collections import Counter
 from typing import Any
 
+from .. import reductions
 from ..encoding import fingerprint
 from ..job import Job, Outcome, Path, Violation
 
@@ -101,12 +102,13 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-SUPPORTED_OPTIONS: set[str] = set()
+SUPPORTED_OPTIONS: set[str] = {"checkpoint", "resume", "checkpoint_interval"}
+SUPPORTED_OPTIONS |= reductions.OPTIONS  # --symmetry --por --fingerprints --exact --no-compact
 
 
 def run(job: Job) -> Outcome:
     job.reject_options("bfs", SUPPORTED_OPTIONS)
-    spec = job.spec
+    spec = reductions.reduce(job)  # job.spec, or wrapped for --symmetry / --por
     nxt = spec.next
     observe = spec.observe
     check = job.invariant_checker()
@@ -114,11 +116,13 @@ def run(job: Job) -> Outcome:
     witness_check = job.witness_checker(pending_witnesses) if pending_witnesses else None
     found_witnesses: dict[str, bool] = {n: False for n in job.witnesses}
 
-    ex = Exploration(spec)
+    ex = reductions.exploration(job, spec)  # fingerprint-only for --fingerprints
+    release = getattr(ex, "release", None)  # drops expanded levels in that mode
+    share = reductions.sharer(job)  # stored states share equal parts (not with --no-compact)
     states, index = ex.states, ex.index
     parent, parent_action = ex.parent, ex.parent_action
     src, dst, act = ex.src, ex.dst, ex.act
-    keep = job.keep_graph
+    keep = job.keep_graph and ex.edges_kept
     ex.edges_kept = keep
     actions, action_ids = ex.actions, ex.action_ids
     gen_by_action: Counter = Counter()  # only used when edges are not kept
@@ -130,9 +134,17 @@ def run(job: Job) -> Outcome:
     generated = 0
     violation: Violation | None = None
     incomplete: str | None = None
+    # --checkpoint / --resume (checker/checkpoint.py): restore, then write periodically.
+    from ..checkpoint import open_checkpointer
+    ckpt, resumed = open_checkpointer(job, ex)
+    if ckpt is not None:
+        ckpt.catch_sigint()  # Ctrl-C then stops between expansions, with a final checkpoint
+    stop_at = None  # where a resumed run would start after a clean stop
 
     def add(t, par: int, aid: int) -> int:
         nonlocal violation
+        if share is not None:
+            t = share(t)
         j = len(states)
         index[t] = j
         states.append(t)
@@ -149,19 +161,28 @@ def run(job: Job) -> Outcome:
                     pending_witnesses.discard(n)
         return j
 
-    ex.levels.append(0)
-    for s0 in spec.init_states():
-        generated += 1
-        if s0 not in index:
-            add(s0, -1, -1)
-        if violation:
-            break
-    depth = 1 if states else 0
-    lo, hi = 0, len(states)
+    if resumed is not None:
+        generated, depth, lo, hi, start = resumed.generated, resumed.depth, resumed.lo, resumed.hi, resumed.next
+        gen_by_action.update(resumed.generated_by_action)
+        for n in resumed.witnesses_found:
+            if n in found_witnesses:
+                found_witnesses[n] = True
+                pending_witnesses.discard(n)
+    else:
+        ex.levels.append(0)
+        for s0 in spec.init_states():
+            generated += 1
+            if s0 not in index:
+                add(s0, -1, -1)
+            if violation:
+                break
+        depth = 1 if states else 0
+        lo, hi = 0, len(states)
+        start = lo
 
     try:
         while lo < hi and violation is None and incomplete is None:
-            for i in range(lo, hi):
+            for i in range(start, hi):
                 s = states[i]
                 n_succ = 0
                 for a, t in nxt(s):
@@ -189,17 +210,30 @@ def run(job: Job) -> Outcome:
                     break
                 if not (i & (CHECK_EVERY - 1)):
                     now = time.monotonic()
+                    if ckpt is not None and ckpt.interrupted:  # Ctrl-C, deferred to a clean point
+                        incomplete = "interrupted"
+                        stop_at = i + 1
+                        break
                     if max_states is not None and len(states) >= max_states:
                         incomplete = f"max-states {max_states} reached"
+                        stop_at = i + 1
                         break
                     if deadline is not None and now >= deadline:
                         incomplete = f"max-seconds {job.max_seconds:g} reached"
+                        stop_at = i + 1
                         break
+                    if ckpt is not None and ckpt.due(now):
+                        ckpt.write(generated=generated, depth=depth, lo=lo, hi=hi, next=i + 1,
+                                   generated_by_action=gen_by_action, witnesses_found=[
+                                       n for n, ok in found_witnesses.items() if ok])
                     if progress is not None:
                         progress.update(distinct=len(states), generated=generated,
                                         queue=len(states) - i - 1, depth=depth)
             else:
-                lo, hi = hi, len(states)
+                if release is not None:
+                    release(lo, hi)
+                start = lo = hi
+                hi = len(states)
                 if lo < hi:
                     depth += 1
                     ex.levels.append(lo)
@@ -207,6 +241,13 @@ def run(job: Job) -> Outcome:
             break
     except KeyboardInterrupt:
         incomplete = "interrupted"
+    finally:
+        if ckpt is not None:
+            ckpt.release_sigint()
+    if ckpt is not None and stop_at is not None:
+        ckpt.write(generated=generated, depth=depth, lo=lo, hi=hi, next=stop_at,
+                   generated_by_action=gen_by_action,
+                   witnesses_found=[n for n, ok in found_witnesses.items() if ok])
     seconds = time.monotonic() - t0
     if progress is not None:
         progress.done()
@@ -227,7 +268,7 @@ def run(job: Job) -> Outcome:
             if not ok:
                 violations.append(Violation(n, "witness"))
     verdict = "violation" if violations else ("incomplete" if incomplete else "ok")
-    return Outcome(
+    outcome = Outcome(
         engine="bfs",
         verdict=verdict,
         distinct_states=len(states),
@@ -240,4 +281,6 @@ def run(job: Job) -> Outcome:
         incomplete_reason=incomplete,
         witnesses_found=found_witnesses,
         exploration=ex,
+        extra={"checkpoint": ckpt.summary()} if ckpt is not None else {},
     )
+    return reductions.finish(job, spec, outcome)

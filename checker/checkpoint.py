@@ -1,0 +1,620 @@
+"""Checkpoints of a `bfs` run, so that a killed run can be resumed.
+
+A checkpoint folder holds a manifest and append-only segments:
+
+    DIR/checkpoint.json     the manifest (JSON, validated with a JSON schema)
+    DIR/seg-000001.bin      states, parent pointers, edges and actions added
+    DIR/seg-000002.bin      since the previous segment, ...
+
+Each write appends one segment with what was explored since the last write,
+then replaces the manifest (temp file + fsync + rename). The manifest lists
+every segment with its size and blake2b digest, so a run killed at any point
+leaves a consistent checkpoint: a segment the manifest does not list is
+ignored. Writing costs what was explored since the last write, not the whole
+run.
+
+A segment holds, in order: new nodes of a value table (strings, tuples,
+NamedTuples and frozensets, each written once and referred to by number
+afterwards, so the parts states share are stored once), the new actions and
+states as node numbers, their parent pointers, and the new edges, the last
+three as little-endian int64 columns.
+
+Segments are untrusted input. Node children are inline scalars (the tags
+of `checker.encoding`) or references to earlier nodes only; a record (`R`)
+names its NamedTuple class by an index into the manifest's `types`, and
+those classes must live in the spec's own package. Every length, reference,
+parent pointer and edge is checked on load; nothing is ever unpickled. A
+checkpoint also records what it was written for (spec, variant, bounds,
+properties, reductions): resuming it with another model is refused in one
+line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import time
+from array import array
+from dataclasses import dataclass, field
+from hashlib import blake2b
+from pathlib import Path
+
+from .engines import EngineError
+
+FORMAT = "txncheck-checkpoint"
+VERSION = 2
+MANIFEST = "checkpoint.json"
+SEGMENT_MAGIC = b"TXCKSEG2"
+DEFAULT_INTERVAL = 60.0
+# Options that change the explored graph: a checkpoint is only valid for the same ones.
+GRAPH_OPTIONS = ("symmetry", "por", "fingerprints")
+
+
+class CheckpointError(EngineError):
+    """A checkpoint that cannot be written or resumed; one line naming the folder."""
+
+
+# -- the typed encoding ----------------------------------------------------------
+
+
+class _Types:
+    """NamedTuple classes seen in states, numbered for the `R` tag."""
+
+    def __init__(self, names: list[str] | None = None) -> None:
+        self.names: list[str] = list(names or [])
+        self.ids: dict[type, int] = {}
+        self.classes: list[type] = []
+
+    def id_of(self, cls: type) -> int:
+        i = self.ids.get(cls)
+        if i is None:
+            i = self.ids[cls] = len(self.names)
+            self.names.append(f"{cls.__module__}:{cls.__qualname__}")
+            self.classes.append(cls)
+        return i
+
+
+def _varint(n: int, out: bytearray) -> None:
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+REF = 0x72  # r: a reference to an earlier node of the table
+
+
+class _Nodes:
+    """The table of strings and container values (tuples, NamedTuples, frozensets) written so far.
+
+    States share most of their parts with their parents (a successor reuses
+    the unchanged fields as the same objects), so each container is written
+    once, as a node whose children are inline scalars or references to
+    earlier nodes, and a state is one node id. Nodes are keyed by object
+    identity; `objects` keeps every one alive so that an id is never reused.
+    """
+
+    def __init__(self, types: _Types) -> None:
+        self.types = types
+        self.ids: dict[int, int] = {}
+        self.objects: list = []
+
+    def node(self, v, out: bytearray) -> int:
+        """The node id of container `v`, writing it (and new children) to `out` first."""
+        nid = self.ids.get(id(v))
+        if nid is not None:
+            return nid
+        t = type(v)
+        if t is str:  # strings are nodes too: states repeat a few names (states, kinds) endlessly
+            b = v.encode()
+            out.append(83)
+            _varint(len(b), out)
+            out += b
+            nid = self.ids[id(v)] = len(self.objects)
+            self.objects.append(v)
+            return nid
+        if t is tuple or t is frozenset:
+            head = (40 if t is tuple else 123,)
+        elif isinstance(v, tuple) and hasattr(t, "_fields"):
+            head = (82, self.types.id_of(t))
+        else:
+            raise CheckpointError(f"cannot checkpoint a {t.__name__} in a state")
+        children = bytearray()
+        for x in v:
+            self.child(x, children, out)
+        out.append(head[0])
+        if len(head) > 1:
+            _varint(head[1], out)
+        _varint(len(v), out)
+        out += children
+        nid = self.ids[id(v)] = len(self.objects)
+        self.objects.append(v)
+        return nid
+
+    def child(self, x, into: bytearray, out: bytearray) -> None:
+        t = type(x)
+        if t is int:
+            into.append(73)
+            _varint((x << 1) if x >= 0 else ((-x << 1) - 1), into)
+        elif t is bool:
+            into.append(84 if x else 70)
+        elif x is None:
+            into.append(78)
+        else:
+            nid = self.node(x, out)
+            into.append(REF)
+            _varint(nid, into)
+
+
+class _Reader:
+    """Decodes a segment; every failure is a CheckpointError naming the file."""
+
+    def __init__(self, data: bytes, where: str, classes: list[type], table: list) -> None:
+        self.data, self.pos, self.where, self.classes, self.table = data, 0, where, classes, table
+
+    def fail(self, msg: str):
+        raise CheckpointError(f"{self.where}: {msg} at byte {self.pos}")
+
+    def varint(self) -> int:
+        data, pos = self.data, self.pos
+        if pos < len(data) and data[pos] < 0x80:  # the common one-byte case
+            self.pos = pos + 1
+            return data[pos]
+        n = shift = 0
+        while True:
+            if pos >= len(data):
+                self.pos = pos
+                self.fail("truncated segment")
+            b = data[pos]
+            pos += 1
+            n |= (b & 0x7F) << shift
+            if b < 0x80:
+                self.pos = pos
+                return n
+            shift += 7
+            if shift > 630:
+                self.pos = pos
+                self.fail("varint too long")
+
+    def count(self) -> int:
+        n = self.varint()
+        if n > len(self.data) - self.pos:
+            self.fail("count larger than the segment")
+        return n
+
+    def child(self):
+        if self.pos >= len(self.data):
+            self.fail("truncated segment")
+        tag = self.data[self.pos]
+        self.pos += 1
+        if tag == REF:
+            k = self.varint()
+            if k >= len(self.table):
+                self.fail(f"reference to node {k}, which is not defined yet")
+            return self.table[k]
+        if tag == 73:
+            z = self.varint()
+            return (z >> 1) if not z & 1 else -((z + 1) >> 1)
+        if tag == 84:
+            return True
+        if tag == 70:
+            return False
+        if tag == 78:
+            return None
+        self.fail(f"unknown value tag {tag}")
+
+    def node(self) -> None:
+        """Read one node and append it to the table."""
+        if self.pos >= len(self.data):
+            self.fail("truncated segment")
+        tag = self.data[self.pos]
+        self.pos += 1
+        if tag == 82:
+            k = self.varint()
+            if k >= len(self.classes):
+                self.fail(f"record type {k} is not in the manifest")
+            cls = self.classes[k]
+            n = self.count()
+            if n != len(cls._fields):
+                self.fail(f"{cls.__name__} has {len(cls._fields)} fields, segment has {n}")
+            self.table.append(cls._make([self.child() for _ in range(n)]))
+        elif tag == 83:
+            n = self.count()
+            raw = self.data[self.pos:self.pos + n]
+            self.pos += n
+            try:
+                self.table.append(raw.decode())
+            except UnicodeDecodeError:
+                self.fail("invalid UTF-8")
+        elif tag in (40, 123):
+            n = self.count()
+            items = [self.child() for _ in range(n)]
+            if tag == 40:
+                self.table.append(tuple(items))
+            else:
+                try:
+                    self.table.append(frozenset(items))
+                except TypeError:
+                    self.fail("unhashable set member")
+        else:
+            self.fail(f"unknown node tag {tag}")
+
+    def ints(self, n: int) -> array:
+        """n little-endian int64 values."""
+        size = 8 * n
+        if self.pos + size > len(self.data):
+            self.fail("truncated integer array")
+        a = array("q")
+        a.frombytes(self.data[self.pos:self.pos + size])
+        if sys.byteorder != "little":
+            a.byteswap()
+        self.pos += size
+        return a
+
+
+def _ints(values, out: bytearray) -> None:
+    a = array("q", values)
+    if sys.byteorder != "little":
+        a.byteswap()
+    out += a.tobytes()
+
+
+def _resolve_types(names: list[str], spec, where: str) -> list[type]:
+    """NamedTuple classes named in a manifest; only the spec's own package may supply them."""
+    package = type(spec).__module__.rpartition(".")[0] or type(spec).__module__
+    classes = []
+    for name in names:
+        module, _, qual = name.partition(":")
+        if not (module == package or module.startswith(package + ".")) or not qual.isidentifier():
+            raise CheckpointError(f"{where}: state type {name!r} is not a type of spec {spec.name}")
+        try:
+            cls = getattr(importlib.import_module(module), qual)
+        except (ImportError, AttributeError):
+            raise CheckpointError(f"{where}: state type {name!r} no longer exists") from None
+        if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
+            raise CheckpointError(f"{where}: {name!r} is not a NamedTuple")
+        classes.append(cls)
+    return classes
+
+
+# -- the manifest ------------------------------------------------------------------
+
+_INT = {"type": "integer", "minimum": 0}
+MANIFEST_SCHEMA = {
+    "type": "object",
+    "required": ["format", "version", "identity", "types", "segments", "run"],
+    "properties": {
+        "format": {"const": FORMAT},
+        "version": {"const": VERSION},
+        "identity": {"type": "object"},
+        "types": {"type": "array", "items": {"type": "string", "maxLength": 300}},
+        "segments": {"type": "array", "items": {
+            "type": "object",
+            "required": ["file", "bytes", "blake2b", "nodes", "actions", "states", "edges"],
+            "properties": {
+                "file": {"type": "string", "pattern": r"^seg-[0-9]{6}\.bin$"},
+                "bytes": _INT, "nodes": _INT, "actions": _INT, "states": _INT, "edges": _INT,
+                "blake2b": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+            },
+        }},
+        "run": {
+            "type": "object",
+            "required": ["generated", "depth", "lo", "hi", "next", "levels", "edges_kept",
+                         "generated_by_action", "witnesses_found", "seconds"],
+            "properties": {
+                "generated": _INT, "depth": _INT, "lo": _INT, "hi": _INT, "next": _INT,
+                "levels": {"type": "array", "items": _INT},
+                "edges_kept": {"type": "boolean"},
+                "generated_by_action": {"type": "array", "items": {
+                    "type": "array", "prefixItems": [_INT, _INT], "minItems": 2, "maxItems": 2}},
+                "witnesses_found": {"type": "array", "items": {"type": "string"}},
+                "seconds": {"type": "number", "minimum": 0},
+            },
+        },
+    },
+}
+
+
+def identity(job) -> dict:
+    """What a checkpoint is valid for: the spec, its bounds, the properties and the options."""
+    spec = job.spec
+    digest = lambda f: blake2b(f.sexpr().encode(), digest_size=8).hexdigest()
+    return {
+        "spec": spec.name,
+        "variant": spec.variant,
+        "bounds": {k: v for k, v in spec.constants.items()},
+        "properties": {n: digest(f) for n, f in sorted(job.properties.items())},
+        "witnesses": {n: digest(f) for n, f in sorted(job.witnesses.items())},
+        "deadlock": bool(job.deadlock),
+        "options": {k: job.options[k] for k in GRAPH_OPTIONS if job.options.get(k)},
+    }
+
+
+@dataclass
+class Resumed:
+    """The loop variables of a run, as a checkpoint restores them."""
+
+    generated: int
+    depth: int
+    lo: int
+    hi: int
+    next: int
+    generated_by_action: dict[int, int] = field(default_factory=dict)
+    witnesses_found: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+# -- writing and loading -------------------------------------------------------------
+
+
+class Checkpointer:
+    """Writes the checkpoints of one bfs run; `load` restores one into an Exploration."""
+
+    def __init__(self, job, ex, folder: str, interval: float) -> None:
+        self.job, self.ex = job, ex
+        self.dir = Path(folder)
+        self.interval = interval
+        self.identity = identity(job)
+        self.types = _Types()
+        self.nodes = _Nodes(self.types)
+        self.table: list = []  # nodes read back on resume
+        self.segments: list[dict] = []
+        self.saved = {"actions": 0, "states": 0, "edges": 0}
+        self.last = time.monotonic()
+        self.prior_seconds = 0.0
+        self.t0 = time.monotonic()
+        self.writes = 0
+        self.resumed_from: int | None = None
+        self.interrupted = False
+        self._old_sigint = None
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CheckpointError(f"{self.dir}: cannot create checkpoint folder ({exc.strerror})") from None
+
+    # Ctrl-C while checkpointing: the handler only sets a flag, which the bfs
+    # loop reads between expansions, so the run stops at a consistent point and
+    # writes a final checkpoint. A second Ctrl-C interrupts at once.
+    def catch_sigint(self) -> None:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._old_sigint = signal.signal(signal.SIGINT, self._on_sigint)
+
+    def _on_sigint(self, signum, frame) -> None:
+        if self.interrupted:
+            raise KeyboardInterrupt
+        self.interrupted = True
+
+    def release_sigint(self) -> None:
+        import signal
+
+        if self._old_sigint is not None:
+            signal.signal(signal.SIGINT, self._old_sigint)
+            self._old_sigint = None
+
+    def summary(self) -> dict:
+        return {"dir": str(self.dir), "writes": self.writes, "resumed_from_states": self.resumed_from}
+
+    def due(self, now: float) -> bool:
+        return now - self.last >= self.interval
+
+    # The caller passes the loop variables at a point where state `next - 1`
+    # has been fully expanded, so `next` is where a resumed run starts.
+    def write(self, *, generated: int, depth: int, lo: int, hi: int, next: int,
+              generated_by_action: dict, witnesses_found) -> None:
+        ex, saved = self.ex, self.saved
+        n_act, n_st, n_ed = len(ex.actions), len(ex.states), len(ex.src)
+        nodes = bytearray()
+        n_nodes = len(self.nodes.objects)
+        action_ids = [self.nodes.node(a, nodes) for a in ex.actions[saved["actions"]:n_act]]
+        state_ids = [self.nodes.node(ex.states[j], nodes) for j in range(saved["states"], n_st)]
+        out = bytearray(SEGMENT_MAGIC)
+        _varint(len(self.nodes.objects) - n_nodes, out)
+        out += nodes
+        _varint(len(action_ids), out)
+        _ints(action_ids, out)
+        _varint(len(state_ids), out)
+        _ints(state_ids, out)
+        _ints(ex.parent[saved["states"]:n_st], out)
+        _ints(ex.parent_action[saved["states"]:n_st], out)
+        _varint(n_ed - saved["edges"], out)
+        for column in (ex.src, ex.dst, ex.act):
+            _ints(column[saved["edges"]:n_ed], out)
+        name = f"seg-{len(self.segments) + 1:06d}.bin"
+        _write_atomic(self.dir / name, bytes(out))
+        segments = self.segments + [{
+            "file": name, "bytes": len(out), "blake2b": blake2b(out, digest_size=16).hexdigest(),
+            "nodes": len(self.nodes.objects) - n_nodes, "actions": n_act - saved["actions"],
+            "states": n_st - saved["states"], "edges": n_ed - saved["edges"],
+        }]
+        manifest = {
+            "format": FORMAT, "version": VERSION, "identity": self.identity,
+            "types": self.types.names, "segments": segments,
+            "run": {
+                "generated": generated, "depth": depth, "lo": lo, "hi": hi, "next": next,
+                "levels": list(ex.levels), "edges_kept": ex.edges_kept,
+                "generated_by_action": sorted([int(a), int(n)] for a, n in generated_by_action.items()),
+                "witnesses_found": sorted(witnesses_found),
+                "seconds": round(self.prior_seconds + time.monotonic() - self.t0, 3),
+            },
+        }
+        _write_atomic(self.dir / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
+        self.segments = segments
+        self.saved = {"actions": n_act, "states": n_st, "edges": n_ed}
+        self.last = time.monotonic()
+        self.writes += 1
+
+    def load(self, folder: str) -> Resumed:
+        """Restore the checkpoint in `folder` into the (empty) Exploration."""
+        try:
+            import jsonschema
+        except ImportError:
+            raise CheckpointError("--resume validates checkpoints with jsonschema: pip install 'txncheck[reports]'") from None
+
+        src_dir = Path(folder)
+        where = src_dir / MANIFEST
+        if not where.is_file():
+            raise CheckpointError(f"{src_dir}: no checkpoint here (no {MANIFEST})")
+        try:
+            manifest = json.loads(where.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise CheckpointError(f"{where}: not a readable JSON manifest ({exc})") from None
+        err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(MANIFEST_SCHEMA).iter_errors(manifest))
+        if err is not None:
+            at = "/".join(str(p) for p in err.absolute_path) or "top level"
+            raise CheckpointError(f"{where}: invalid checkpoint manifest at {at}: {err.message}")
+        mine = self.identity
+        theirs = manifest["identity"]
+        for key in mine:
+            if theirs.get(key) != mine[key]:
+                raise CheckpointError(
+                    f"{src_dir}: checkpoint was written for {key} {theirs.get(key)!r}, "
+                    f"this run has {mine[key]!r}")
+        run = manifest["run"]
+        ex = self.ex
+        if run["edges_kept"] != ex.edges_kept:
+            raise CheckpointError(f"{src_dir}: checkpoint was written {'with' if run['edges_kept'] else 'without'} "
+                                  "the state graph; resume with the same --no-graph setting")
+        classes = _resolve_types(manifest["types"], self.job.spec, str(where))
+        self.types = _Types(manifest["types"])
+        self.types.classes = classes
+        self.types.ids = {c: i for i, c in enumerate(classes)}
+        for seg in manifest["segments"]:
+            self._load_segment(src_dir, seg, classes)
+        self._check_run(run, str(where))
+        self.segments = list(manifest["segments"])
+        self.saved = {"actions": len(ex.actions), "states": len(ex.states), "edges": len(ex.src)}
+        self.prior_seconds = float(run["seconds"])
+        self.resumed_from = len(ex.states)
+        if src_dir.resolve() != self.dir.resolve():
+            # Resuming into another folder: copy the segments so that it is complete on its own.
+            for seg in self.segments:
+                _write_atomic(self.dir / seg["file"], (src_dir / seg["file"]).read_bytes())
+        return Resumed(run["generated"], run["depth"], run["lo"], run["hi"], run["next"],
+                       {a: n for a, n in run["generated_by_action"]}, list(run["witnesses_found"]),
+                       float(run["seconds"]))
+
+    def _load_segment(self, folder: Path, seg: dict, classes: list[type]) -> None:
+        path = folder / seg["file"]
+        where = str(path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise CheckpointError(f"{where}: cannot read segment ({exc.strerror})") from None
+        if len(data) != seg["bytes"] or blake2b(data, digest_size=16).hexdigest() != seg["blake2b"]:
+            raise CheckpointError(f"{where}: segment does not match the manifest (size or blake2b digest)")
+        if not data.startswith(SEGMENT_MAGIC):
+            raise CheckpointError(f"{where}: not a txncheck checkpoint segment")
+        r = _Reader(data, where, classes, self.table)
+        r.pos = len(SEGMENT_MAGIC)
+        ex, table = self.ex, self.table
+        n = r.count()
+        if n != seg["nodes"]:
+            r.fail("node count differs from the manifest")
+        for _ in range(n):
+            r.node()
+        n = r.count()
+        if n != seg["actions"]:
+            r.fail("action count differs from the manifest")
+        for k in r.ints(n):
+            a = table[k] if 0 <= k < len(table) else None
+            if not (isinstance(a, tuple) and len(a) == 2 and isinstance(a[0], str) and isinstance(a[1], tuple)):
+                r.fail("malformed action")
+            if a in ex.action_ids:
+                r.fail("duplicate action")
+            ex.action_ids[a] = len(ex.actions)
+            ex.actions.append(a)
+        n = r.count()
+        if n != seg["states"]:
+            r.fail("state count differs from the manifest")
+        ids, parents, actions = r.ints(n), r.ints(n), r.ints(n)
+        if n and (min(ids) < 0 or max(ids) >= len(table)):
+            r.fail("state refers to an undefined node")
+        base, n_act = len(ex.states), len(ex.actions)
+        for k in range(n):
+            j, p, a = base + k, parents[k], actions[k]
+            if not (-1 <= p < j) or not (-1 <= a < n_act) or ((p < 0) != (a < 0)):
+                r.fail(f"state {j} has an invalid parent pointer")
+            st = table[ids[k]]
+            if ex.index.setdefault(st, j) != j:
+                r.fail(f"state {j} repeats state {ex.index[st]}")
+            ex.states.append(st)
+        ex.parent.fromlist(parents.tolist())
+        ex.parent_action.fromlist(actions.tolist())
+        n = r.count()
+        if n != seg["edges"]:
+            r.fail("edge count differs from the manifest")
+        src, dst, act = r.ints(n), r.ints(n), r.ints(n)
+        if n and (min(min(src), min(dst), min(act)) < 0 or max(max(src), max(dst)) >= len(ex.states)
+                  or max(act) >= len(ex.actions)):
+            r.fail("edge refers to an unknown state or action")
+        for column, values in ((ex.src, src), (ex.dst, dst), (ex.act, act)):
+            column.fromlist(values.tolist())
+        if r.pos != len(data):
+            r.fail("trailing bytes")
+        # Continue the node table where the checkpoint left it, so later
+        # segments refer to these objects instead of writing them again.
+        nodes = self.nodes
+        for obj in table[len(nodes.objects):]:
+            nodes.ids[id(obj)] = len(nodes.objects)
+            nodes.objects.append(obj)
+
+    def _check_run(self, run: dict, where: str) -> None:
+        ex = self.ex
+        n = len(ex.states)
+        levels = run["levels"]
+        ok = (
+            0 <= run["lo"] <= run["next"] <= run["hi"] <= n
+            and len(levels) == run["depth"]
+            and all(a < b for a, b in zip(levels, levels[1:]))
+            and (not levels or (levels[0] == 0 and levels[-1] == run["lo"]))
+            and all(0 <= a < len(ex.actions) for a, _ in run["generated_by_action"])
+            and run["generated"] >= n
+        )
+        if not ok:
+            raise CheckpointError(f"{where}: inconsistent run counters (levels, queue bounds or counts)")
+        if not ex.edges_kept and ex.src:
+            raise CheckpointError(f"{where}: edges present in a checkpoint written without the state graph")
+        ex.levels[:] = levels
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise CheckpointError(f"{path}: cannot write checkpoint ({exc.strerror})") from None
+
+
+def open_checkpointer(job, ex):
+    """The run's Checkpointer and what it resumes from (None, None when not asked for)."""
+    folder = job.options.get("checkpoint") or job.options.get("resume")
+    if not folder:
+        return None, None
+    if job.options.get("fingerprints"):
+        raise CheckpointError("--checkpoint and --resume need the states; they do not go with --fingerprints")
+    interval = job.options.get("checkpoint_interval") or DEFAULT_INTERVAL
+    ck = Checkpointer(job, ex, folder, float(interval))
+    if job.options.get("resume"):
+        return ck, ck.load(job.options["resume"])
+    # A fresh run: an older checkpoint in the folder would be overwritten piecemeal, so drop it first.
+    for old in [ck.dir / MANIFEST, *ck.dir.glob("seg-*.bin")]:
+        try:
+            old.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise CheckpointError(f"{old}: cannot replace the old checkpoint ({exc.strerror})") from None
+    return ck, None

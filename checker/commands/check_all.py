@@ -1,0 +1,73 @@
+"""`txncheck check --all [DIR ...]`: the CI gate's command line (the gate itself is checker/gate.py)."""
+
+from __future__ import annotations
+
+import json
+
+from ..gate import ERROR, FAILED, GateResult, ModelResult, run_gate
+from ..model import ModelError, shipped_models_dir
+from ..progress import Progress
+
+MARK = {0: "PASS", 1: "FAIL", 2: "ERROR", 3: "INCOMPLETE"}
+
+
+def run_gate_command(args, options: dict) -> int:
+    from ..cli import UsageError
+
+    if options.get("checkpoint") or options.get("resume"):
+        raise UsageError("--checkpoint and --resume go with one MODEL, not with --all")
+    roots = args.model
+    if not roots:
+        shipped = shipped_models_dir()
+        if shipped is None:
+            raise ModelError("models/: no such folder (give the folder of model files)")
+        roots = [shipped]
+    progress = None if args.quiet else (lambda label: Progress(label))
+    echo = None if args.json else (lambda r: print(model_line(r), flush=True))
+    result = run_gate(roots, engine=args.engine, out_dir=args.out, max_seconds=args.max_seconds,
+                      max_states=args.max_states, progress_factory=progress, on_result=echo, options=options)
+    from ..reports.output import ReportError
+
+    try:
+        if args.junit:
+            from ..reports.junit import write_junit
+
+            write_junit(result, args.junit)
+        if args.sarif:
+            from ..reports.sarif import write_sarif
+
+            write_sarif(result, args.sarif)
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(summary_line(result))
+    return result.exit_code
+
+
+def model_line(r: ModelResult) -> str:
+    head = f"{MARK[r.exit_code]:<10} {r.shown}"
+    if r.error is not None:
+        return f"{MARK[r.exit_code]:<10} {r.error}" if str(r.path) in r.error else f"{head}: {r.error}"
+    o = r.report.outcome
+    stats = f"{o.distinct_states:,} distinct, {o.states_generated:,} generated, depth {o.depth}, {r.seconds:.2f}s"
+    want = r.model.expect.get("verdict", "ok")
+    got = o.verdict
+    if got == "violation":
+        got += " of " + ", ".join(f"{v.property} ({v.length} states)" for v in o.violations)
+    lines = [f"{head}: {got}; expected {want}" + (f" of {r.model.expect['property']}" if r.model.expect.get("property") else "")
+             + f" ({stats})"]
+    for c in r.cases:
+        if c.status in (FAILED, ERROR):
+            lines.append(f"           {c.name}: {c.message}")
+            if c.violation is not None and c.violation.trace_file:
+                lines.append(f"           trace: {c.violation.trace_file} (txncheck show it)")
+    return "\n".join(lines)
+
+
+def summary_line(result: GateResult) -> str:
+    n = result.counts()
+    bad = sum(1 for r in result.results if r.exit_code)
+    return (f"gate: {len(result.results)} models, {bad} not as expected; cases: {n['passed']} passed, "
+            f"{n['failed']} failed, {n['error']} errors, {n['skipped']} skipped")

@@ -1,0 +1,300 @@
+"""The CI gate: `txncheck check --all [DIR ...]`.
+
+Checks every model file under the given folders once, and judges each result
+against the model's own `[expect]` table (checker/model.py): a model that
+expects a violation of P passes only while P is still violated (with the
+expected shortest length, when one is given), and a model with no `[expect]`
+must hold. The verdicts become one test case per model and property, which the
+JUnit and SARIF reports (checker/reports/) and the pytest plugin render.
+
+Case statuses: passed, failed (the expectation does not hold), error (the
+model could not be checked: bad file, bad spec, engine error) and skipped
+(the search stopped at another property's violation before it could settle
+this one).
+
+Exit code of the gate, worst first: 2 if a model could not be checked, 1 if an
+expectation failed, 3 if a run stopped at a limit it was not expected to hit
+(or was interrupted), else 0.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .api import Report, check_model
+from .model import Model, ModelError, find_models, load_model
+
+PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+
+
+@dataclass
+class Case:
+    """One test case: a property of a model (or the model itself, when it cannot load)."""
+
+    name: str
+    status: str
+    message: str = ""
+    kind: str = "invariant"  # invariant | witness | deadlock | liveness | model
+    violation: Any = None    # the job.Violation behind the case, if any
+    detail: str = ""         # the trace table of a violation
+
+
+@dataclass
+class ModelResult:
+    path: Path
+    shown: str                     # the path as reports show it (relative to the cwd when possible)
+    model: Model | None = None
+    report: Report | None = None
+    error: str | None = None
+    cases: list[Case] = field(default_factory=list)
+    seconds: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        if self.error is not None or any(c.status == ERROR for c in self.cases):
+            return 2
+        if any(c.status == FAILED for c in self.cases) and not self._only_incomplete():
+            return 1
+        if self.interrupted or self._only_incomplete():
+            return 3
+        return 0
+
+    def _only_incomplete(self) -> bool:
+        """Every failure is an unexpected stop at a limit, not a wrong verdict."""
+        o = self.report.outcome if self.report else None
+        fails = [c for c in self.cases if c.status == FAILED]
+        return bool(fails) and o is not None and o.verdict == "incomplete" and all(
+            c.message.startswith("incomplete") for c in fails)
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0
+
+
+@dataclass
+class GateResult:
+    results: list[ModelResult]
+    roots: list[Path]
+
+    @property
+    def cases(self) -> list[tuple[ModelResult, Case]]:
+        return [(r, c) for r in self.results for c in r.cases]
+
+    def counts(self) -> dict[str, int]:
+        out = {PASSED: 0, FAILED: 0, ERROR: 0, SKIPPED: 0}
+        for _, c in self.cases:
+            out[c.status] += 1
+        return out
+
+    @property
+    def exit_code(self) -> int:
+        codes = {r.exit_code for r in self.results}
+        for code in (2, 1, 3):
+            if code in codes:
+                return code
+        return 0
+
+    def to_json(self) -> dict[str, Any]:
+        models = []
+        for r in self.results:
+            entry: dict[str, Any] = {"model": r.shown, "exit_code": r.exit_code, "seconds": round(r.seconds, 3)}
+            if r.model is not None:
+                entry["expect"] = r.model.expect
+            if r.report is not None:
+                entry["report"] = r.report.to_json()
+            if r.error is not None:
+                entry["error"] = r.error
+            entry["cases"] = [{"name": c.name, "kind": c.kind, "status": c.status, "message": c.message}
+                              for c in r.cases]
+            models.append(entry)
+        return {"gate": [str(p) for p in self.roots], "exit_code": self.exit_code,
+                "summary": {"models": len(self.results), **self.counts()}, "models": models}
+
+
+def collect(roots: list[str | Path]) -> list[Path]:
+    """Model files under the roots, each once, in a stable order."""
+    seen: set[Path] = set()
+    out = []
+    for root in roots:
+        root = Path(root)
+        if not root.exists():
+            raise ModelError(f"{root}: no such folder or model file")
+        for p in find_models(root):
+            key = p.resolve()
+            if key not in seen:
+                seen.add(key)
+                out.append(p)
+    return out
+
+
+def shown_path(p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+def run_gate(
+    roots: list[str | Path],
+    *,
+    engine: str | None = None,
+    out_dir: str | Path = "out",
+    max_seconds: float | None = None,
+    max_states: int | None = None,
+    progress_factory: Callable[[str], Any] | None = None,
+    on_result: Callable[[ModelResult], None] | None = None,
+    options: dict | None = None,
+) -> GateResult:
+    """Check every model under `roots` against its expectation."""
+    paths = collect(roots)
+    results = []
+    for k, path in enumerate(paths):
+        r = check_one(path, engine=engine, out_dir=_trace_dir(out_dir, path, roots), max_seconds=max_seconds,
+                      max_states=max_states, options=options,
+                      progress=progress_factory(f"{shown_path(path)}: ") if progress_factory else None)
+        results.append(r)
+        if on_result:
+            on_result(r)
+        if r.interrupted:  # Ctrl-C: stop the gate, report what was done
+            break
+    return GateResult(results, [Path(r) for r in roots])
+
+
+def _trace_dir(out_dir, path: Path, roots) -> Path:
+    """Traces go to OUT/<folder of the model relative to its root>, so equal stems do not collide."""
+    out = Path(out_dir)
+    for root in roots:
+        root = Path(root)
+        if root.is_dir():
+            try:
+                return out / path.resolve().parent.relative_to(root.resolve())
+            except ValueError:
+                continue
+    return out
+
+
+def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "out", progress=None,
+              max_seconds: float | None = None, max_states: int | None = None,
+              options: dict | None = None) -> ModelResult:
+    """Check one model file and judge it; never raises for a bad model."""
+    from .cli import bad_input_errors
+
+    r = ModelResult(path, shown_path(path))
+    t0 = time.monotonic()
+    try:
+        r.model = load_model(path)
+        engine_name = engine or r.model.raw.get("engine") or "bfs"
+        if not isinstance(engine_name, str):
+            raise ModelError(f"{path}: 'engine' must be a string")
+        r.report = check_model(r.model, engine=engine_name, out_dir=out_dir, progress=progress,
+                               max_seconds=max_seconds, max_states=max_states, options=options)
+    except bad_input_errors() as exc:
+        r.error = str(exc)
+    except Exception as exc:  # a crash inside a spec must not stop the gate
+        r.error = f"{path}: internal error: {type(exc).__name__}: {exc}".splitlines()[0]
+    r.seconds = time.monotonic() - t0
+    if r.error is not None:
+        r.cases = [Case("load", ERROR, r.error, kind="model")]
+    else:
+        r.cases = judge(r.model, r.report)
+        r.interrupted = r.report.outcome.incomplete_reason == "interrupted"
+        r.report.outcome.exploration = None  # the state graph is not needed any more; a gate holds many models
+    return r
+
+
+def property_names(m: Model, report: Report) -> list[tuple[str, str]]:
+    """(name, kind) of everything the model checks, in the order reports show them."""
+    names = [(n, "invariant") for n in m.selected_properties(report.spec)]
+    names += [(w, "witness") for w in m.witnesses]
+    if m.deadlock:
+        names.append(("Deadlock", "deadlock"))
+    names += [(t, "liveness") for t in getattr(m, "temporal", {}) or {}]
+    known = {n for n, _ in names}
+    names += [(v.property, v.kind) for v in report.outcome.violations if v.property not in known]
+    return names
+
+
+def judge(m: Model, report: Report) -> list[Case]:
+    o = report.outcome
+    expect = m.expect
+    want = expect.get("verdict", "ok")
+    want_prop = expect.get("property")
+    want_len = expect.get("length")
+    violated = {v.property: v for v in o.violations}
+    names = property_names(m, report)
+    stopped_at = next((v.property for v in o.violations if v.kind != "witness"), None)
+    cases = []
+    if want_prop is not None and want_prop not in {n for n, _ in names}:
+        cases.append(Case("expect", ERROR, f"{m.path}: [expect] property {want_prop!r} is not checked by this model",
+                          kind="model"))
+    for name, kind in names:
+        v = violated.get(name)
+        expected_here = want == "violation" and (want_prop == name or (want_prop is None and v is not None))
+        if v is not None:
+            if expected_here:
+                if want_len is not None and v.length != want_len:
+                    c = Case(name, FAILED, f"expected a shortest counterexample of {want_len} states, "
+                                           f"found one of {v.length}", kind, v)
+                else:
+                    c = Case(name, PASSED, f"violated as expected, in {v.length} states", kind, v)
+            elif kind == "witness":
+                c = Case(name, FAILED, "no reachable state satisfies this witness", kind, v)
+            else:
+                c = Case(name, FAILED, f"{kind} {name} violated; shortest counterexample has {v.length} states",
+                         kind, v)
+            c.detail = trace_table(report, v)
+        elif expected_here:
+            if o.verdict == "incomplete":
+                c = Case(name, FAILED, f"incomplete ({o.incomplete_reason}): the expected violation of {name} "
+                                       "was not found in the explored part", kind)
+            elif stopped_at is not None:
+                c = Case(name, FAILED, f"expected a violation of {name}; the search stopped at a violation of "
+                                       f"{stopped_at} first", kind)
+            else:
+                c = Case(name, FAILED, f"expected a violation of {name}; it holds in all "
+                                       f"{o.distinct_states:,} reachable states", kind)
+        elif o.verdict == "ok" or (kind == "witness" and o.witnesses_found.get(name)):
+            c = Case(name, PASSED, _held(kind, o), kind)
+        elif o.verdict == "violation":
+            c = Case(name, SKIPPED, f"not settled: the search stopped at the violation of {stopped_at}", kind)
+        elif want == "incomplete":
+            c = Case(name, PASSED, f"no violation in the explored part ({o.incomplete_reason}), as expected", kind)
+        else:
+            c = Case(name, FAILED, f"incomplete ({o.incomplete_reason}): not settled", kind)
+        cases.append(c)
+    if want == "violation" and want_prop is None and not o.violations:
+        cases.append(Case("expect", FAILED, "expected a violation; every property holds" if o.verdict == "ok"
+                          else f"incomplete ({o.incomplete_reason}): the expected violation was not found", "model"))
+    if want == "incomplete" and o.verdict == "ok":
+        cases.append(Case("expect", FAILED, "expected the run to stop at a limit, but it completed", "model"))
+    if want == "ok" and o.verdict == "incomplete" and not names:
+        cases.append(Case("expect", FAILED, f"incomplete ({o.incomplete_reason})", "model"))
+    return cases
+
+
+def _held(kind: str, o) -> str:
+    if kind == "witness":
+        return "some reachable state satisfies it"
+    if kind == "liveness":
+        return "holds on every behaviour"
+    return f"holds in all {o.distinct_states:,} reachable states"
+
+
+def trace_table(report: Report, v) -> str:
+    """The violation's trace as the step table of `txncheck show`."""
+    if not v.path:
+        return ""
+    from .itf import parse_trace, read_trace, trace_document
+    from .render.table import render_table
+
+    try:
+        trace = read_trace(v.trace_file) if v.trace_file else parse_trace(trace_document(
+            report.spec, v.path, loop=v.loop, meta={"property": v.property, "kind": v.kind,
+                                                    "model": str(report.model.path)}))
+        return render_table(trace)
+    except Exception as exc:  # the table is a courtesy; the verdict stands without it
+        return f"(trace table unavailable: {exc})"

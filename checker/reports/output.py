@@ -1,0 +1,27 @@
+"""Writing a report file: atomically (temp file + rename), so CI never uploads half a report."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+class ReportError(ValueError):
+    """A report that cannot be written; one line naming the file."""
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a report is an ordinary file
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot write report ({exc.strerror})") from None
+    return path
