@@ -162,6 +162,9 @@ def write_json_atomic(path: str | Path, doc: Any) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a trace is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         try:
