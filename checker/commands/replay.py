@@ -23,6 +23,10 @@ def register(sub) -> None:
                                                       "(default: a private one started on loopback)")
     p.add_argument("--zk-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="with --store zookeeper: the bound on each request (default 5)")
+    p.add_argument("--zk-watches", choices=("oneshot", "persistent"), default=None,
+                   help="with --store zookeeper: how the store hears of its own commits: one-shot watches "
+                        "re-registered after each event (default) or one persistent recursive watch "
+                        "(ZooKeeper 3.6+ AddWatch). Independent of --watches")
     p.add_argument("--watches", choices=("point", "oneshot"), default="point",
                    help="how participants hear of header changes: point watches (the spec's model, default) or "
                         "ZooKeeper-style one-shot watches, re-registered only when the event is processed")
@@ -32,10 +36,11 @@ def register(sub) -> None:
 def run(args) -> int:
     if args.store == "zookeeper":
         return _run_on_zookeeper(args)
-    if args.zk is not None:
-        from ..cli import UsageError
+    for given, flag in ((args.zk, "--zk"), (args.zk_watches, "--zk-watches")):
+        if given is not None:
+            from ..cli import UsageError
 
-        raise UsageError("--zk needs --store zookeeper")
+            raise UsageError(f"{flag} needs --store zookeeper")
     return _print(args, replay(args.trace, variant=args.variant, bridge_options={"watch_style": args.watches}))
 
 
@@ -49,6 +54,7 @@ def _print(args, res: Result) -> int:
 
 def _run_on_zookeeper(args) -> int:
     from ...reference.store.zk_factory import check_hosts, zookeeper_stores
+    from ...reference.store.zookeeper import ZooKeeperUnsupported
     from ...reference.zkserver import ZooKeeperMissing, ZooKeeperStartError
     from ..cli import EXIT_INCOMPLETE, UsageError
 
@@ -59,14 +65,15 @@ def _run_on_zookeeper(args) -> int:
     if not 0 < args.zk_timeout <= 600:
         raise UsageError(f"--zk-timeout {args.zk_timeout:g}: expected 0 < seconds <= 600")
     try:
-        with zookeeper_stores(hosts, timeout=args.zk_timeout) as factory:
+        watches = args.zk_watches or "oneshot"
+        with zookeeper_stores(hosts, timeout=args.zk_timeout, watches=watches) as factory:
             res = replay(args.trace, variant=args.variant,
                          bridge_options={"store": factory, "watch_style": args.watches})
             rc = _print(args, res)
             if not args.json:
-                print(f"(store: {factory.description}, {factory.requests} requests)")
+                print(f"(store: {factory.description}, {watches} watches, {factory.requests} requests)")
             return rc
-    except (ConnectionError, ZooKeeperMissing, ZooKeeperStartError) as exc:
+    except (ConnectionError, ZooKeeperMissing, ZooKeeperStartError, ZooKeeperUnsupported) as exc:
         where = "; ".join(getattr(exc, "__notes__", ()))
         print(f"txncheck: error: {args.trace}: replay incomplete{f' at {where}' if where else ''}: {exc}",
               file=sys.stderr)

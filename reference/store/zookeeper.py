@@ -32,10 +32,10 @@ The counter gives `<prefix><n:010d>` with n = 1, 2, ... as the in-memory
 store does.
 
 Change feed and determinism. ZooKeeper notifications carry no data and
-arrive on kazoo's threads. The store watches its data tree with kazoo's
-`TreeCache` recipe, which uses standard one-shot watches (a data watch and
-a child watch per znode) and re-registers each one, re-reading the node,
-after every event. The recipe's events go into a buffer; nothing acts on
+arrive on kazoo's threads. With `watches="oneshot"` (the default) the store
+watches its data tree with kazoo's `TreeCache` recipe, which uses standard
+one-shot watches (a data watch and a child watch per znode) and
+re-registers each one, re-reading the node, after every event. The recipe's events go into a buffer; nothing acts on
 them there. After each of its own commits the store waits (bounded) for the
 notification of exactly that change -- same path, kind and znode version --
 and only then hands it to `listen()` listeners, in the driver's thread.
@@ -50,10 +50,26 @@ later version than the one committed (a change that landed between the
 event and the re-registration, which ZooKeeper does not notify), the store
 raises `NotificationMissed` naming the path and versions.
 
-Persistent recursive watches (ZooKeeper 3.6+, `AddWatch`) are the other
-ZooKeeper style; kazoo 2.11 (the newest release) has no API for them (the
-pull request adding `add_watch`, python-zk/kazoo#715, is not merged), so
-`watches="persistent"` is refused with one line.
+With `watches="persistent"` the store uses the other ZooKeeper style
+instead: one persistent recursive watch (ZooKeeper 3.6+ `AddWatch`) on
+`<root>/data`, added through `zk_persistent` since kazoo has no API for it.
+It is never re-registered, so no change can fall between an event and a
+re-registration; its events carry a path and a kind but no data or version.
+The store buffers them the same way and, after each commit, waits for the
+one event of that commit: the record's path, created for version 0,
+changed for a later version, deleted for a delete. Events arrive in the
+server's order, one per change, so the store also keeps the last version
+each path was reported at: a commit that replaced a version the watch never
+reported, or an event for a record this store did not write, is a change
+that was not notified to it (another writer, or a write made while the
+session was reconnecting), and raises `NotificationMissed`. (The check is
+by version: another session's delete and re-create that ends at the version
+last reported goes unseen.) The notification of the store's own write
+cannot be lost to a reconnection: the watch is re-added ahead of the
+requests queued while disconnected (see `zk_persistent`). The event's
+value is the committed one; its zxid is the multi's, from the reply header.
+A server older than 3.6 answers AddWatch with UNIMPLEMENTED, which is
+refused with one line (`ZooKeeperUnsupported`).
 
 Faults. Every request waits at most `timeout` seconds. A server that does
 not answer, a lost connection during a request (whose outcome is then
@@ -76,12 +92,13 @@ from typing import Any, Callable, Mapping
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (BadVersionError, ConnectionClosedError, ConnectionLoss, NoNodeError, NodeExistsError,
-                              NotEmptyError, RolledBackError, SessionExpiredError)
+                              NotEmptyError, RolledBackError, SessionExpiredError, UnimplementedError)
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.states import KazooState
+from kazoo.protocol.states import EventType, KazooState
 from kazoo.recipe.cache import TreeCache, TreeEvent
 
 from .api import NEW, BadVersion, ChangeEvent, Index, MetadataStore, Record
+from .zk_persistent import PersistentWatches
 
 WATCH_STYLES = ("oneshot", "persistent")
 _RETRIES = 20
@@ -158,11 +175,6 @@ class ZooKeeperMetadataStore(MetadataStore):
                  timeout: float = 5.0, session_timeout: float = 10.0) -> None:
         if watches not in WATCH_STYLES:
             raise ValueError(f"unknown ZooKeeper watch style {watches!r} (known: {', '.join(WATCH_STYLES)})")
-        if watches == "persistent":
-            why = ("this backend does not use kazoo's add_watch yet" if hasattr(KazooClient, "add_watch")
-                   else "the installed kazoo has no add_watch")
-            raise ZooKeeperUnsupported("persistent recursive watches (ZooKeeper 3.6+ AddWatch) are not "
-                                       f"available: {why}; use watches='oneshot'")
         self.hosts = hosts
         self.root = root or f"/txncheck/{uuid.uuid4().hex[:12]}"
         self.timeout = timeout
@@ -173,6 +185,10 @@ class ZooKeeperMetadataStore(MetadataStore):
         self._events: deque = deque()
         self._cv = threading.Condition()
         self._expired = False
+        self._new_dirs: set[str] = set()  # data directories this store created, their event still to come
+        self._reported: dict[str, int] = {}  # persistent mode: record znode -> last version notified
+        self._committed: tuple = (None, None, 0)  # the last commit: (old version, value, zxid)
+        self._tree = self._persistent = None
         self.requests = 0  # ZooKeeper requests issued (a cost figure)
         self._client = KazooClient(hosts=hosts, timeout=session_timeout, command_retry=None,
                                    connection_retry={"max_tries": -1, "delay": 0.05, "backoff": 1.5,
@@ -188,11 +204,19 @@ class ZooKeeperMetadataStore(MetadataStore):
         try:
             for d in ("data", "index", "partition", "seq"):
                 self._ensure_dir(f"{self.root}/{d}")
-            self._tree = TreeCache(self._client, self._data)
-            self._tree.listen(self._on_tree)
-            self._tree.listen_fault(self._on_tree_fault)
-            self._tree.start()
-            self._await(lambda ev: ev.event_type == TreeEvent.INITIALIZED, "the watch tree's initial load")
+            if watches == "persistent":
+                self._persistent = PersistentWatches.of(self._client)
+                try:
+                    self._wait(f"AddWatch {self._data}", self._persistent.add(self._data, self._on_tree))
+                except UnimplementedError:
+                    raise ZooKeeperUnsupported(f"ZooKeeper at {hosts} does not implement AddWatch: persistent "
+                                               "recursive watches need ZooKeeper 3.6+ (one-shot ones do not)") from None
+            else:
+                self._tree = TreeCache(self._client, self._data)
+                self._tree.listen(self._on_tree)
+                self._tree.listen_fault(self._on_tree_fault)
+                self._tree.start()
+                self._await(lambda ev: ev.event_type == TreeEvent.INITIALIZED, "the watch tree's initial load")
         except BaseException:
             self.close(drop=False)
             raise
@@ -226,6 +250,8 @@ class ZooKeeperMetadataStore(MetadataStore):
                 continue
             try:
                 self._wait(f"create {p}", self._client.create_async(p, b""))
+                if p.startswith(self._data + "/"):
+                    self._new_dirs.add(p)
             except NodeExistsError:
                 pass
             self._dirs.add(p)
@@ -326,6 +352,7 @@ class ZooKeeperMetadataStore(MetadataStore):
         results = self._wait(what, tx.commit_async())
         errors = [r for r in results if isinstance(r, Exception)]
         if not errors:
+            self._zxid = self._client.last_zxid or 0  # the multi's own: set from its reply header
             return results
         real = [r for r in errors if not isinstance(r, RolledBackError)]
         if real and isinstance(real[0], (BadVersionError, NodeExistsError, NoNodeError)) and \
@@ -356,6 +383,7 @@ class ZooKeeperMetadataStore(MetadataStore):
                 tx.set_data(self._z(path), encode_record(data_value, pk), version=old.version)
             self._sidecars(tx, path, old, rec)
             if self._commit(tx, f"put {path}") is not None:
+                self._committed = (actual, data_value, self._zxid)
                 self._notify(path, "put", rec.version)
                 return rec
             if expected_version is not None:
@@ -384,6 +412,7 @@ class ZooKeeperMetadataStore(MetadataStore):
             tx.create(self._z(path), encode_record(rec.value, partition_key))
             self._sidecars(tx, path, None, rec)
             if self._commit(tx, f"create {path}") is not None:
+                self._committed = (None, rec.value, self._zxid)
                 self._notify(path, "put", 0)
                 return rec
         raise RuntimeError(f"create_sequential {prefix}: lost {_RETRIES} races in a row")
@@ -402,6 +431,7 @@ class ZooKeeperMetadataStore(MetadataStore):
             tx.delete(self._z(path), version=old.version)
             self._sidecars(tx, path, old, None)
             if self._commit(tx, f"delete {path}") is not None:
+                self._committed = (old.version, None, self._zxid)
                 self._notify(path, "delete", None)
                 return True
             if expected_version is not None:
@@ -460,6 +490,8 @@ class ZooKeeperMetadataStore(MetadataStore):
 
     def _notify(self, path: str, kind: str, version: int | None) -> None:
         """Wait for the notification of this commit, then feed it to the listeners."""
+        if self._persistent is not None:
+            return self._notify_persistent(path, kind, version)
         zpath = self._z(path)
         want = TreeEvent.NODE_REMOVED if kind == "delete" else (
             TreeEvent.NODE_ADDED if version == 0 else TreeEvent.NODE_UPDATED)
@@ -497,6 +529,52 @@ class ZooKeeperMetadataStore(MetadataStore):
         for listener in list(self._listeners):
             listener(change)
 
+    def _notify_persistent(self, path: str, kind: str, version: int | None) -> None:
+        zpath = self._z(path)
+        old, value, zxid = self._committed
+        want = EventType.DELETED if kind == "delete" else EventType.CREATED if version == 0 else EventType.CHANGED
+        what = f"{kind} {path}" + (f" (version {version})" if version is not None else "")
+        pw = self._persistent
+        if pw.failures:
+            where, exc = pw.failures[0]
+            raise NotificationMissed(f"the persistent watch on {where} was not re-added after a reconnection "
+                                     f"({exc!r}); changes since then may be unnotified ({what})")
+
+        def match(ev) -> bool:
+            if ev.type == EventType.CREATED and ev.path in self._new_dirs:
+                self._new_dirs.discard(ev.path)
+                return False  # an intermediate znode this store made
+            if ev.path != zpath:
+                raise NotificationMissed(f"while waiting for the notification of {what} the persistent watch "
+                                         f"reported {ev.type.lower()} {ev.path[len(self._data):] or '/'}, a change "
+                                         "this store did not make (another writer)")
+            return True
+
+        window = f" (the session reconnected {pw.reconnections} time(s))" if pw.reconnections else ""
+        try:
+            ev = self._await(match, what)
+        except NotificationMissed as exc:
+            exc.args = (exc.args[0] + window,)
+            raise
+        if ev.type != want:
+            raise NotificationMissed(f"{what} committed, but the persistent watch's next event for it was "
+                                     f"{ev.type.lower()}: the store and the watch disagree")
+        last = self._reported.get(zpath, old)
+        if last != old:
+            raise NotificationMissed(f"{what} replaced version {old}, but the persistent watch last reported "
+                                     f"version {last}: a change in between was not notified (another writer, "
+                                     "or one made while the session reconnected)" + window)
+        if version is None:
+            self._reported.pop(zpath, None)
+        else:
+            self._reported[zpath] = version
+        if kind == "put":
+            change = ChangeEvent(zxid, path, "put", version, decode_record(encode_record(value, None))[0])
+        else:
+            change = ChangeEvent(zxid, path, "delete", None, None)
+        for listener in list(self._listeners):
+            listener(change)
+
     def _drop(self, zpath: str) -> None:
         for n in self._list(zpath):
             self._drop(f"{zpath}/{n}")
@@ -509,7 +587,7 @@ class ZooKeeperMetadataStore(MetadataStore):
         if getattr(self, "_closed", False):
             return
         self._closed = True
-        tree = getattr(self, "_tree", None)
+        tree = getattr(self, "_tree", None)  # persistent watches end with the session
         if tree is not None:
             tree.close()
         if drop and self._client.connected:

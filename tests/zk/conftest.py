@@ -5,6 +5,7 @@ package or java is absent."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,20 @@ def pid_alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@contextmanager
+def raw_client(hosts, **options):
+    """A plain kazoo client, always stopped."""
+    from kazoo.client import KazooClient
+
+    c = KazooClient(hosts=hosts, **options)
+    c.start(timeout=5)
+    try:
+        yield c
+    finally:
+        c.stop()
+        c.close()
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@ must report rather than hide."""
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
 
 import pytest
 from hypothesis import given, settings
@@ -16,23 +15,13 @@ from kazoo.client import KazooClient
 from txncheck.reference.store import BadVersion, Index, InMemoryMetadataStore
 from txncheck.reference.store.api import NEW
 from txncheck.reference.store.zookeeper import (NotificationMissed, ZooKeeperMetadataStore, ZooKeeperUnavailable,
-                                                ZooKeeperUnsupported, decode_record, encode_record)
+                                                decode_record, encode_record)
 from txncheck.reference.zkserver import free_port
 
-from .conftest import needs_zookeeper
+from .conftest import needs_zookeeper, raw_client
 
 pytestmark = needs_zookeeper
-
-
-@contextmanager
-def raw_client(hosts):
-    c = KazooClient(hosts=hosts)
-    c.start(timeout=5)
-    try:
-        yield c
-    finally:
-        c.stop()
-        c.close()
+STYLES = pytest.mark.parametrize("watches", ["oneshot", "persistent"])
 
 
 BY_SEG = Index("by-seg", "/op/", lambda v: (v["seg"], v["n"]) if v["kind"] == "w" else None)
@@ -77,10 +66,11 @@ def snapshot(store):
     }
 
 
+@STYLES
 @settings(max_examples=12, deadline=None)
 @given(program=st.lists(ops, min_size=1, max_size=14))
-def test_same_answers_as_the_in_memory_store(zk_server, program):
-    mem, zk = InMemoryMetadataStore(), ZooKeeperMetadataStore(zk_server.hosts)
+def test_same_answers_as_the_in_memory_store(zk_server, watches, program):
+    mem, zk = InMemoryMetadataStore(), ZooKeeperMetadataStore(zk_server.hosts, watches=watches)
     try:
         feeds = ([], [])
         for store, feed in zip((mem, zk), feeds):
@@ -109,13 +99,14 @@ def test_an_index_added_late_covers_existing_records(zk_store):
     assert zk_store.scan("by-seg") == [(("s2", 0), "/op/1")]
 
 
-def test_a_lost_cas_leaves_record_and_index_untouched(zk_server, monkeypatch):
+@STYLES
+def test_a_lost_cas_leaves_record_and_index_untouched(zk_server, monkeypatch, watches):
     """Two clients on one namespace. b reads version 0, a writes version 1,
     then b's multi (conditioned on version 0) is rejected whole: neither the
     record nor b's index entries change. b then hears a's change, which it did
     not make, and says so instead of passing it on as its own."""
-    a = ZooKeeperMetadataStore(zk_server.hosts)
-    b = ZooKeeperMetadataStore(zk_server.hosts, root=a.root)
+    a = ZooKeeperMetadataStore(zk_server.hosts, watches=watches)
+    b = ZooKeeperMetadataStore(zk_server.hosts, root=a.root, watches=watches)
     try:
         for s in (a, b):
             s.add_index(BY_SEG)
@@ -174,15 +165,24 @@ def test_concurrent_cas_writers_one_wins_and_the_index_agrees(zk_server):
         root.close()
 
 
-def test_the_feed_waits_for_zookeepers_own_notification(zk_store):
+@STYLES
+def test_the_feed_waits_for_zookeepers_own_notification(zk_server, watches):
+    store = ZooKeeperMetadataStore(zk_server.hosts, watches=watches)
     seen = []
-    zk_store.listen(lambda ev: seen.append((ev.kind, ev.path, ev.version, ev.zxid)))
-    zk_store.put("/h/1", {"s": "OPEN"})
-    zk_store.put("/h/1", {"s": "COMMITTED"})
-    zk_store.delete("/h/1")
+    store.listen(lambda ev: seen.append((ev.kind, ev.path, ev.version, ev.zxid)))
+    try:
+        store.put("/h/1", {"s": "OPEN"})
+        store.put("/h/1", {"s": "COMMITTED"})
+        store.delete("/h/1")
+        with raw_client(zk_server.hosts) as raw:
+            raw.create(f"{store.root}/data/h/2", b"")
+            _, stat = raw.get(f"{store.root}/data/h/2")
+    finally:
+        store.close()
     assert [s[:3] for s in seen] == [("put", "/h/1", 0), ("put", "/h/1", 1), ("delete", "/h/1", None)]
     zxids = [s[3] for s in seen]
-    assert zxids == sorted(zxids) and len(set(zxids)) == 3  # ZooKeeper's own transaction ids
+    # ZooKeeper's own transaction ids, each before the next write's
+    assert zxids == sorted(zxids) and len(set(zxids)) == 3 and zxids[-1] < stat.czxid
 
 
 def test_one_shot_watches_miss_a_change_before_reregistration(zk_server):
@@ -212,11 +212,9 @@ def test_one_shot_watches_miss_a_change_before_reregistration(zk_server):
         c.delete("/oneshot-demo", recursive=True)
 
 
-def test_persistent_recursive_watches_are_refused_in_one_line():
-    """kazoo (2.11) has no AddWatch; the store says so instead of quietly
-    falling back to one-shot watches."""
-    with pytest.raises(ZooKeeperUnsupported, match="persistent recursive watches .* add_watch") as info:
-        ZooKeeperMetadataStore("127.0.0.1:1", watches="persistent")
+def test_an_unknown_watch_style_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="unknown ZooKeeper watch style 'recursive'") as info:
+        ZooKeeperMetadataStore("127.0.0.1:1", watches="recursive")
     assert "\n" not in str(info.value)
 
 
