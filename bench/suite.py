@@ -1,0 +1,140 @@
+"""The benchmark suite: fixed configurations, one Markdown table.
+
+    .venv/bin/python bench/suite.py                 # every configuration
+    .venv/bin/python bench/suite.py --only twophase-rm7
+    .venv/bin/python bench/suite.py --list
+
+Each run is a separate `txncheck check --json --no-graph` process, so its
+peak RSS and CPU time are its own. Figures: distinct states, states
+generated, depth, wall and CPU seconds, states generated per CPU second
+(the process's whole CPU time, start-up included, so a shared machine's
+load does not distort it), peak RSS, the RSS above an idle baseline per
+million distinct states, and the reduction ratio (unreduced distinct /
+distinct) against the unreduced run of the same model. Every run is capped
+at --max-seconds (default 600).
+
+The configurations are fixed here; PIP-473 ones run when its model files
+exist (models/pip473/*larger*.toml are picked up as the larger bounds), and
+--model adds any model file. Timings depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TXNCHECK = [sys.executable, "-m", "txncheck.checker.cli"]
+
+TWOPHASE = """spec = "twophase"
+properties = ["TPTypeOK", "TCConsistent"]
+deadlock = true
+[constants]
+rm = {rm}
+"""
+
+# name -> (model file text or path under models/, the runs: label -> extra flags)
+CONFIGS: dict[str, tuple[str, dict[str, list[str]]]] = {
+    "twophase-rm7": (TWOPHASE.format(rm=7), {
+        "unreduced": [], "no-compact": ["--no-compact"], "fingerprints": ["--fingerprints"],
+        "symmetry": ["--symmetry"], "por": ["--por"]}),
+    "twophase-rm8": (TWOPHASE.format(rm=8), {
+        "unreduced": [], "symmetry": ["--symmetry"]}),
+}
+PIP473 = {  # the standard bounds: the shipped models
+    "pip473-merged": "pip473/merged.toml",
+    "pip473-fixed": "pip473/fixed.toml",
+}
+LARGER = "pip473/*larger*.toml"  # larger bounds, when such models are shipped
+PIP473_RUNS = {"unreduced": [], "no-compact": ["--no-compact"], "fingerprints": ["--fingerprints"],
+               "symmetry": ["--symmetry"], "por": ["--por"], "symmetry+por": ["--symmetry", "--por"]}
+
+
+def configurations(extra=()) -> dict[str, tuple[Path, dict[str, list[str]]]]:
+    out = {}
+    tmp = Path(tempfile.mkdtemp(prefix="txncheck-bench-"))
+    for name, (text, runs) in CONFIGS.items():
+        p = tmp / f"{name}.toml"
+        p.write_text(text)
+        out[name] = (p, runs)
+    for name, rel in PIP473.items():
+        p = ROOT / "models" / rel
+        if p.exists():
+            out[name] = (p, PIP473_RUNS)
+    for p in sorted((ROOT / "models").glob(LARGER)):
+        out[p.stem] = (p, PIP473_RUNS)
+    for p in extra:
+        out[Path(p).stem] = (Path(p), PIP473_RUNS)
+    return out
+
+
+def run_one(model: Path, flags: list[str], max_seconds: float) -> dict:
+    cmd = [*TXNCHECK, "check", str(model), "--json", "--quiet", "--no-graph",
+           "--out", tempfile.mkdtemp(prefix="txncheck-bench-out-"), "--max-seconds", str(max_seconds), *flags]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode == 2:
+        return {"error": p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "exit 2"}
+    r = json.loads(p.stdout)
+    r["cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return r
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", action="append", help="configuration name (repeatable)")
+    ap.add_argument("--runs", help="comma-separated run labels to keep (e.g. unreduced,symmetry)")
+    ap.add_argument("--max-seconds", type=float, default=600)
+    ap.add_argument("--model", action="append", default=[], help="also run this model file (repeatable)")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args(argv)
+    configs = configurations(args.model)
+    if args.list:
+        for name, (p, runs) in configs.items():
+            print(f"{name}: {p.name} [{', '.join(runs)}]")
+        return 0
+    keep = set(args.runs.split(",")) if args.runs else None
+    baseline = _baseline()
+    print(f"idle baseline RSS: {baseline:.0f} MiB (python, z3 and txncheck loaded)\n")
+    print("| configuration | run | verdict | distinct | generated | depth | wall s | CPU s | generated/CPU s "
+          "| peak RSS MiB | MiB / M states | reduction |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, (model, runs) in configs.items():
+        if args.only and name not in args.only:
+            continue
+        unreduced = None
+        for label, flags in runs.items():
+            if keep and label not in keep:
+                continue
+            r = run_one(model, flags, args.max_seconds)
+            if "error" in r:
+                print(f"| {name} | {label} | error: {r['error']} | | | | | | | | | |")
+                continue
+            d = r["distinct_states"]
+            if label == "unreduced" and r["verdict"] != "incomplete":
+                unreduced = d
+            # per million states; blank for small runs, where the baseline is all there is
+            per_m = f"{(r['peak_memory_mb'] - baseline) / d * 1e6:,.0f}" if d >= 50_000 else ""
+            ratio = f"{unreduced / d:.1f}x" if unreduced and label != "unreduced" else ""
+            cpu = r["cpu_seconds"]  # the whole process, start-up included
+            rate = r["states_generated"] / cpu if cpu > 0 else 0
+            print(f"| {name} | {label} | {r['verdict']} | {d:,} | {r['states_generated']:,} | {r['depth']} "
+                  f"| {r['seconds']:.1f} | {cpu:.1f} | {rate:,.0f} | {r['peak_memory_mb']:.0f} "
+                  f"| {per_m} | {ratio} |", flush=True)
+    return 0
+
+
+def _baseline() -> float:
+    """Peak RSS of a trivial check: the interpreter, z3 and txncheck."""
+    r = run_one(ROOT / "models" / "classic" / "tcommit-rm3.toml", [], 60)
+    return float(r["peak_memory_mb"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""State-space reductions and visited-set modes for the bfs engine.
+
+* `--symmetry`: explore one representative per orbit of the spec's
+  symmetric sorts (`symmetry.py`).
+* `--por`: partial-order reduction for safety, stubborn sets with the BFS
+  cycle proviso (`por.py`).
+* `--fingerprints`: keep 64-bit fingerprints instead of states
+  (`fingerprints.py`); `--exact` keeps full states (the default).
+* Stored states share their equal parts (`sharing.py`); `--no-compact`
+  turns it off.
+
+Symmetry and POR are spec transformers: objects with the spec API that the
+engine explores in place of the spec, so the engine's loop is unchanged.
+The engine calls `reduce`, then `exploration`, then `finish`.
+"""
+
+from __future__ import annotations
+
+from .por import PartialOrderReduced
+from .symmetry import ReductionError, SymmetryReduced
+
+OPTIONS = {"symmetry", "por", "fingerprints", "exact", "no_compact"}
+
+
+def reduce(job):
+    """The spec the engine explores: job.spec, wrapped as the options ask."""
+    opts = job.options
+    if opts.get("fingerprints") and opts.get("exact"):
+        raise ReductionError("--exact and --fingerprints exclude each other")
+    if opts.get("fingerprints") and (opts.get("checkpoint") or opts.get("resume")):
+        raise ReductionError("--fingerprints does not keep the states a checkpoint needs; use one or the other")
+    spec = job.spec
+    model = opts.get("model")
+    if (opts.get("por") or opts.get("symmetry")) and getattr(model, "temporal", None):
+        flag = "--por" if opts.get("por") else "--symmetry"
+        raise ReductionError(f"{flag} preserves safety properties only, and this model has [temporal] properties")
+    if opts.get("por"):
+        spec = PartialOrderReduced(spec, {**job.properties, **job.witnesses})
+    if opts.get("symmetry"):
+        from .symmetry import check_symmetric
+
+        check_symmetric(job.spec, {**job.properties, **job.witnesses})
+        spec = SymmetryReduced(spec)
+    return spec
+
+
+def sharer(job):
+    """A Sharer for the stored states, unless --no-compact."""
+    if job.options.get("no_compact"):
+        return None
+    from .sharing import Sharer
+
+    return Sharer()
+
+
+def exploration(job, spec):
+    """The engine's Exploration for this job, with POR's proviso attached to
+    its visited set."""
+    from ..engines.bfs import Exploration
+
+    if job.options.get("fingerprints"):
+        from .fingerprints import FingerprintExploration
+
+        ex = FingerprintExploration(spec)
+    else:
+        ex = Exploration(spec)
+    por = _layer(spec, PartialOrderReduced)
+    if por is not None:
+        por.seen = ex.index.__contains__
+        sym = _layer(spec, SymmetryReduced)
+        if sym is not None:
+            por.key = sym.canonical
+    return ex
+
+
+def finish(job, spec, outcome):
+    """Concrete counterexamples, and the reductions' figures in outcome.extra."""
+    sym = _layer(spec, SymmetryReduced)
+    if sym is not None:
+        for v in outcome.violations:
+            if v.path:
+                v.path = sym.concretize(v.path)
+    info = {}
+    if sym is not None:
+        info["symmetry"] = {"sorts": list(job.spec.symmetric_sorts), "inexact_states": sym.inexact}
+    por = _layer(spec, PartialOrderReduced)
+    if por is not None:
+        info["por"] = por.stats()
+        if por.ample_states and outcome.violations:
+            info["por"]["note"] = "counterexamples are real paths, not necessarily shortest"
+    if info:
+        outcome.extra["reductions"] = info
+    if job.options.get("fingerprints"):
+        from .fingerprints import collision_probability
+
+        outcome.extra["visited_set"] = "fingerprints"
+        outcome.extra["collision_probability"] = collision_probability(
+            outcome.distinct_states, outcome.states_generated)
+    return outcome
+
+
+def _layer(spec, cls):
+    """The wrapper of type `cls` in a stack of reductions, or None."""
+    while isinstance(spec, (SymmetryReduced, PartialOrderReduced)):
+        if isinstance(spec, cls):
+            return spec
+        spec = spec.spec
+    return None
