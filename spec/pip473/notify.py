@@ -41,6 +41,8 @@ def fanout(m, s: S, t: int, new_state: str) -> S:
     else:
         for j, p in enumerate(part):
             if p is not None and t in p.cache:
+                if m.oneshot and any(e[0] == t for e in p.events):
+                    continue  # zk-oneshot: the watch already fired and is not re-registered yet
                 part[j] = p._replace(events=p.events + ((t, new_state),))
     return s._replace(part=tuple(part))
 
@@ -74,6 +76,8 @@ def deliver_event(m, s: S, j: int) -> S:
                 s = materialize(m, s, j, t, COMMITTED if st == COMMITTED else ABORTED)
         return s
     (t, st), rest = p.events[0], p.events[1:]
+    if m.oneshot:
+        st = header_state(s, t)  # a ZooKeeper event carries no data: read the header, re-register
     s = s._replace(part=_put(s.part, j, p._replace(events=rest)))
     if t in p.cache and st != OPEN:
         s = materialize(m, s, j, t, COMMITTED if st == COMMITTED else ABORTED)

@@ -114,11 +114,16 @@ class Pip473(Spec):
         "ticks": Bound(0, "logical clock units; 0 = deadlines and retention may pass at any moment", lo=0, hi=4),
         "timeout": Bound(0, "txn timeout, in clock units", lo=0, hi=4),
         "retention": Bound(0, "GC retention window after finalization, in clock units", lo=0, hi=4),
+        "watches": Bound("point", "header watches (point-watch variants only): point = every change is "
+                         "notified in order with its value; zk-oneshot = a ZooKeeper one-shot watch: it fires "
+                         "once, the participant reads the header when it handles the event and re-registers, "
+                         "so changes in between are not notified", choices=("point", "zk-oneshot")),
     }
 
     def setup(self) -> None:
         c = self.constants
         self.flags = VARIANTS[self.variant]
+        self.oneshot = c["watches"] == "zk-oneshot" and not self.flags.coalesced
         self.topo = segments.TOPOLOGIES[c["reshape"]]
         self.timeout, self.retention = c["timeout"], c["retention"]
         n = c["txns"]
