@@ -1,97 +1,169 @@
-"""Rebuild a spec's state types from a decoded state.
+"""Rebuild a spec's state classes from a decoded state.
 
 The canonical encoding (`checker/encoding.py`) keeps values, not classes: a
-NamedTuple decodes as a plain tuple. Specs may read fields by name
-(`s.tmState`, `s._replace(...)`), so a worker rebuilds the classes before it
-calls `next` or `observe`. The shape comes from the state class's type
-hints: NamedTuple fields, `frozenset[X]`, `tuple[X, ...]`, `tuple[A, B]` and
-`X | None` are followed; anything else is kept as decoded.
+NamedTuple decodes as a plain tuple. Specs read fields by name (`s.hdr`,
+`p.stage`, `s._replace(...)`), so a worker must rebuild the classes before
+it calls `next` or `observe`.
 
-`check_revival` runs a spec's first states through encode/decode/revive and
-compares what `next` and `observe` give on both; a spec whose states cannot
-be rebuilt is rejected in one line before any Spark job starts.
+`Shapes` learns them from real states: a tree that follows tuple positions
+and frozenset members (`*`) and records, per position and tuple length, the
+class seen there (`Header` at `hdr[0]`, `Op` among the members of `ops`,
+...). Every state enters the search as a real object (an initial state on
+the driver, a successor in a worker), so learning from each new state before
+it is encoded covers every state that is later decoded: workers report the
+positions they learned, the driver merges them and ships the tree with the
+next level. Two classes of one length at one position cannot be told apart
+from the encoding; that is reported as a `ShapeError`.
 """
 
 from __future__ import annotations
 
-import types
-import typing
-from typing import Any, Callable
+import importlib
 
-from ..encoding import decode, encode
-
-Reviver = Callable[[Any], Any] | None  # None: the decoded value is already right
+STAR = "*"
 
 
-def _is_namedtuple(t) -> bool:
-    return isinstance(t, type) and issubclass(t, tuple) and hasattr(t, "_fields")
+class ShapeError(ValueError):
+    pass
 
 
-def reviver_for(t, _seen: frozenset = frozenset()) -> Reviver:
-    if _is_namedtuple(t):
-        if t in _seen:
-            return None
-        try:
-            hints = typing.get_type_hints(t)
-        except Exception:  # unresolvable annotations: rebuild the top level only
-            hints = {}
-        fields = [reviver_for(hints.get(f), _seen | {t}) for f in t._fields]
-        make = t._make
-        if not any(fields):
-            return make
-        return lambda v: make([x if f is None else f(x) for f, x in zip(fields, v)])
-    origin = typing.get_origin(t)
-    args = typing.get_args(t)
-    if origin in (frozenset, set) or origin is typing.AbstractSet:
-        elem = reviver_for(args[0], _seen) if args else None
-        return None if elem is None else (lambda v: frozenset(map(elem, v)))
-    if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            elem = reviver_for(args[0], _seen)
-            return None if elem is None else (lambda v: tuple(map(elem, v)))
-        parts = [reviver_for(a, _seen) for a in args]
-        if not any(parts):
-            return None
-        return lambda v: tuple(x if f is None else f(x) for f, x in zip(parts, v))
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in args if a is not type(None)]
-        if len(options) == 1:
-            inner = reviver_for(options[0], _seen)
-            return None if inner is None else (lambda v: None if v is None else inner(v))
-    return None
+class _Node:
+    __slots__ = ("classes", "kids", "deep")
+
+    def __init__(self) -> None:
+        self.classes: dict[int, type] = {}  # tuple length -> class
+        self.kids: dict = {}                # position (int or STAR) -> _Node
+        self.deep = True                    # some NamedTuple at or below here
 
 
-def state_reviver(example) -> Callable[[bytes], Any]:
-    """bytes -> state, rebuilding the classes of `example`'s type."""
-    r = reviver_for(type(example))
-    if r is None:
-        return decode
-    return lambda data: r(decode(data))
+def class_name(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def check_revival(spec, states, limit: int = 200) -> str | None:
-    """None if `next` and `observe` agree on original and rebuilt states for
-    the first `limit` states reached from `states`; else the first difference."""
-    states = list(states)
-    if not states:
-        return None
-    revive = state_reviver(states[0])
-    seen, queue = set(), list(states)
-    while queue and len(seen) < limit:
-        s = queue.pop(0)
-        if s in seen:
-            continue
-        seen.add(s)
-        t = revive(encode(s))
-        try:
-            got = [(encode(a), encode(x)) for a, x in spec.next(t)]
-            obs = spec.observe(t)
-        except Exception as exc:
-            return f"a state rebuilt from its encoding fails in the spec ({type(exc).__name__}: {exc})"
-        want = list(spec.next(s))
-        if got != [(encode(a), encode(x)) for a, x in want]:
-            return "a state rebuilt from its encoding has different successors"
-        if obs != spec.observe(s):
-            return "a state rebuilt from its encoding observes differently"
-        queue.extend(x for _, x in want)
-    return None
+def resolve_class(name: str, allowed_prefix: str = "txncheck.") -> type:
+    """A tuple class from its `module:qualname` (only under `allowed_prefix`)."""
+    if name == "builtins:tuple":
+        return tuple
+    mod, _, qual = name.partition(":")
+    if not mod.startswith(allowed_prefix) or not qual:
+        raise ShapeError(f"state class {name!r} is not a spec class")
+    try:
+        obj = importlib.import_module(mod)
+        for part in qual.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        raise ShapeError(f"state class {name!r} does not exist") from None
+    if not (isinstance(obj, type) and issubclass(obj, tuple)):
+        raise ShapeError(f"{name!r} is not a tuple class")
+    return obj
+
+
+class Shapes:
+    def __init__(self) -> None:
+        self.root = _Node()
+        self.new: list[tuple] = []  # (path, length, class) learned since the last reset
+
+    # -- learning -------------------------------------------------------------
+    def learn(self, v) -> None:
+        self._learn(v, self.root, [])
+
+    def _learn(self, v, node: _Node, path: list) -> None:
+        t = type(v)
+        if t is frozenset:
+            if v:
+                kid = node.kids.get(STAR)
+                if kid is None:
+                    kid = node.kids[STAR] = _Node()
+                path.append(STAR)
+                for x in v:
+                    if type(x) not in _LEAVES:
+                        self._learn(x, kid, path)
+                path.pop()
+        elif isinstance(v, tuple):
+            n = len(v)
+            c = node.classes.get(n)
+            if c is None:
+                self.add(tuple(path), n, t, node)
+            elif c is not t:
+                raise ShapeError(
+                    f"at {_show(path)} both {c.__qualname__} and {t.__qualname__} hold {n} items; "
+                    "the encoding cannot tell them apart"
+                )
+            kids = node.kids
+            for i, x in enumerate(v):
+                if type(x) in _LEAVES:
+                    continue
+                kid = kids.get(i)
+                if kid is None:
+                    kid = kids[i] = _Node()
+                path.append(i)
+                self._learn(x, kid, path)
+                path.pop()
+
+    def add(self, path: tuple, length: int, cls: type, node: _Node | None = None) -> None:
+        if node is None:
+            node = self.root
+            for step in path:
+                node = node.kids.setdefault(step, _Node())
+        c = node.classes.get(length)
+        if c is None:
+            node.classes[length] = cls
+            self.new.append((path, length, cls))
+        elif c is not cls:
+            raise ShapeError(
+                f"at {_show(path)} both {c.__qualname__} and {cls.__qualname__} hold {length} items; "
+                "the encoding cannot tell them apart"
+            )
+
+    def records(self) -> list[tuple]:
+        out: list[tuple] = []
+
+        def walk(node: _Node, path: tuple) -> None:
+            for n, c in sorted(node.classes.items()):
+                out.append((path, n, c))
+            for step, kid in node.kids.items():
+                walk(kid, path + (step,))
+
+        walk(self.root, ())
+        return out
+
+    def freeze(self) -> "Shapes":
+        """Mark the subtrees without any NamedTuple, which `revive` skips."""
+
+        def mark(node: _Node) -> bool:
+            deep = any(c is not tuple for c in node.classes.values())
+            for kid in node.kids.values():
+                deep = mark(kid) or deep
+            node.deep = deep
+            return deep
+
+        mark(self.root)
+        self.new = []
+        return self
+
+    # -- rebuilding -----------------------------------------------------------
+    def revive(self, v):
+        return _revive(v, self.root) if self.root.deep else v
+
+
+_LEAVES = {int, str, bool, type(None)}
+
+
+def _revive(v, node: _Node):
+    if type(v) is tuple:
+        kids = node.kids
+        items = [x if (k := kids.get(i)) is None or not k.deep else _revive(x, k) for i, x in enumerate(v)] \
+            if kids else v
+        c = node.classes.get(len(v))
+        if c is None or c is tuple:
+            return tuple(items) if items is not v else v
+        return c._make(items)
+    if type(v) is frozenset:
+        kid = node.kids.get(STAR)
+        if kid is not None and kid.deep:
+            return frozenset(_revive(x, kid) for x in v)
+    return v
+
+
+def _show(path) -> str:
+    return "state" + "".join("[*]" if s == STAR else f"[{s}]" for s in path)

@@ -36,7 +36,6 @@ def spark_session(master: str | None = None):
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.driver.memory", "1g")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
     )
     try:
         session = builder.getOrCreate()

@@ -1,0 +1,374 @@
+"""The `spark` engine: level-synchronous breadth-first search on PySpark.
+
+Each level (depth k, the initial states being level 1):
+  1. expand the frontier (level k) in Python workers with `mapPartitions`
+     (`spark_worker.expander`): check the invariants and witnesses on each
+     frontier state, call `next`, count every successor, keep one candidate
+     per distinct successor per task;
+  2. deduplicate the candidates by fingerprint (one shuffle), keeping the
+     smallest (parent fingerprint, action), so the choice is deterministic;
+  3. anti-join them against the visited set (the `fp` of levels 1..k);
+  4. write the new states, hash-partitioned by fingerprint, with their parent
+     pointers as level k+1 (`spark_checkpoint`), then update the manifest.
+So every state is checked exactly once, when its level is expanded, and a
+violation found at level k is reported after the whole level is expanded:
+the state with the smallest fingerprint among those violating the first
+property (model order) is chosen, and its shortest trace is rebuilt from the
+parent pointers, then replayed on the driver through `spec.next` so the ITF
+file carries the spec's own state objects, exactly as `bfs` writes it.
+
+Statistics match `bfs`: distinct states, states generated (initial states
+plus every successor, duplicates included) and depth. States cross process
+boundaries only as `encoding.encode` bytes with blake2b fingerprints.
+
+Options: `master` (default local[*]), `checkpoint` DIR (keep the run
+directory; required on a cluster, where it must be shared storage),
+`resume` DIR, and for the Python API `stop_after_level` (stop, incomplete,
+once that many levels are complete: a kill at a known point).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+
+from ..encoding import decode, encode
+from ..job import Job, Outcome, Violation
+from . import EngineError
+from .bfs import peak_memory_mb
+from .spark_checkpoint import (
+    Manifest, check_identity, identity, is_remote, level_path, read_manifest, write_manifest,
+)
+from .spark_revive import ShapeError, Shapes, class_name, resolve_class
+from .spark_session import is_local, spark_session
+from .spark_worker import OUT_DDL, WorkerJob, expander, signed_fingerprint
+
+SUPPORTED_OPTIONS = {"master", "checkpoint", "resume", "stop_after_level"}
+# Set for the run (and restored): the dedupe shuffle hash-partitions the new
+# level by fingerprint into exactly `partitions` parts, which are written as
+# they are and become the next level's expansion tasks.
+# Small files are packed into few read tasks (about one per core), so the
+# visited set's many level files cost few tasks.
+SQL_CONF = {"spark.sql.shuffle.partitions": None, "spark.sql.adaptive.coalescePartitions.enabled": "false",
+            "spark.sql.files.openCostInBytes": "1024"}
+LEVEL_DDL = "fp long, state binary, pfp long, act binary, aname string"
+
+
+def worker_job(job: Job) -> WorkerJob:
+    """The job as plain values a worker can rebuild it from."""
+    from ...spec.registry import load_spec_class
+
+    spec = job.spec
+    model = job.options.get("model")
+    name = getattr(model, "spec_name", None) or spec.name
+    try:
+        cls = load_spec_class(name)
+    except Exception:
+        cls = None
+    if cls is not type(spec):
+        raise EngineError(f"engine 'spark' runs only registered specs; {type(spec).__name__} is not {name!r} in the registry")
+    for n in job.properties:
+        if spec.invariants.get(n) is None:
+            raise EngineError(f"engine 'spark': property {n!r} is not one of spec {name}'s invariants")
+    return WorkerJob(
+        spec=name, variant=spec.variant, constants=tuple(sorted(spec.constants.items())),
+        properties=tuple(job.properties), witnesses=tuple(job.witnesses),
+        deadlock=job.deadlock, z3_eval=job.z3_eval,
+    )
+
+
+def run(job: Job) -> Outcome:
+    job.reject_options("spark", SUPPORTED_OPTIONS)
+    wj = worker_job(job)
+    ckpt, resume = job.options.get("checkpoint"), job.options.get("resume")
+    if ckpt and resume and ckpt.rstrip("/") != resume.rstrip("/"):
+        raise EngineError("--resume continues in its own directory: drop --checkpoint or give the same DIR")
+    for d in (ckpt, resume):
+        if d and is_remote(d):
+            raise EngineError(f"{d}: checkpoints on remote storage are not supported; use a path every executor mounts")
+    manifest = None
+    if resume:
+        manifest = read_manifest(resume)  # fail on a bad checkpoint before starting Spark
+        check_identity(resume, manifest, identity(wj))
+    session = spark_session(job.options.get("master"))
+    root = resume or ckpt
+    temporary = root is None
+    if temporary:
+        if not is_local(session):
+            raise EngineError("engine 'spark' on a cluster needs --checkpoint DIR on storage every executor shares")
+        root = tempfile.mkdtemp(prefix="txncheck-spark-")
+    saved = {k: session.conf.get(k, None) for k in SQL_CONF}
+    search = _Search(job, wj, session, root, manifest)
+    try:
+        for k, v in SQL_CONF.items():
+            session.conf.set(k, str(search.partitions) if v is None else v)
+        return search.run()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                session.conf.unset(k)
+            else:
+                session.conf.set(k, v)
+        if temporary:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+class _Search:
+    def __init__(self, job: Job, wj: WorkerJob, session, root: str, manifest: Manifest | None) -> None:
+        self.job, self.wj, self.session, self.root = job, wj, session, root
+        self.m = manifest
+        self.shapes = Shapes()
+        if manifest is not None:
+            try:
+                for path, length, name in manifest.shapes:
+                    self.shapes.add(tuple(path), length, resolve_class(name))
+            except (ShapeError, TypeError, ValueError) as exc:
+                raise EngineError(f"{root}: corrupt checkpoint manifest (shapes: {exc})") from None
+        self.shapes.freeze()
+        self.partitions = max(2, 2 * session.sparkContext.defaultParallelism)
+        # Wall seconds per driver phase, and CPU seconds in the workers (summed over tasks).
+        self.phases = {"expand": 0.0, "dedupe+write": 0.0, "count": 0.0, "trace": 0.0}
+        self.worker: dict[str, float] = {}
+
+    def read(self, *levels: int):
+        try:
+            return self.session.read.schema(LEVEL_DDL).parquet(*[level_path(self.root, k) for k in levels])
+        except Exception as exc:  # AnalysisException: a level directory that is not Parquet
+            raise EngineError(f"{self.root}: unreadable checkpoint level ({_first_line(exc)})") from None
+
+    # -- level 1 ------------------------------------------------------------
+    def start(self) -> None:
+        rows: dict[int, tuple] = {}
+        generated = 0
+        for s0 in self.job.spec.init_states():
+            generated += 1
+            data = encode(s0)
+            fp = signed_fingerprint(data)
+            if fp not in rows:
+                rows[fp] = (fp, data, None, None, None)
+                self.learn(s0)
+        df = self.session.createDataFrame(list(rows.values()), LEVEL_DDL)
+        df.repartition(self.partitions, "fp").write.mode("overwrite").parquet(level_path(self.root, 1))
+        self.m = Manifest(job=identity(self.wj), levels=[len(rows)] if rows else [], generated=generated,
+                          witnesses={w: False for w in self.wj.witnesses}, done=not rows,
+                          shapes=self.shape_records())
+        self.shapes.freeze()
+        if rows:
+            write_manifest(self.root, self.m)
+
+    # -- one level ----------------------------------------------------------
+    def expand(self, k: int):
+        """Expand level k. Returns (violation or None); on no violation, level
+        k+1 is written and the manifest updated."""
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
+        m = self.m
+        pending = tuple(w for w, found in m.witnesses.items() if not found)
+        frontier = self.read(k).select("fp", "state")
+        rdd = frontier.rdd.mapPartitions(expander(self.wj, pending, self.shapes))
+        succ = self.session.createDataFrame(rdd, OUT_DDL, verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
+        t = time.monotonic()
+        try:
+            notes = succ.where(F.col("note").isNotNull()).select("fp", "state", "aname", "note", "n").collect()
+            gen: dict[str, int] = {}
+            bad: dict[str | None, int] = {}
+            for r in notes:
+                if r.note == "generated":
+                    gen[r.aname] = gen.get(r.aname, 0) + r.n
+                elif r.note in ("violation", "deadlock"):
+                    prop = r.aname if r.note == "violation" else None
+                    if prop not in bad or r.fp < bad[prop]:
+                        bad[prop] = r.fp
+                elif r.note == "witness":
+                    m.witnesses[r.aname] = True
+                elif r.note == "shape":
+                    self.learn_record(decode(bytes(r.state)), r.n, r.aname)
+                elif r.note == "timing":
+                    self.worker[r.aname] = self.worker.get(r.aname, 0.0) + r.n / 1e6
+                elif r.note == "shape-conflict":
+                    raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {r.aname}")
+            self.shapes.freeze()
+            self._lap("expand", t)
+            if bad:
+                t = time.monotonic()
+                try:
+                    return self.violation(k, bad)
+                finally:
+                    self._lap("trace", t)
+            t = time.monotonic()
+            cand = (succ.where(F.col("note").isNull()).groupBy("fp")
+                    .agg(F.min(F.struct("pfp", "act", "aname", "state")).alias("c"))
+                    .select("fp", "c.state", "c.pfp", "c.act", "c.aname"))
+            visited = self.read(*range(1, k + 1)).select("fp")
+            new = cand.join(visited, "fp", "left_anti")
+            new.write.mode("overwrite").parquet(level_path(self.root, k + 1))
+        finally:
+            succ.unpersist()
+        t = self._lap("dedupe+write", t)
+        per_action = self.level_counts(k + 1)
+        self._lap("count", t)
+        m.expanded = k
+        m.generated += sum(gen.values())
+        for name in sorted(set(gen) | set(per_action)):
+            c = m.coverage.setdefault(name, {"generated": 0, "distinct": 0})
+            c["generated"] += gen.get(name, 0)
+            c["distinct"] += per_action.get(name, 0)
+        n_new = sum(per_action.values())
+        if n_new:
+            m.levels.append(n_new)
+        else:
+            m.done = True
+        m.shapes = self.shape_records()
+        write_manifest(self.root, m)
+        return None
+
+    # -- state classes (spark_revive) -----------------------------------------
+    def learn(self, s) -> None:
+        try:
+            self.shapes.learn(s)
+        except ShapeError as exc:
+            raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {exc}") from None
+
+    def learn_record(self, path, length: int, name: str) -> None:
+        try:
+            self.shapes.add(tuple(path), length, resolve_class(name))
+        except ShapeError as exc:
+            raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {exc}") from None
+
+    def shape_records(self) -> list:
+        return [[list(p), n, class_name(c)] for p, n, c in self.shapes.records()]
+
+    def level_counts(self, k: int) -> dict[str, int]:
+        """New states per action name at level k: read from the Parquet files
+        on the driver when they are local, else by a Spark job."""
+        if is_local(self.session) and "://" not in self.root:
+            import pyarrow.dataset as ds
+
+            names = ds.dataset(level_path(self.root, k), format="parquet").to_table(columns=["aname"]).column(0)
+            return {str(r["values"]): int(r["counts"]) for r in names.value_counts().to_pylist()}
+        return {r.aname: r["count"] for r in self.read(k).groupBy("aname").count().collect()}
+
+    def unreadable(self, exc: Exception, k: int) -> Exception:
+        """A failed Spark job: a damaged checkpoint (resume) is bad input, one
+        line; anything else, including an exception in the spec, goes up as is."""
+        from pyspark.errors import PythonException
+
+        if isinstance(exc, (EngineError, PythonException, KeyboardInterrupt)) or not self.job.options.get("resume"):
+            return exc
+        return EngineError(f"{self.root}: cannot read the checkpoint at level {k} ({_first_line(exc)[:200]})")
+
+    def _lap(self, phase: str, since: float) -> float:
+        now = time.monotonic()
+        self.phases[phase] += now - since
+        return now
+
+    def violation(self, k: int, bad: dict) -> Violation:
+        for prop in self.wj.properties:
+            if prop in bad:
+                return Violation(prop, "invariant", self.trace(k, bad[prop]))
+        return Violation("Deadlock", "deadlock", self.trace(k, bad[None]))
+
+    def trace(self, k: int, fp: int):
+        """The shortest path to state `fp` of level k: parent pointers back to
+        level 1, then a replay through `spec.next` from the initial state."""
+        from pyspark.sql import functions as F
+
+        steps = []
+        for j in range(k, 1, -1):
+            row = self.read(j).where(F.col("fp") == fp).select("pfp", "act").head()
+            if row is None:
+                raise EngineError(f"{self.root}: checkpoint level {j} lacks a parent pointer")
+            steps.append((bytes(row.act), fp))
+            fp = row.pfp
+        steps.reverse()
+        spec = self.job.spec
+        cur = next((s for s in spec.init_states() if signed_fingerprint(encode(s)) == fp), None)
+        if cur is None:
+            raise EngineError(f"{self.root}: the trace does not start in an initial state of this model")
+        path = [(None, cur)]
+        for act, fp in steps:
+            for a, t in spec.next(cur):
+                if encode(a) == act and signed_fingerprint(encode(t)) == fp:
+                    path.append((a, t))
+                    cur = t
+                    break
+            else:
+                raise EngineError(f"{self.root}: a parent pointer names no transition of this model")
+        return path
+
+    # -- the search ---------------------------------------------------------
+    def run(self) -> Outcome:
+        job = self.job
+        t0 = time.monotonic()
+        deadline = t0 + job.max_seconds if job.max_seconds else None
+        stop_after = job.options.get("stop_after_level")
+        progress = job.progress
+        violation = None
+        incomplete = None
+        if self.m is None:
+            self.start()
+        m = self.m
+        generated0 = m.generated
+        try:
+            while not m.done:
+                k = len(m.levels)
+                if job.max_states is not None and m.distinct >= job.max_states:
+                    incomplete = f"max-states {job.max_states} reached"
+                elif deadline is not None and time.monotonic() >= deadline:
+                    incomplete = f"max-seconds {job.max_seconds:g} reached"
+                elif stop_after is not None and k >= stop_after:
+                    incomplete = f"stopped after level {k}"
+                if incomplete:
+                    break
+                try:
+                    violation = self.expand(k)
+                except Exception as exc:
+                    raise self.unreadable(exc, k) from None
+                if violation is not None:
+                    break
+                if progress is not None:
+                    elapsed = time.monotonic() - t0
+                    frontier = m.levels[k] if len(m.levels) > k else 0
+                    rate = (m.generated - generated0) / elapsed if elapsed else 0.0
+                    progress.line(
+                        f"depth {k}: frontier {m.levels[k - 1]:,} -> {frontier:,} new, {m.distinct:,} distinct, "
+                        f"{m.generated:,} generated, {rate:,.0f} states/s"
+                    )
+        except KeyboardInterrupt:
+            incomplete = "interrupted"
+        seconds = time.monotonic() - t0
+        if progress is not None:
+            progress.done()
+        m.seconds += seconds
+        if self.root and m.levels and violation is None:
+            write_manifest(self.root, m)
+
+        violations = [violation] if violation else []
+        if violation is None and incomplete is None:
+            violations += [Violation(w, "witness") for w, ok in m.witnesses.items() if not ok]
+        verdict = "violation" if violations else ("incomplete" if incomplete else "ok")
+        depth = len(m.levels) if violation is None else violation.length
+        return Outcome(
+            engine="spark",
+            verdict=verdict,
+            distinct_states=m.distinct,
+            states_generated=m.generated,
+            depth=depth,
+            seconds=m.seconds,
+            violations=violations,
+            coverage=dict(sorted(m.coverage.items())),
+            peak_memory_mb=peak_memory_mb(),
+            incomplete_reason=incomplete,
+            witnesses_found=dict(m.witnesses),
+            extra={"spark": {"master": self.session.sparkContext.master, "levels": list(m.levels),
+                             "phase_seconds": {p: round(x, 3) for p, x in self.phases.items()},
+                             "worker_seconds": {p: round(x, 3) for p, x in self.worker.items()},
+                             "checkpoint": self.job.options.get("checkpoint") or self.job.options.get("resume")}},
+        )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,122 @@
+"""The `spark` engine's run directory: one Parquet dataset per BFS level, plus
+a manifest. It is the checkpoint, written as the search goes.
+
+    DIR/manifest.json    which model, which levels are complete, totals so far
+    DIR/level-0001/      Parquet: fp long, state binary, pfp long, act binary, aname string
+    DIR/level-0002/      ...
+
+Each level holds the states first reached at that depth, hash-partitioned by
+fingerprint, with their parent pointer (parent fingerprint, encoded action).
+So the frontier is the last level, the visited set is the union of the
+levels' `fp` columns, and the parent pointers are every level's
+(fp, pfp, act). A level counts only once the manifest lists it: the manifest
+is replaced atomically after the level's Parquet write has committed, so a
+run killed at any point resumes from the last complete level.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import EngineError
+
+FORMAT = "txncheck-spark-levels"
+VERSION = 1
+MANIFEST = "manifest.json"
+
+
+@dataclass
+class Manifest:
+    job: dict                                   # the model's identity (see `identity`)
+    levels: list[int] = field(default_factory=list)  # distinct states per complete level
+    expanded: int = 0                           # levels whose successors are counted
+    generated: int = 0                          # initial states + successors of expanded levels
+    coverage: dict = field(default_factory=dict)     # action -> {"generated", "distinct"}
+    witnesses: dict = field(default_factory=dict)    # witness -> found
+    done: bool = False                          # the last level has no new successor
+    seconds: float = 0.0                        # time spent by earlier runs
+    shapes: list = field(default_factory=list)  # [[path], length, "module:Class"]: see spark_revive
+
+    @property
+    def distinct(self) -> int:
+        return sum(self.levels)
+
+
+def identity(wj) -> dict:
+    """What must match for a checkpoint to be resumed by a job."""
+    return {
+        "spec": wj.spec, "variant": wj.variant, "constants": [list(kv) for kv in wj.constants],
+        "properties": list(wj.properties), "witnesses": list(wj.witnesses), "deadlock": wj.deadlock,
+    }
+
+
+def level_path(root: str, k: int) -> str:
+    return f"{root.rstrip('/')}/level-{k:04d}"
+
+
+def is_remote(root: str) -> bool:
+    return "://" in root and not root.startswith("file://")
+
+
+def write_manifest(root: str, m: Manifest) -> None:
+    if is_remote(root):
+        raise EngineError(f"{root}: checkpoints on remote storage are not supported yet; use a shared mount")
+    doc = {"format": FORMAT, "version": VERSION, **asdict(m)}
+    path = Path(root) / MANIFEST
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def read_manifest(root: str) -> Manifest:
+    """The manifest of a run directory; any problem is one line (EngineError)."""
+    path = Path(root) / MANIFEST
+    if not Path(root).is_dir():
+        raise EngineError(f"{root}: no such checkpoint directory")
+    if not path.is_file():
+        raise EngineError(f"{root}: not a spark checkpoint (no {MANIFEST})")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EngineError(f"{path}: corrupt checkpoint manifest ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise EngineError(f"{path}: not a txncheck spark checkpoint manifest")
+    if doc.get("version") != VERSION:
+        raise EngineError(f"{path}: checkpoint version {doc.get('version')!r} (this txncheck reads {VERSION})")
+    try:
+        m = Manifest(
+            job=_typed(doc["job"], dict), levels=_typed(doc["levels"], list), expanded=_typed(doc["expanded"], int),
+            generated=_typed(doc["generated"], int), coverage=_typed(doc["coverage"], dict),
+            witnesses=_typed(doc["witnesses"], dict), done=_typed(doc["done"], bool),
+            seconds=float(_typed(doc["seconds"], (int, float))),
+            shapes=_typed(doc["shapes"], list),
+        )
+    except (KeyError, TypeError) as exc:
+        raise EngineError(f"{path}: corrupt checkpoint manifest (bad or missing {exc})") from None
+    if not m.levels or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in m.levels):
+        raise EngineError(f"{path}: corrupt checkpoint manifest (levels must be positive counts)")
+    if not (len(m.levels) - 1 <= m.expanded <= len(m.levels)):
+        raise EngineError(f"{path}: corrupt checkpoint manifest (expanded {m.expanded} of {len(m.levels)} levels)")
+    for k in range(1, len(m.levels) + 1):
+        if not Path(level_path(root, k)).is_dir():
+            raise EngineError(f"{root}: checkpoint level {k} is missing")
+    return m
+
+
+def _typed(v, t):
+    if isinstance(v, bool) and t is not bool:
+        raise TypeError(repr(v))
+    if not isinstance(v, t):
+        raise TypeError(repr(v))
+    return v
+
+
+def check_identity(root: str, m: Manifest, want: dict) -> None:
+    if m.job != want:
+        diff = next(k for k in sorted(set(want) | set(m.job)) if m.job.get(k) != want.get(k))
+        raise EngineError(
+            f"{root}: the checkpoint is of another model ({diff}: {m.job.get(diff)!r}, this job: {want.get(diff)!r})"
+        )
