@@ -21,8 +21,8 @@ from txncheck.checker.job import Job
 from txncheck.spec.classic.twophase import TwoPhase
 
 MODES = {
-    "--no-compact, graph kept": ({"no_compact": True}, True),
-    "--no-compact --no-graph": ({"no_compact": True}, False),
+    "--compact, graph kept": ({"compact": True}, True),
+    "--compact --no-graph": ({"compact": True}, False),
     "graph kept (default)": ({}, True),
     "--no-graph": ({}, False),
     "--fingerprints": ({"fingerprints": True}, False),

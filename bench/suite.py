@@ -41,7 +41,7 @@ rm = {rm}
 # name -> (model file text or path under models/, the runs: label -> extra flags)
 CONFIGS: dict[str, tuple[str, dict[str, list[str]]]] = {
     "twophase-rm7": (TWOPHASE.format(rm=7), {
-        "unreduced": [], "no-compact": ["--no-compact"], "fingerprints": ["--fingerprints"],
+        "unreduced": [], "compact": ["--compact"], "fingerprints": ["--fingerprints"],
         "symmetry": ["--symmetry"], "por": ["--por"]}),
     "twophase-rm8": (TWOPHASE.format(rm=8), {
         "unreduced": [], "symmetry": ["--symmetry"]}),
@@ -51,7 +51,7 @@ PIP473 = {  # the standard bounds: the shipped models
     "pip473-fixed": "pip473/fixed.toml",
 }
 LARGER = "pip473/*larger*.toml"  # larger bounds, when such models are shipped
-PIP473_RUNS = {"unreduced": [], "no-compact": ["--no-compact"], "fingerprints": ["--fingerprints"],
+PIP473_RUNS = {"unreduced": [], "compact": ["--compact"], "fingerprints": ["--fingerprints"],
                "symmetry": ["--symmetry"], "por": ["--por"], "symmetry+por": ["--symmetry", "--por"]}
 
 

@@ -1,9 +1,11 @@
 """The behaviours the reference implementation can run with.
 
 `pip-text` follows PIP-473 as written; `merged` follows the code merged into
-Pulsar where it departs from the text (../shared/protocol-notes.md, points
-1-4 and the recovery notes). Each difference is one flag, read in the one
-method it changes; there is no second copy of any component.
+Pulsar where it departs from the text (protocol notes, points 1-4 and the
+recovery notes); `fixed` is merged plus the three changes the spec found
+necessary (F1 validate after the op put, F2 watermark before the op put, F3
+acks applied from the op records). Each difference is one flag, read in the
+one method it changes; there is no second copy of any component.
 """
 
 from __future__ import annotations
@@ -14,24 +16,30 @@ from dataclasses import dataclass, replace
 @dataclass(frozen=True)
 class Behaviour:
     name: str
-    # Publish path: put the WRITE op record before the ledger append (merged)
-    # or after it (text, "Flows / Publish").
+    # Publish: WRITE op record (placeholder position) before the ledger append.
     op_before_append: bool
-    # Participants learn decisions from point watches on cached headers (text,
-    # "Notification mechanism") or from a coalesced per-participant event
-    # stream the coordinator appends to after its CAS (merged).
+    # Participants learn decisions from a coalesced per-participant event
+    # stream the coordinator appends to after its CAS, instead of point
+    # watches on cached headers.
     notify_by_stream: bool
-    # Dispatcher: an unknown txnId counts as aborted (text, "Recovery") or as
-    # visible, with durable per-segment aborted records (merged).
-    unknown_txn_visible: bool
-    # GC sweep: force-delete leftover op records (text, "Garbage collection")
-    # or re-drive the fan-out and keep the header (merged).
-    gc_force_delete: bool
-    # Pending-ack commit applies acks read back from the op records (text,
-    # MetadataPendingAckStore table) or only the acks held in memory (merged).
-    acks_from_records: bool
-    # The TB persists a per-segment max-read watermark (merged).
+    # Durable per-segment aborted records; the dispatcher treats an unknown
+    # txnId as visible (the text: as aborted).
+    durable_aborted_records: bool
+    # GC: leftover op records re-drive the fan-out and keep the header (the
+    # text: force-delete them, then the header).
+    gc_redrive: bool
+    # Recovery cannot see positions (placeholders): OPEN txns hold the read
+    # position at the persisted watermark, else the last confirmed entry.
+    recovery_holds_read_position: bool
+    # The TB persists its max read position as a per-segment watermark.
     durable_watermark: bool
+    # Pending-ack commit applies the acks of the op records (text, fixed F3)
+    # rather than only those held in memory (merged).
+    acks_from_records: bool
+    # F1: after the op put, a linearizable header read admits the write.
+    validate_after_op: bool = False
+    # F2: persist the watermark before a txn's first op on the segment.
+    watermark_before_op: bool = False
     retention_ms: int = 900_000
     sweep_period_ms: int = 10_000
     txn_timeout_ms: int = 30_000
@@ -41,15 +49,17 @@ class Behaviour:
 
 
 PIP_TEXT = Behaviour(
-    "pip-text", op_before_append=False, notify_by_stream=False, unknown_txn_visible=False,
-    gc_force_delete=True, acks_from_records=True, durable_watermark=False, retention_ms=60_000,
+    "pip-text", op_before_append=False, notify_by_stream=False, durable_aborted_records=False,
+    gc_redrive=False, recovery_holds_read_position=False, durable_watermark=False, acks_from_records=True,
+    retention_ms=60_000,
 )
 MERGED = Behaviour(
-    "merged", op_before_append=True, notify_by_stream=True, unknown_txn_visible=True,
-    gc_force_delete=False, acks_from_records=False, durable_watermark=True,
+    "merged", op_before_append=True, notify_by_stream=True, durable_aborted_records=True,
+    gc_redrive=True, recovery_holds_read_position=True, durable_watermark=True, acks_from_records=False,
 )
+FIXED = MERGED.with_(name="fixed", acks_from_records=True, validate_after_op=True, watermark_before_op=True)
 
-BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (PIP_TEXT, MERGED)}
+BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (PIP_TEXT, MERGED, FIXED)}
 
 
 def behaviour(name: str) -> Behaviour:

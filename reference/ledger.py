@@ -26,6 +26,10 @@ class ManagedLedgerTerminated(Exception):
 class CursorState:
     mark_delete: int = -1                   # every entry <= this is acknowledged
     individually_acked: set[int] = field(default_factory=set)  # acked entries above it
+    # The dispatcher's next read. Kept with the cursor so that a broker
+    # restart resumes where dispatch stopped instead of redelivering (the
+    # spec's abstraction; Pulsar would redeliver unacked entries).
+    read_position: int = 0
 
 
 @dataclass
@@ -41,11 +45,18 @@ class ManagedCursor:
     def __init__(self, ledger: "ManagedLedger", name: str) -> None:
         self.ledger = ledger
         self.name = name
-        self.read_position = self.state.mark_delete + 1  # in memory only
 
     @property
     def state(self) -> CursorState:
         return self.ledger.storage.cursors[self.name]
+
+    @property
+    def read_position(self) -> int:
+        return self.state.read_position
+
+    @read_position.setter
+    def read_position(self, value: int) -> None:
+        self.state.read_position = value
 
     def mark_delete(self, position: int) -> None:
         st = self.state
@@ -120,7 +131,7 @@ class ManagedLedger:
     def open_cursor(self, name: str, *, earliest: bool = True) -> ManagedCursor:
         if name not in self.storage.cursors:
             start = -1 if earliest else self.last_confirmed
-            self.storage.cursors[name] = CursorState(mark_delete=start)
+            self.storage.cursors[name] = CursorState(mark_delete=start, read_position=start + 1)
         cur = self.cursors.get(name)
         if cur is None:
             cur = self.cursors[name] = ManagedCursor(self, name)

@@ -58,7 +58,8 @@ TXN_BY_DEADLINE = Index(
     lambda v: (v["timeout_ms"], v["txn"]) if v["state"] == OPEN else None)
 TXN_BY_FINAL_STATE = Index(
     "txn-by-final-state", "/txn/",
-    lambda v: (v["state"], v["finalized_ms"], v["txn"]) if v["state"] in TERMINAL else None)
+    lambda v: (v["state"], v["finalized_ms"], v["txn"])
+    if v["state"] in TERMINAL and v["finalized_ms"] is not None else None)
 
 
 def install_indexes(store: MetadataStore) -> None:

@@ -24,6 +24,7 @@ class Task:
     fn: Callable[[], None]
     owner: str = ""
     queue: str | None = None
+    payload: object = None  # what the task carries (a watch event), for inspection
 
     def __repr__(self) -> str:  # labels are what people read in failures
         return f"Task#{self.seq}{self.label}"
@@ -47,9 +48,10 @@ class Scheduler:
         self._timers: list[_Timer] = []
 
     # -- tasks ----------------------------------------------------------------
-    def submit(self, label: tuple, fn: Callable[[], None], *, owner: str = "", queue: str | None = None) -> Task:
+    def submit(self, label: tuple, fn: Callable[[], None], *, owner: str = "", queue: str | None = None,
+               payload: object = None) -> Task:
         self._seq += 1
-        task = Task(self._seq, label, fn, owner, queue)
+        task = Task(self._seq, label, fn, owner, queue, payload)
         self._tasks.append(task)
         return task
 

@@ -10,3 +10,33 @@ def explore(spec, *, deadlock=False, props=None, **kw):
     """Run bfs on a spec instance with its own (or the given) invariants."""
     job = Job(spec=spec, properties=spec.invariants if props is None else props, deadlock=deadlock, **kw)
     return bfs.run(job)
+
+
+def report_cache(out_dir, folder):
+    """stem -> Report for the model `folder/stem.toml`, each checked once (traces to out_dir)."""
+    from txncheck.checker.api import check_model
+
+    cache = {}
+
+    def get(stem):
+        if stem not in cache:
+            cache[stem] = check_model(folder / f"{stem}.toml", out_dir=out_dir)
+        return cache[stem]
+
+    return get
+
+
+def assert_verdict_and_counts(report, row):
+    """row = (verdict, violated property, trace length, distinct, generated, depth);
+    the model file's [expect] table must say the same."""
+    verdict, prop, length, distinct, generated, depth = row
+    o = report.outcome
+    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == (verdict, distinct, generated, depth)
+    assert report.model.expect.get("verdict") == verdict
+    if verdict == "violation":
+        [v] = o.violations
+        assert (v.kind, v.property, v.length) == ("invariant", prop, length)
+        assert (report.model.expect["property"], report.model.expect["length"]) == (prop, length)
+    else:
+        assert o.violations == []
+        assert o.witnesses_found and all(o.witnesses_found.values())

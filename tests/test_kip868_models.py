@@ -13,6 +13,7 @@ from txncheck.checker.model import load_model
 from txncheck.spec.kip868.spec import Kip868
 
 from .conftest import MODELS, ROOT
+from .helpers import assert_verdict_and_counts, report_cache
 
 KIP = MODELS / "kip868"
 CORPUS = ROOT / "counterexamples" / "kip868"
@@ -36,34 +37,12 @@ def test_every_kip868_model_is_listed():
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    out = tmp_path_factory.mktemp("kip868")
-    cache = {}
-
-    def get(stem):
-        if stem not in cache:
-            cache[stem] = check_model(KIP / f"{stem}.toml", out_dir=out)
-        return cache[stem]
-
-    return get
+    return report_cache(tmp_path_factory.mktemp("kip868"), KIP)
 
 
 @pytest.mark.parametrize("stem", sorted(EXPECTED))
 def test_model_verdict_and_counts(stem, reports):
-    verdict, prop, length, distinct, generated, depth = EXPECTED[stem]
-    r = reports(stem)
-    o = r.outcome
-    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == (verdict, distinct, generated, depth)
-    if verdict == "violation":
-        [v] = o.violations
-        assert (v.kind, v.property, v.length) == ("invariant", prop, length)
-    else:
-        assert o.violations == []
-        assert o.witnesses_found and all(o.witnesses_found.values())
-    # The model file's [expect] table says the same.
-    expect = load_model(KIP / f"{stem}.toml").expect
-    assert expect["verdict"] == verdict
-    if verdict == "violation":
-        assert (expect["property"], expect["length"]) == (prop, length)
+    assert_verdict_and_counts(reports(stem), EXPECTED[stem])
 
 
 def test_transactions_end_under_fairness(reports):

@@ -17,7 +17,7 @@ from txncheck.spec.api import SpecError
 from txncheck.spec.legacy_v4.spec import LegacyV4
 
 from .conftest import MODELS, ROOT
-from .helpers import explore
+from .helpers import assert_verdict_and_counts, explore, report_cache
 
 V4 = MODELS / "legacy_v4"
 CORPUS = ROOT / "counterexamples" / "legacy_v4"
@@ -49,31 +49,12 @@ def test_every_legacy_v4_model_is_listed():
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    out = tmp_path_factory.mktemp("legacy_v4")
-    cache = {}
-
-    def get(stem):
-        if stem not in cache:
-            cache[stem] = check_model(V4 / f"{stem}.toml", out_dir=out)
-        return cache[stem]
-
-    return get
+    return report_cache(tmp_path_factory.mktemp("legacy_v4"), V4)
 
 
 @pytest.mark.parametrize("stem", sorted(EXPECTED))
 def test_model_verdict_and_counts(stem, reports):
-    verdict, prop, length, distinct, generated, depth = EXPECTED[stem]
-    r = reports(stem)
-    o = r.outcome
-    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == (verdict, distinct, generated, depth)
-    assert r.model.expect.get("verdict") == verdict
-    if verdict == "violation":
-        [v] = o.violations
-        assert (v.kind, v.property, v.length) == ("invariant", prop, length)
-        assert (r.model.expect["property"], r.model.expect["length"]) == (prop, length)
-    else:
-        assert o.violations == []
-        assert o.witnesses_found and all(o.witnesses_found.values())
+    assert_verdict_and_counts(reports(stem), EXPECTED[stem])
 
 
 @pytest.mark.parametrize("stem", sorted(s for s, e in EXPECTED.items() if e[0] == "violation"))

@@ -276,13 +276,28 @@ def test_exact_and_fingerprints_exclude_each_other():
 
 def test_compact_states_share_their_parts_and_count_the_same():
     spec = TwoPhase(rm=4)
-    plain = run(spec, spec.invariants, no_compact=True)
-    compact = run(spec, spec.invariants)
+    plain = run(spec, spec.invariants)
+    compact = run(spec, spec.invariants, compact=True)
     assert (compact.distinct_states, compact.states_generated) == (plain.distinct_states, plain.states_generated)
     assert compact.exploration.states == plain.exploration.states
     distinct_parts = lambda ex: len({id(s.rmState) for s in ex.states})
     assert distinct_parts(compact.exploration) == len({s.rmState for s in compact.exploration.states})
     assert distinct_parts(plain.exploration) > distinct_parts(compact.exploration)
+
+
+def test_compact_never_shares_a_bool_with_an_int_or_a_namedtuple_with_a_tuple():
+    from collections import namedtuple
+
+    from txncheck.checker.encoding import fingerprint
+    from txncheck.checker.reductions.sharing import Sharer
+
+    P = namedtuple("P", "a b")
+    state = ((True,), (1,), frozenset({True}), frozenset({1}), P(1, 2), (1, 2))
+    shared = Sharer()(state)
+    assert [type(x) for x in shared] == [type(x) for x in state]
+    assert type(shared[0][0]) is bool and type(shared[1][0]) is int
+    assert type(next(iter(shared[2]))) is bool and type(next(iter(shared[3]))) is int
+    assert fingerprint(shared) == fingerprint(state)
 
 
 def test_symmetry_with_fingerprints_rebuilds_a_concrete_trace():

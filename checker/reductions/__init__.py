@@ -6,8 +6,7 @@
   cycle proviso (`por.py`).
 * `--fingerprints`: keep 64-bit fingerprints instead of states
   (`fingerprints.py`); `--exact` keeps full states (the default).
-* Stored states share their equal parts (`sharing.py`); `--no-compact`
-  turns it off.
+* `--compact`: stored states share their equal parts (`sharing.py`).
 
 Symmetry and POR are spec transformers: objects with the spec API that the
 engine explores in place of the spec, so the engine's loop is unchanged.
@@ -19,7 +18,7 @@ from __future__ import annotations
 from .por import PartialOrderReduced
 from .symmetry import ReductionError, SymmetryReduced
 
-OPTIONS = {"symmetry", "por", "fingerprints", "exact", "no_compact"}
+OPTIONS = {"symmetry", "por", "fingerprints", "exact", "compact"}
 
 
 def reduce(job):
@@ -45,8 +44,8 @@ def reduce(job):
 
 
 def sharer(job):
-    """A Sharer for the stored states, unless --no-compact."""
-    if job.options.get("no_compact"):
+    """A Sharer for the stored states with --compact, else None."""
+    if not job.options.get("compact"):
         return None
     from .sharing import Sharer
 

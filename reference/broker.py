@@ -1,0 +1,93 @@
+"""The participant broker of one segment: its managed-ledger handle, header
+cache, transaction buffer, pending-ack stores and dispatchers. Everything
+here is memory; `crash()` drops it, and `start()` rebuilds it from the
+store and the ledger ("Recovery / Broker startup", `recover()` and
+`replayAsync()`).
+"""
+
+from __future__ import annotations
+
+from .dispatcher import Consumer, Dispatcher
+from .env import Env
+from .header_cache import TxnHeaderCache
+from .ledger import LedgerStorage, ManagedLedger
+from .pending_ack import MetadataPendingAckStore
+from .records import ABORTED, COMMITTED, OPEN, WRITES_BY_SEGMENT, header_path, segment_events, subscription_events
+from .transaction_buffer import MetadataTransactionBuffer
+
+
+class SegmentBroker:
+    def __init__(self, segment: str, storage: LedgerStorage, env: Env, consumers: dict[str, Consumer]) -> None:
+        self.segment = segment
+        self.storage = storage
+        self.env = env
+        self.consumers = consumers
+        self.owner = f"broker:{segment}"
+        self.up = False
+
+    def start(self) -> None:
+        env = self.env
+        self.ledger = ManagedLedger(self.storage, env.scheduler, self.owner)
+        self.cache = TxnHeaderCache(env, self.owner, self.materialize)
+        self.tb = MetadataTransactionBuffer(self.segment, self.ledger, env, self.owner, self.cache, self.materialize)
+        self.pending_acks: dict[str, MetadataPendingAckStore] = {}
+        self.dispatchers: dict[str, Dispatcher] = {}
+        for sub in sorted(self.storage.cursors):
+            cursor = self.ledger.open_cursor(sub)
+            self.pending_acks[sub] = MetadataPendingAckStore(self.segment, sub, cursor, env, self.owner, self.cache)
+            consumer = self.consumers.setdefault(f"{self.segment}/{sub}", Consumer(sub))
+            self.dispatchers[sub] = Dispatcher(self.ledger, cursor, self.tb, consumer)
+        self.up = True
+        self.recover()
+
+    def recover(self) -> None:
+        """Read the indexes for this segment and the headers they name: watch
+        the OPEN txns, finish materializing the decided ones."""
+        env, store = self.env, self.env.store
+        if env.behaviour.notify_by_stream:
+            env.streams.subscribe(self.owner, segment_events(self.segment), self.cache.on_stream_event)
+            for sub in self.pending_acks:
+                env.streams.subscribe(self.owner, subscription_events(self.segment, sub), self.cache.on_stream_event)
+        self.tb.load_aborted_records()
+        writes: dict[str, list] = {}
+        for (_, txn), path in store.scan(WRITES_BY_SEGMENT.name, (self.segment,), (self.segment,)):
+            writes.setdefault(txn, []).append(store.get(path).value["position"])
+        txns = set(writes)
+        for pa in self.pending_acks.values():
+            txns |= pa.open_txns()
+        decided = []
+        for txn in sorted(txns, key=_txn_order):
+            rec = store.get(header_path(txn))
+            state = rec.value["state"] if rec else None
+            if state != OPEN:
+                decided.append((txn, COMMITTED if state == COMMITTED else ABORTED))
+                continue
+            self.cache.add(txn)
+            if txn in writes:
+                self.tb.recover_positions(txn, writes[txn])
+        for txn, state in decided:
+            self.cache.add(txn)
+            self.materialize(txn, state)
+
+    def materialize(self, txn: str, state: str) -> None:
+        """The participant applies a decision ("Notification mechanism"):
+        pending acks, the buffer, then evicts the header and persists the
+        read-position watermark."""
+        for pa in self.pending_acks.values():
+            pa.materialize(txn, state)
+        self.tb.materialize(txn, state)
+        self.cache.evict(txn)
+        self.tb.after_materialize()
+
+    def crash(self) -> None:
+        if not self.up:
+            return
+        self.tb.fail_in_flight()
+        self.env.forget(self.owner)
+        for name in ("ledger", "cache", "tb", "pending_acks", "dispatchers"):
+            self.__dict__.pop(name, None)
+        self.up = False
+
+
+def _txn_order(txn: str) -> tuple:
+    return (len(txn), txn)

@@ -1,0 +1,115 @@
+"""One simulated PIP-473 deployment: a metadata store, a coordinator, and a
+participant broker per segment of one scalable topic, all on one
+deterministic scheduler. Its methods are what clients and operators do:
+send, ack, end a txn, crash a broker, split the topic, let time pass. Each
+returns at once; the work is queued on the scheduler, and the client's
+answer lands in the request object when the tasks have run.
+"""
+
+from __future__ import annotations
+
+from itertools import count
+from typing import Any
+
+from .behaviour import Behaviour, behaviour as lookup
+from .broker import SegmentBroker
+from .coordinator import TransactionCoordinatorV5
+from .dispatcher import Consumer
+from .env import Env
+from .ledger import LedgerStorage
+from .pending_ack import AckRequest
+from .segment_controller import SegmentController
+from .store import MetadataStore
+from .transaction_buffer import PublishRequest
+
+
+class Cluster:
+    def __init__(self, behaviour: Behaviour | str, ranges: dict[str, tuple[int, int]],
+                 subscriptions: list[str] = ("sub",), *, store: MetadataStore | None = None,
+                 watch_style: str = "point", topic: str = "topic", seed_entries: bool = False) -> None:
+        b = lookup(behaviour) if isinstance(behaviour, str) else behaviour
+        kw = {"watch_style": watch_style}
+        if store is not None:
+            kw["store"] = store
+        self.env = Env(b, **kw)
+        self.ledgers: dict[str, LedgerStorage] = {}
+        self.consumers: dict[str, Consumer] = {}
+        self.controller = SegmentController(self.env, topic, self.ledgers)
+        self.controller.create_topic(ranges, list(subscriptions))
+        if seed_entries:  # one plain entry per segment, already delivered
+            for seg, storage in self.ledgers.items():
+                storage.entries.append(("plain", None, "seed"))
+                for cur in storage.cursors.values():
+                    cur.read_position = 1
+        self.brokers: dict[str, SegmentBroker] = {}
+        for seg in ranges:
+            self._start_broker(seg)
+        self.tc = TransactionCoordinatorV5(self.env)
+        self._ids = count(1)
+
+    @property
+    def scheduler(self):
+        return self.env.scheduler
+
+    @property
+    def store(self):
+        return self.env.store
+
+    def _start_broker(self, seg: str) -> SegmentBroker:
+        broker = self.brokers.get(seg)
+        if broker is None:
+            broker = self.brokers[seg] = SegmentBroker(seg, self.ledgers[seg], self.env, self.consumers)
+        broker.start()
+        return broker
+
+    # -- client operations -----------------------------------------------------------
+    def send(self, key: int, txn: str, payload: Any = None) -> PublishRequest | None:
+        """A transactional send, routed by key; None when no segment is ACTIVE
+        for the key or its broker is down."""
+        seg = self.controller.route(key)
+        if seg is None or not self.brokers[seg].up:
+            return None
+        req = PublishRequest(f"w{next(self._ids)}", txn, payload, segment=seg)
+        self.brokers[seg].tb.append_buffer_to_txn(req)
+        return req
+
+    def ack(self, segment: str, txn: str, position: int, cumulative: bool = False,
+            subscription: str = "sub") -> AckRequest:
+        req = AckRequest(f"a{next(self._ids)}", txn, position, cumulative, segment=segment)
+        self.brokers[segment].pending_acks[subscription].append_ack(req)
+        return req
+
+    def dispatch(self, segment: str, subscription: str = "sub") -> str | None:
+        return self.brokers[segment].dispatchers[subscription].read_next()
+
+    # -- faults, topology and time ---------------------------------------------------
+    def crash(self, segment: str) -> None:
+        self.brokers[segment].crash()
+
+    def restart(self, segment: str) -> None:
+        self._start_broker(segment)
+
+    def split(self, parents: list[str], children: dict[str, tuple[int, int]]) -> None:
+        self.create_children(parents, children)
+        self.controller.terminate(parents)
+        self.controller.seal(parents, list(children))
+
+    def create_children(self, parents: list[str], children: dict[str, tuple[int, int]]) -> None:
+        for child in self.controller.create_children(parents, children):
+            self._start_broker(child)
+
+    def trim(self, segment: str) -> int:
+        """Ledger trimming: drop entries every cursor acknowledged, then prune
+        the aborted records below the first retained entry."""
+        broker = self.brokers[segment]
+        first = broker.ledger.trim()
+        if self.env.behaviour.durable_aborted_records:
+            broker.tb.prune_aborted(first)
+        return first
+
+    def tc_failover(self) -> None:
+        self.tc.failover()
+        self.tc = TransactionCoordinatorV5(self.env)
+
+    def run_until_idle(self) -> int:
+        return self.env.scheduler.run_until_idle()

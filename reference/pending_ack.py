@@ -1,0 +1,104 @@
+"""`MetadataPendingAckStore`: transactional acks of one (segment,
+subscription) (PIP-473, "Components / MetadataPendingAckStore").
+
+An ack inside a txn is checked against the header and becomes an ACK op
+record; the cursor moves only when the txn commits. On commit the text (and
+the fixed code) applies the acks read back from the op records; the merged
+handle applies only the acks it holds in memory, which a restart loses
+(its replay re-seeds the txn ids, not the positions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .env import Env
+from .header_cache import TxnHeaderCache
+from .ledger import ManagedCursor
+from .records import ACKS_BY_SEGMENT_SUBSCRIPTION, COMMITTED, OPEN, ops_prefix
+from .transaction_buffer import CONFLICT
+
+
+@dataclass
+class AckRequest:
+    rid: str
+    txn: str
+    position: int
+    cumulative: bool
+    done: Callable[["AckRequest"], None] = field(repr=False, default=lambda r: None)
+    segment: str = ""
+    stage: str = "todo"
+    op_path: str | None = None
+    result: str | None = None
+
+
+class MetadataPendingAckStore:
+    def __init__(self, segment: str, subscription: str, cursor: ManagedCursor, env: Env, owner: str,
+                 cache: TxnHeaderCache) -> None:
+        self.segment = segment
+        self.subscription = subscription
+        self.cursor = cursor
+        self.env = env
+        self.owner = owner
+        self.cache = cache
+        self.b = env.behaviour
+        self.held: dict[str, set[tuple[int, bool]]] = {}  # txn -> {(position, cumulative)} in memory
+
+    def _key(self, txn: str) -> tuple:
+        return (self.segment, self.subscription, txn)
+
+    def append_ack(self, req: AckRequest) -> None:
+        """appendIndividualAck / appendCumulativeAck: one task ("ack", segment,
+        subscription, request id): the header check, then the op record."""
+        self.env.scheduler.submit(("ack", self.segment, self.subscription, req.rid), lambda: self._ack(req),
+                                  owner=self.owner)
+
+    def _ack(self, req: AckRequest) -> None:
+        txn = req.txn
+        if self.b.validate_after_op:
+            ok = self.cache.read(txn) == OPEN  # fixed: a store read, not the cache
+            if ok:
+                self.cache.add(txn)
+        else:
+            ok = self.cache.check_open(txn)
+        if not ok:
+            req.stage, req.result = "rejected", CONFLICT
+            req.done(req)
+            return
+        rec = self.env.store.create_sequential(
+            ops_prefix(txn), {"kind": "ack", "txn": txn, "segment": self.segment,
+                              "subscription": self.subscription, "position": req.position,
+                              "cumulative": req.cumulative},
+            partition_key=txn)
+        req.op_path = rec.path
+        if not self.b.acks_from_records:
+            self.held.setdefault(txn, set()).add((req.position, req.cumulative))
+        req.stage = "done"
+        req.done(req)
+
+    def _records(self, txn: str) -> list[str]:
+        return [p for _, p in self.env.store.scan(ACKS_BY_SEGMENT_SUBSCRIPTION.name, self._key(txn), self._key(txn))]
+
+    def materialize(self, txn: str, state: str) -> None:
+        """Commit: apply the txn's acks to the cursor. Abort: drop them. Then
+        range-delete this (segment, subscription)'s ACK op records."""
+        held = self.held.pop(txn, set())
+        paths = self._records(txn)
+        if state == COMMITTED:
+            if self.b.acks_from_records:
+                acks = {(v["position"], v["cumulative"]) for v in (self.env.store.get(p).value for p in paths)}
+            else:
+                acks = held
+            for pos, cumulative in sorted(acks):
+                if cumulative:
+                    self.cursor.mark_delete(pos)
+                else:
+                    self.cursor.individual_ack(pos)
+        for p in paths:
+            self.env.store.delete(p)
+
+    def open_txns(self) -> set[str]:
+        """replayAsync: the txns with ACK ops here (ids only)."""
+        lo = (self.segment, self.subscription)
+        return {key[2] for key, _ in self.env.store.scan(ACKS_BY_SEGMENT_SUBSCRIPTION.name, lo, lo)}

@@ -1,0 +1,232 @@
+"""`MetadataTransactionBuffer`: the transaction buffer of one segment
+(PIP-473, "Components / MetadataTransactionBuffer"; "Flows / Publish").
+
+It writes nothing to the data stream beyond the entries themselves. In
+memory only, lost on a crash:
+  * `first`: the first entry of each OPEN txn it tracks (pins the read position),
+  * `in_flight`: txns whose op record is written but whose entry position is
+    not known yet (merged: an append in flight, or any OPEN txn after recovery),
+  * `hold`: the read position held while something is in flight,
+  * `aborted`: txns it materialized as aborted (the text's in-memory marks;
+    with durable aborted records, a mirror of them).
+
+A transactional send is a `PublishRequest` that moves through stages, each a
+scheduler task ("publish", segment, request id, stage):
+  text     check -> append -> op
+  merged   check -> op (placeholder position) -> append
+  fixed    check -> op -> validate -> append
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .env import Env
+from .header_cache import TxnHeaderCache
+from .ledger import ManagedLedger
+from .records import ABORTED, COMMITTED, OPEN, WRITES_BY_SEGMENT, aborted_prefix, ops_prefix, watermark_path
+
+CONFLICT = "TxnConflict"
+TERMINATED = "TopicTerminated"
+DISCONNECTED = "Disconnected"
+
+
+@dataclass
+class PublishRequest:
+    """A send in flight on the broker; the client sees `result` in `done`."""
+
+    rid: str
+    txn: str
+    payload: Any
+    done: Callable[["PublishRequest"], None] = field(repr=False, default=lambda r: None)
+    segment: str = ""             # where the producer routed it
+    stage: str = "todo"           # todo checked op appended valid done rejected
+    position: int | None = None   # the ledger entry once appended
+    op_path: str | None = None    # the WRITE op record once put
+    result: str | None = None
+
+    def finish(self, stage: str, result: str | None = None) -> None:
+        self.stage, self.result = stage, result
+        self.done(self)
+
+
+class MetadataTransactionBuffer:
+    def __init__(self, segment: str, ledger: ManagedLedger, env: Env, owner: str, cache: TxnHeaderCache,
+                 materialize: Callable[[str, str], None]) -> None:
+        self.segment = segment
+        self.ledger = ledger
+        self.env = env
+        self.owner = owner
+        self.cache = cache
+        self.b = env.behaviour
+        self._materialize_participant = materialize
+        self.first: dict[str, int] = {}
+        self.in_flight: set[str] = set()
+        self.hold: int | None = None
+        self.aborted: set[str] = set()
+        self.requests: dict[str, PublishRequest] = {}
+
+    # -- publish -------------------------------------------------------------------
+    def append_buffer_to_txn(self, req: PublishRequest) -> None:
+        self.requests[req.rid] = req
+        self._next(req, "check", self._check)
+
+    def _next(self, req: PublishRequest, stage: str, fn: Callable[[PublishRequest], None]) -> None:
+        self.env.scheduler.submit(("publish", self.segment, req.rid, stage), lambda: fn(req), owner=self.owner)
+
+    def _end(self, req: PublishRequest, stage: str, result: str | None = None) -> None:
+        self.requests.pop(req.rid, None)
+        req.finish(stage, result)
+
+    def _check(self, req: PublishRequest) -> None:
+        """Read the header, cache first: not OPEN (or missing) -> TxnConflict."""
+        if not self.cache.check_open(req.txn):
+            self._end(req, "rejected", CONFLICT)
+            return
+        req.stage = "checked"
+        self._next(req, "op" if self.b.op_before_append else "append",
+                   self._put_op if self.b.op_before_append else self._append)
+
+    def _put_op(self, req: PublishRequest) -> None:
+        txn = req.txn
+        if self.b.watermark_before_op and txn not in self.first and txn not in self.in_flight:
+            self._persist_watermark()  # F2: recovery can hold below this entry
+        rec = self.env.store.create_sequential(
+            ops_prefix(txn), {"kind": "write", "txn": txn, "segment": self.segment, "position": req.position},
+            partition_key=txn)
+        req.op_path = rec.path
+        if self.b.op_before_append:
+            if txn in self.cache:
+                if self.hold is None:
+                    self.hold = self.get_max_read_position()
+                self.in_flight.add(txn)
+            req.stage = "op"
+            if self.b.validate_after_op:
+                self._next(req, "validate", self._validate)
+            else:
+                self._next(req, "append", self._append)
+        else:
+            self._track(txn, req.position)  # the index now tells the TB where the txn starts
+            self._end(req, "done")
+
+    def _validate(self, req: PublishRequest) -> None:
+        """F1: a linearizable header read admits the write; a decided header
+        rejects it, deletes the op and materializes the decision read."""
+        state = self.cache.read(req.txn)
+        if state == OPEN:
+            req.stage = "valid"
+            self._next(req, "append", self._append)
+            return
+        self.env.store.delete(req.op_path)
+        if req.txn in self.cache:
+            self._materialize_participant(req.txn, COMMITTED if state == COMMITTED else ABORTED)
+        self._end(req, "rejected", CONFLICT)
+
+    def _append(self, req: PublishRequest) -> None:
+        def added(pos: int | None, err: Exception | None) -> None:
+            if err is not None:
+                if self.b.op_before_append:  # nothing is in flight for the txn any more
+                    self.in_flight.discard(req.txn)
+                    if not self.in_flight:
+                        self.hold = None
+                if self.b.validate_after_op and req.op_path:
+                    self.env.store.delete(req.op_path)
+                self._end(req, "rejected", TERMINATED)
+                return
+            req.position = pos
+            if self.b.op_before_append:
+                self._track(req.txn, pos)
+                self._end(req, "done")
+            else:
+                req.stage = "appended"
+                self._next(req, "op", self._put_op)
+
+        self.ledger.async_add_entry(("txn", req.txn, req.payload), added)
+
+    def fail_in_flight(self) -> None:
+        """The broker is going away: every send it holds fails at the client."""
+        for req in list(self.requests.values()):
+            self._end(req, "rejected", DISCONNECTED)
+
+    # -- the read position -------------------------------------------------------------
+    def _track(self, txn: str, pos: int) -> None:
+        if txn not in self.cache:
+            return  # already materialized: nothing pins the read position
+        self.in_flight.discard(txn)
+        self.first.setdefault(txn, pos)
+        if not self.in_flight:
+            self.hold = None
+
+    def forget(self, txn: str) -> None:
+        self.first.pop(txn, None)
+        self.in_flight.discard(txn)
+        if not self.in_flight:
+            self.hold = None
+
+    def get_max_read_position(self) -> int:
+        """The entry before the first entry of the oldest OPEN txn, capped at
+        the last confirmed entry, and no higher than a held value."""
+        v = self.ledger.last_confirmed
+        if self.first:
+            v = min(v, min(self.first.values()) - 1)
+        if self.hold is not None:
+            v = min(v, self.hold)
+        return v
+
+    def _persist_watermark(self) -> None:
+        self.env.store.put(watermark_path(self.segment), {"position": self.get_max_read_position()})
+
+    # -- the dispatcher's question -----------------------------------------------------
+    def is_txn_aborted(self, txn: str) -> bool:
+        if self.b.durable_aborted_records:
+            return txn in self.aborted  # mirrors the durable records; unknown is visible
+        if txn in self.aborted:
+            return True
+        if txn in self.cache:
+            return False
+        return self.cache.read(txn) not in (OPEN, COMMITTED)  # unknown ("retention horizon"): aborted
+
+    # -- materialization -------------------------------------------------------------
+    def materialize(self, txn: str, state: str) -> None:
+        """Commit: stop pinning the read position. Abort: remember the txn as
+        aborted (durably in merged). Then delete this segment's WRITE ops."""
+        if state == ABORTED:
+            self.aborted.add(txn)
+            if self.b.durable_aborted_records:  # keyed for pruning by the txn's first known entry
+                self.env.store.put(aborted_prefix(self.segment) + txn, {"txn": txn, "position": self.first.get(txn)})
+        self.forget(txn)
+        for _, path in self.env.store.scan(WRITES_BY_SEGMENT.name, (self.segment, txn), (self.segment, txn)):
+            self.env.store.delete(path)
+
+    def prune_aborted(self, first_retained: int) -> list[str]:
+        """merged: an aborted record goes once its position falls below the
+        ledger's first retained entry (a record with no known position stays)."""
+        pruned = []
+        for path in self.env.store.children(aborted_prefix(self.segment)):
+            v = self.env.store.get(path).value
+            if v.get("position") is not None and v["position"] < first_retained:
+                self.env.store.delete(path)
+                self.aborted.discard(v["txn"])
+                pruned.append(v["txn"])
+        return pruned
+
+    def after_materialize(self) -> None:
+        if self.b.durable_watermark:
+            self._persist_watermark()
+
+    # -- recovery ("Recovery / Broker startup") -------------------------------------
+    def recover_positions(self, txn: str, positions: list[int | None]) -> None:
+        """An OPEN txn with writes here, found by recovery."""
+        if self.b.recovery_holds_read_position:
+            rec = self.env.store.get(watermark_path(self.segment))
+            held = rec.value["position"] if rec else self.ledger.last_confirmed
+            self.hold = held if self.hold is None else min(self.hold, held)
+            self.in_flight.add(txn)
+        else:
+            self.first[txn] = min(p for p in positions if p is not None)
+
+    def load_aborted_records(self) -> None:
+        if self.b.durable_aborted_records:
+            for path in self.env.store.children(aborted_prefix(self.segment)):
+                self.aborted.add(path.rsplit("/", 1)[1])
