@@ -54,7 +54,6 @@ ALL_PIP473_STEPS = [
     ("appendAck", {"op": "a1", "txn": "t1", "seg": "s2", "pos": {"#bigint": "1"}, "cumulative": False}),
     ("endTxn", {"txn": "t1", "decision": "COMMITTED"}),
     ("tcFinalize", {"txn": "t1"}),
-    ("tcReply", {"txn": "t1"}),
     ("timeoutSweep", {"txn": "t1"}),
     ("tick", {}),
     ("tcFailover", {}),
@@ -98,13 +97,13 @@ def test_pip473_diagram_in_the_pips_style():
     assert f"{c}->>{tb1}: 2. send(t1, w1)" in d
     assert f"{c}->>{pa2}: 6. ack(t1, a1, 1, FALSE)" in d
     assert f"{tc}->>{m}: CAS /txn/t1.state OPEN→COMMITTED" in d
-    assert f"{tc}-->>{c}: 9. endTxn reply (t1)" in d
-    assert f"{m}-->>{tb1}: 13. header watch / event fires" in d
-    assert f"{disp}->>{tb1}: 19. getMaxReadPosition / isTxnAborted" in d
+    assert f"{tc}-->>{c}: endTxn reply (t1)" in d
+    assert f"{m}-->>{tb1}: 12. header watch / event fires" in d
+    assert f"{disp}->>{tb1}: 18. getMaxReadPosition / isTxnAborted" in d
     # The breaking step (the last) sits in a red rect with a note naming the property.
     tail = d[d.index("rect rgb(255, 205, 205)"):]
-    assert "20. GC sweep: /txn-op/t1/* then the header" in tail
-    assert "✗ step 20 (gcSweep) breaks NoLostCommittedAck" in tail and tail.rstrip().endswith("end")
+    assert "19. GC sweep: /txn-op/t1/* then the header" in tail
+    assert "✗ step 19 (gcSweep) breaks NoLostCommittedAck" in tail and tail.rstrip().endswith("end")
     assert d.count("rect ") == 1
 
 
