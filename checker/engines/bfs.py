@@ -103,7 +103,7 @@ def peak_memory_mb() -> float:
 
 
 SUPPORTED_OPTIONS: set[str] = {"checkpoint", "resume", "checkpoint_interval"}
-SUPPORTED_OPTIONS |= reductions.OPTIONS  # --symmetry --por --fingerprints --exact --no-compact
+SUPPORTED_OPTIONS |= reductions.OPTIONS  # --symmetry --por --fingerprints --exact --compact
 
 
 def run(job: Job) -> Outcome:
@@ -118,7 +118,7 @@ def run(job: Job) -> Outcome:
 
     ex = reductions.exploration(job, spec)  # fingerprint-only for --fingerprints
     release = getattr(ex, "release", None)  # drops expanded levels in that mode
-    share = reductions.sharer(job)  # stored states share equal parts (not with --no-compact)
+    share = reductions.sharer(job)  # --compact: stored states share equal parts
     states, index = ex.states, ex.index
     parent, parent_action = ex.parent, ex.parent_action
     src, dst, act = ex.src, ex.dst, ex.act

@@ -55,6 +55,11 @@ def test_twophase_rm3_tlc_figures(spark):
     assert o.extra["spark"]["levels"] == [1, 7, 21, 38, 50, 54, 49, 36, 21, 9, 2]  # bfs level sizes
 
 
+def test_twophase_rm6_tlc_figures(spark):
+    o = check_model(MODELS / "classic" / "twophase-rm6.toml", engine="spark").outcome
+    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == ("ok", 50816, 402306, 20)
+
+
 def test_reduced_pip473_matches_bfs(spark):
     # PIP-473 (fixed) cut down to one txn that writes and acks, with a crash.
     m = load_model(MODELS / "pip473" / "fixed.toml")
