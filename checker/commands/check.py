@@ -44,8 +44,8 @@ def register(sub) -> None:
     p.add_argument("--fingerprints", action="store_true",
                    help="store 64-bit fingerprints only, not full states (reports collision probability)")
     p.add_argument("--exact", action="store_true", help="store full states in the visited set (the default)")
-    p.add_argument("--no-compact", action="store_true",
-                   help="store states as built, without sharing their equal parts (to measure the saving)")
+    p.add_argument("--compact", action="store_true",
+                   help="share equal parts of stored states (less memory, more time)")
     p.add_argument("--seed", type=int, help="simulate: random seed (default 0)")
     p.add_argument("--walks", type=_positive_int, help="simulate: number of random walks (default 1000)")
     p.add_argument("--walk-depth", type=_positive_int, help="simulate: steps per walk (default 100)")
@@ -106,7 +106,7 @@ def run(args) -> int:
 
 def engine_options(args) -> dict:
     names = ("master", "checkpoint", "resume", "checkpoint_interval", "symmetry", "por", "fingerprints", "exact",
-             "no_compact")
+             "compact")
     return {n: getattr(args, n) for n in names if getattr(args, n, None)}
 
 
