@@ -90,6 +90,7 @@ from ..api import Bound, Spec
 from . import coordinator as tc
 from . import publish, recovery, segments
 from .dispatcher import dispatch
+from .footprints import footprints
 from .notify import deliver_event
 from .store import header_state
 from .plan import parse_acks, parse_writes
@@ -240,3 +241,7 @@ class Pip473(Spec):
 
     def observe(self, s: S):
         return observe(self, s)
+
+    def footprints(self):
+        """Reads and writes per action, for --por (footprints.py)."""
+        return footprints(self)

@@ -1,0 +1,108 @@
+"""Partial-order reduction on PIP-473 (`--por`, spec/pip473/footprints.py).
+
+* The footprints are honest on reachable states: `audit_footprints` (every
+  observed change declared; declared-independent actions commute and do not
+  disable each other), and every action another one enables reads something
+  the enabling action writes (the stubborn sets rely on it for disabled
+  actions).
+* Every pip473 model file that checks in seconds keeps its verdict under
+  --por, with no more distinct or generated states.
+* The por-*-readcommitted models are reduced, by the figures measured.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from txncheck.checker.api import check_model
+from txncheck.checker.engines import bfs
+from txncheck.checker.job import Job
+from txncheck.checker.model import load_model
+from txncheck.checker.reductions.locations import overlap
+from txncheck.checker.reductions.por import audit_footprints
+from txncheck.spec.pip473.spec import Pip473
+
+from .conftest import MODELS
+
+PIP473 = MODELS / "pip473"
+# Unreduced checks of these take from about 20 s to minutes on this machine.
+TOO_BIG = {"fixed.toml", "merged.toml", "pip-text.toml"}
+# These take a few seconds each unreduced (10-15 s for both runs): marked slow.
+SLOW = {"sealed-mid-txn.toml", "zk-oneshot.toml", "zk-oneshot-point.toml"}
+
+
+def _reachable(spec, cap=None):
+    job = Job(spec=spec, properties={}, witnesses={}, deadlock=False, max_states=cap, keep_graph=False)
+    return bfs.run(job).exploration.states
+
+
+def _audit_enabling(spec, states) -> None:
+    fps = spec.footprints()
+    for s in states:
+        before = {a for a, _ in spec.next(s)}
+        for b, t in spec.next(s):
+            for a, _ in spec.next(t):
+                if a not in before and a != b:
+                    assert any(overlap(w, r) for w in fps[b][1] for r in fps[a][0]), \
+                        f"{b} enables {a} but writes nothing it reads, at {s}"
+
+
+@pytest.mark.parametrize("name", ["gc-forced-delete.toml", "late-write.toml", "late-write-fixed.toml",
+                                  "orphan-op-fixed.toml", "orphan-op.toml", "unknown-is-aborted.toml",
+                                  "por-fixed-readcommitted.toml", "por-merged-readcommitted.toml",
+                                  "coalesced-events-fixed.toml"])
+def test_footprints_are_honest_on_models(name):
+    spec = load_model(PIP473 / name).instantiate()
+    states = _reachable(spec)
+    states = states[::max(1, len(states) // 300)]  # a spread over every depth
+    audit_footprints(spec, states)
+    _audit_enabling(spec, states)
+
+
+@pytest.mark.parametrize("variant,constants", [
+    ("fixed", {}),                                                           # standard bounds (merge)
+    ("fixed", {"txns": 1, "acks": "", "crashes": 0, "failovers": 0}),        # a send on a sealed parent
+    ("pip-text", {"reshape": "split", "writes": "t1:0 t2:1", "failovers": 0}),
+    ("merged", {"decisions": "both", "ticks": 2, "timeout": 1, "retention": 1, "crashes": 0}),
+    ("pip-text", {"watches": "zk-oneshot", "decisions": "both", "failovers": 0}),
+    ("merged", {"txns": 3, "writes": "t1:0 t3:2", "acks": "t2:s2:1:ind", "reshape": "none"}),
+])
+def test_footprints_are_honest_on_other_bounds(variant, constants):
+    """A spread of the first 3000 states (BFS order) of bounds no model file uses."""
+    spec = Pip473(variant, **constants)
+    states = _reachable(spec, cap=3000)
+    states = states[::max(1, len(states) // 120)]
+    audit_footprints(spec, states)
+    _audit_enabling(spec, states)
+
+
+def _models():
+    out = []
+    for p in sorted(PIP473.glob("*.toml")):
+        if p.name in TOO_BIG or load_model(p).temporal:  # --por refuses temporal properties
+            continue
+        out.append(pytest.param(p, id=p.name, marks=[pytest.mark.slow] if p.name in SLOW else []))
+    return out
+
+
+@pytest.mark.parametrize("path", _models())
+def test_por_keeps_the_verdict(path):
+    full = check_model(path, keep_graph=False).outcome
+    red = check_model(path, keep_graph=False, options={"por": True}).outcome
+    assert red.verdict == full.verdict
+    assert red.distinct_states <= full.distinct_states
+    assert red.states_generated <= full.states_generated
+    assert red.extra["reductions"]["por"]["declared"] is True
+
+
+@pytest.mark.parametrize("name,full_counts,por_counts", [
+    ("por-fixed-readcommitted.toml", (2353, 6937), (1445, 3865)),
+    ("por-merged-readcommitted.toml", (13573, 44155), (11190, 33397)),
+])
+def test_por_reduces_readcommitted(name, full_counts, por_counts):
+    full = check_model(PIP473 / name, keep_graph=False).outcome
+    red = check_model(PIP473 / name, keep_graph=False, options={"por": True}).outcome
+    assert full.verdict == red.verdict == "ok"
+    assert (full.distinct_states, full.states_generated) == full_counts
+    assert (red.distinct_states, red.states_generated) == por_counts
+    assert red.extra["reductions"]["por"]["ample_states"] > 0
