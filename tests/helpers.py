@@ -40,3 +40,14 @@ def assert_verdict_and_counts(report, row):
     else:
         assert o.violations == []
         assert o.witnesses_found and all(o.witnesses_found.values())
+
+
+def assert_trace_found_again(trace, violation, spec_name, length):
+    """A committed corpus trace equals the shortest counterexample found now,
+    state for state (by fingerprint) and action for action."""
+    from txncheck.checker.encoding import fingerprint
+
+    assert trace.meta["spec"] == spec_name and trace.meta["property"] == violation.property
+    assert trace.length == violation.length == length
+    assert [s["fingerprint"] for s in trace.steps] == [f"{fingerprint(st):016x}" for _, st in violation.path]
+    assert [s["action"] for s in trace.steps[1:]] == [a[0] for a, _ in violation.path[1:]]

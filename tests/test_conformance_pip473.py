@@ -54,13 +54,20 @@ def spec_for(variant: str, config: str):
 @given(data=st.data())
 def test_random_walk_conforms(variant, config, data):
     spec = spec_for(variant, config)
-    bridge = Pip473Bridge(spec)
+    walk_on(spec, Pip473Bridge(spec), data, strict=True)
+
+
+def walk_on(spec, bridge, data, *, strict: bool, depth: int = DEPTH) -> None:
+    """Walk the spec at random (hypothesis draws each enabled action) and
+    replay every step on `bridge`, comparing the observations after each one;
+    `strict` also compares the refinement mapping of the whole state."""
     bridge.start()
     (s,) = spec.init_states()
     assert observation_diff(spec.observe(s), bridge.observe()) == {}
-    assert bridge.state_diff(s) == {}
+    if strict:
+        assert bridge.state_diff(s) == {}
     walk: list[str] = []
-    for _ in range(DEPTH):
+    for _ in range(depth):
         succ = list(spec.next(s))
         if not succ:
             break
@@ -72,10 +79,10 @@ def test_random_walk_conforms(variant, config, data):
             pytest.fail(f"the implementation refused step {len(walk)} {walk[-1]}: {exc}\nwalk: {walk}")
         s = t
         diff = observation_diff(spec.observe(s), bridge.observe())
-        assert diff == {}, f"diverged at step {len(walk)} {walk[-1]}\nwalk: {walk}"
-        # stricter: the refinement mapping of the whole state (all but the cursor's encoding)
-        state = bridge.state_diff(s)
-        assert state == {}, f"state fields differ at step {len(walk)} {walk[-1]}\nwalk: {walk}"
+        assert diff == {}, f"diverged at step {len(walk)} {walk[-1]}: {diff}\nwalk: {walk}"
+        if strict:  # the refinement mapping of the whole state (all but the cursor's encoding)
+            state = bridge.state_diff(s)
+            assert state == {}, f"state fields differ at step {len(walk)} {walk[-1]}\nwalk: {walk}"
 
 
 def test_walks_reach_the_interesting_steps():

@@ -9,15 +9,13 @@ import networkx as nx
 import pytest
 import z3
 
-from txncheck.checker.api import check_model
-from txncheck.checker.encoding import fingerprint
 from txncheck.checker.invariants import check_sanity, compile_predicate
 from txncheck.checker.itf import read_trace
 from txncheck.spec.api import SpecError
 from txncheck.spec.legacy_v4.spec import LegacyV4
 
 from .conftest import MODELS, ROOT
-from .helpers import assert_verdict_and_counts, explore, report_cache
+from .helpers import assert_trace_found_again, assert_verdict_and_counts, explore, report_cache
 
 V4 = MODELS / "legacy_v4"
 CORPUS = ROOT / "counterexamples" / "legacy_v4"
@@ -61,10 +59,7 @@ def test_model_verdict_and_counts(stem, reports):
 def test_corpus_trace_is_found_again(stem, reports):
     trace = read_trace(CORPUS / f"{stem}.itf.json")
     [v] = reports(stem).outcome.violations
-    assert trace.meta["spec"] == "legacy_v4" and trace.meta["property"] == v.property
-    assert trace.length == v.length == EXPECTED[stem][2]
-    assert [s["fingerprint"] for s in trace.steps] == [f"{fingerprint(st):016x}" for _, st in v.path]
-    assert [s["action"] for s in trace.steps[1:]] == [a[0] for a, _ in v.path[1:]]
+    assert_trace_found_again(trace, v, "legacy_v4", EXPECTED[stem][2])
 
 
 def test_stall_trace_reads_like_the_background_section():

@@ -7,15 +7,13 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from txncheck.checker.api import check_model
-from txncheck.checker.encoding import fingerprint
 from txncheck.checker.invariants import check_sanity
 from txncheck.checker.itf import read_trace
 from txncheck.spec.api import SpecError
 from txncheck.spec.pip196.spec import READY, Pip196
 
 from .conftest import MODELS, ROOT
-from .helpers import assert_verdict_and_counts, explore, report_cache
+from .helpers import assert_trace_found_again, assert_verdict_and_counts, explore, report_cache
 
 P196 = MODELS / "pip196"
 CORPUS = ROOT / "counterexamples" / "pip196"
@@ -51,9 +49,7 @@ def test_model_verdict_and_counts(stem, reports):
 def test_corpus_trace_is_found_again(stem, reports):
     trace = read_trace(CORPUS / f"{stem}.itf.json")
     [v] = reports(stem).outcome.violations
-    assert trace.meta["spec"] == "pip196" and trace.meta["property"] == v.property
-    assert trace.length == v.length == EXPECTED[stem][2]
-    assert [s["fingerprint"] for s in trace.steps] == [f"{fingerprint(st):016x}" for _, st in v.path]
+    assert_trace_found_again(trace, v, "pip196", EXPECTED[stem][2])
 
 
 def test_index_race_trace_loses_the_queued_segment():

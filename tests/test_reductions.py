@@ -20,7 +20,7 @@ from txncheck.spec.api import Bound, Spec
 from txncheck.spec.classic.diehard import DieHard
 from txncheck.spec.classic.tcommit import TCommit
 from txncheck.spec.classic.twophase import TwoPhase
-from txncheck.spec.schema import Int, Str
+from txncheck.spec.schema import Int
 
 
 class Workers(NamedTuple):

@@ -7,7 +7,6 @@ reports (checker/reports/)."""
 from __future__ import annotations
 
 import json
-import sys
 
 from ..api import Report, check_model
 from ..progress import Progress

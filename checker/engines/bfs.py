@@ -23,7 +23,6 @@ import resource
 import time
 from array import array
 from collections import Counter
-from typing import Any
 
 from .. import reductions
 from ..encoding import fingerprint
