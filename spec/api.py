@@ -144,3 +144,8 @@ class Spec:
     def describe(self) -> str:
         consts = ", ".join(f"{k}={v}" for k, v in self.constants.items())
         return f"{self.name}[{self.variant}]({consts})"
+
+
+def replace_at(t: tuple, i: int, v) -> tuple:
+    """The tuple `t` with element `i` replaced by `v` (the EXCEPT of TLA+)."""
+    return t[:i] + (v,) + t[i + 1:]

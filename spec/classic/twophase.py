@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..api import Bound, Spec
+from ..api import replace_at as _set
 from ..schema import Str
 
 RM_STATES = ("working", "prepared", "committed", "aborted")
@@ -148,6 +149,3 @@ class TwoPhase(Spec):
             "msgs": s.msgs,
         }
 
-
-def _set(t: tuple, i: int, v) -> tuple:
-    return t[:i] + (v,) + t[i + 1:]

@@ -41,6 +41,7 @@ from typing import NamedTuple
 import z3
 
 from ..api import Bound, Spec
+from ..api import replace_at as _put
 from ..schema import Str
 
 # Segment metadata states (PIP-468 split order, protocol-notes "Scalable topics").
@@ -72,10 +73,6 @@ class V4State(NamedTuple):
     splits: int         # splits left
     merges: int         # merges left
     restarts: int       # TC restarts left
-
-
-def _put(t: tuple, i: int, v) -> tuple:
-    return t[:i] + (v,) + t[i + 1:]
 
 
 class LegacyV4(Spec):

@@ -55,6 +55,7 @@ from typing import NamedTuple
 import z3
 
 from ..api import Bound, Spec
+from ..api import replace_at as _put
 from ..schema import Bool, Int, Str
 
 DATA, COMMIT, ABORT, PLAIN = "D", "C", "A", "N"  # PLAIN: a non-transactional publish
@@ -99,10 +100,6 @@ def _first_open(ledger: tuple, lo: int) -> int:
         if kind == DATA and not any(k != DATA and u == t for k, u, _ in ledger[i + 1:]):
             return i
     return len(ledger)
-
-
-def _put(t: tuple, i: int, v) -> tuple:
-    return t[:i] + (v,) + t[i + 1:]
 
 
 class Pip196(Spec):

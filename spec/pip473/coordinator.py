@@ -12,16 +12,13 @@ silent on retries, so pip-text uses the same answers.
 
 from __future__ import annotations
 
+from ..api import replace_at as _put
 from .notify import fanout
 from .state import (
     ABORTED, C_ENDING, C_OPEN, COMMITTED, GONE, OPEN, TOLD_ABORTED, TOLD_COMMITTED, TOLD_CONFLICT,
     TOLD_NOTFOUND, Header, S,
 )
 from .store import header_state, ops_of, txn_by_deadline, txn_by_final_state
-
-
-def _put(t: tuple, i: int, v) -> tuple:
-    return t[:i] + (v,) + t[i + 1:]
 
 
 def new_txn(m, s: S, t: int) -> S:

@@ -7,13 +7,10 @@ delivery of a transactional entry with the header state at that moment.
 
 from __future__ import annotations
 
+from ..api import replace_at as _put
 from .buffer import is_txn_aborted, max_read
 from .state import GONE, NONE, PLAIN, S
 from .store import header_state
-
-
-def _put(t: tuple, i: int, v) -> tuple:
-    return t[:i] + (v,) + t[i + 1:]
 
 
 def dispatch(m, s: S, j: int):

@@ -19,16 +19,13 @@ deletes the op records it owns (`/txn-op/<txnId>/<seq>` on its segment).
 
 from __future__ import annotations
 
+from ..api import replace_at as _put
 from .buffer import forget, max_read
 from .pendingack import acks_to_apply, apply_to_cursor
 from .state import ABORTED, COMMITTED, OPEN, S
 from .store import header_state
 
 PENDING = (True,)
-
-
-def _put(t: tuple, i: int, v) -> tuple:
-    return t[:i] + (v,) + t[i + 1:]
 
 
 def fanout(m, s: S, t: int, new_state: str) -> S:

@@ -19,6 +19,7 @@ pip-text and merged, the post-op re-read in fixed.
 
 from __future__ import annotations
 
+from ..api import replace_at as _put
 from .buffer import drop_in_flight, max_read, track_in_flight, track_position
 from .notify import materialize
 from .segments import route
@@ -29,10 +30,6 @@ from .state import (
 from .store import header_state, put_op
 
 SENDING = (C_OPEN,) + tuple(C_ENDING.values())   # the client may still send (the late-write race)
-
-
-def _put(t: tuple, i: int, v) -> tuple:
-    return t[:i] + (v,) + t[i + 1:]
 
 
 def _pub(s: S, k: int, pub: Pub) -> S:

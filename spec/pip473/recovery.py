@@ -18,15 +18,12 @@ record; the pending-ack store re-seeds only the open txn ids (memory_acks).
 
 from __future__ import annotations
 
+from ..api import replace_at as _put
 from .notify import materialize
 from .state import ABORTED, APPENDED, CHECKED, COMMITTED, EMPTY_PART, OPEN, OPPUT, REJECTED, VALID, S
 from .store import acks_by_segment_subscription, header_state, writes_by_segment
 
 IN_FLIGHT = (CHECKED, OPPUT, APPENDED, VALID)
-
-
-def _put(t: tuple, i: int, v) -> tuple:
-    return t[:i] + (v,) + t[i + 1:]
 
 
 def crash(m, s: S, j: int) -> S:
