@@ -110,6 +110,18 @@ def _wait_for_checkpoint(proc: subprocess.Popen, ck: Path, timeout: float = 120.
     pytest.fail("no checkpoint written in time")
 
 
+
+def _interrupt(proc) -> dict:
+    """Ctrl-C a running check: exit 3, no traceback, an honest incomplete report."""
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, err
+    assert "Traceback" not in err
+    report = json.loads(out)
+    assert report["verdict"] == "incomplete" and report["incomplete_reason"] == "interrupted"
+    assert 0 < report["distinct_states"] < RM7_FIGURES[0]
+    return report
+
 def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_figures(tmp_path):
     model, ck = _rm7(tmp_path), tmp_path / "ck"
     proc = _start(["check", str(model), "--json", "--quiet", "--out", str(tmp_path),
@@ -140,13 +152,7 @@ def test_ctrl_c_stops_cleanly_with_an_incomplete_report_and_a_final_checkpoint(t
     proc = _start(["check", str(model), "--json", "--quiet", "--out", str(tmp_path),
                    "--checkpoint", str(ck), "--checkpoint-interval", "0.2"])
     _wait_for_checkpoint(proc, ck)  # the search loop is running
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 3, err
-    assert "Traceback" not in err
-    report = json.loads(out)
-    assert report["verdict"] == "incomplete" and report["incomplete_reason"] == "interrupted"
-    assert 0 < report["distinct_states"] < RM7_FIGURES[0]
+    report = _interrupt(proc)
     # The stop was deferred to a clean point and checkpointed: resuming loses nothing.
     manifest = json.loads((ck / "checkpoint.json").read_text())
     assert sum(s["states"] for s in manifest["segments"]) == report["distinct_states"]
@@ -240,13 +246,7 @@ def test_ctrl_c_without_checkpoints_also_reports_incomplete(tmp_path):
     proc = _start(["check", str(model), "--json", "--out", str(tmp_path)])
     line = proc.stderr.readline()  # the first progress line (after two seconds): the search is running
     assert "distinct" in line and "queue" in line, line
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 3, err
-    assert "Traceback" not in err
-    report = json.loads(out)
-    assert report["verdict"] == "incomplete" and report["incomplete_reason"] == "interrupted"
-    assert 0 < report["distinct_states"] < RM7_FIGURES[0]
+    _interrupt(proc)
 
 
 # -- the segment codec, on arbitrary state-like values ---------------------------
