@@ -133,6 +133,21 @@ class Spec:
         an element as a token (Msg "Prepared_r1") moves with that element."""
         raise NotImplementedError(f"spec {self.name} does not implement permute (needed by --symmetry)")
 
+    def symmetry_classes(self, sort: str) -> tuple[tuple[str, ...], ...]:
+        """The interchangeable elements of a symmetric sort, as classes that
+        partition it; permutations act within a class only. The default is
+        the whole sort. A spec whose elements carry different workloads
+        (PIP-473's txns follow the model's plan) returns one class per
+        workload."""
+        return (tuple(self.schema.elements(sort)),)
+
+    def symmetry_signatures(self, s: State, sort: str) -> Mapping[str, Any] | None:
+        """Optional, for speed: per element of the sort's classes of more than
+        one element, a value read off the state that renaming does not
+        change (the signature of `e` in `s` is that of its image in the
+        renamed state). None: --symmetry reads signatures off `observe`."""
+        return None
+
     def footprints(self) -> Mapping[Action, tuple[frozenset, frozenset]] | None:
         """Every action `next` can yield, with the state locations it may read
         and write, for --por: {action: (reads, writes)}. A location is a tuple

@@ -3,11 +3,14 @@
 A spec lists `symmetric_sorts` and implements `permute(state, mapping)`.
 The representative of a state is found in two steps:
 
-1. Each element of a symmetric sort gets a signature read off the
+1. Each element of a symmetric sort gets a signature: the spec's own
+   (`Spec.symmetry_signatures`, read off the state), else one read off the
    observation (its values in every symbol over the sort, or over a sort
    whose elements are named after it, with element names masked). The
    signature does not change when the elements are renamed, so sorting by
-   it names the elements in a way that only ties can spoil.
+   it names the elements in a way that only ties can spoil. Elements move
+   only within their class of interchangeable elements
+   (`Spec.symmetry_classes`; by default the whole sort is one class).
 2. Within each tie class, if a swap and a cycle of the class (they generate
    its symmetric group) leave the sorted state unchanged, every permutation
    of the class does; otherwise the permutations of the class are tried and
@@ -52,15 +55,19 @@ def check_symmetric(spec, props: Mapping[str, z3.BoolRef]) -> None:
     if permute_for(spec) is None:
         raise ReductionError(f"--symmetry: spec {spec.name} declares symmetric sorts but does not implement permute")
     schema = spec.schema
-    for sort in spec.symmetric_sorts:
-        elems = schema.elements(sort)
-        if len(elems) < 2:
-            continue
+    groups = [(sort, c) for sort in spec.symmetric_sorts for c in spec.symmetry_classes(sort) if len(c) > 1]
+    if not groups:
+        raise ReductionError(
+            f"--symmetry: no two elements of {', '.join(spec.symmetric_sorts)} are interchangeable "
+            f"in {spec.describe()}; check it without --symmetry")
+    for sort, elems in groups:
         gens = [{elems[0]: elems[1], elems[1]: elems[0]},
                 {e: elems[(i + 1) % len(elems)] for i, e in enumerate(elems)}]
         for gen in gens:
             pairs = [(schema.const(s, e), schema.const(s, new))
                      for (s, e), new in induced_renaming(schema, sort, gen).items()]
+            # an element's name as a string value (PIP-473's ledger entries) is renamed too
+            pairs += [(z3.StringVal(e), z3.StringVal(new)) for e, new in gen.items()]
             for name, f in props.items():
                 solver = z3.Solver()
                 solver.set("timeout", 20000)
@@ -74,9 +81,10 @@ def check_symmetric(spec, props: Mapping[str, z3.BoolRef]) -> None:
 class _Signatures:
     """Per-element signatures of one symmetric sort, from observations."""
 
-    def __init__(self, schema, sort: str) -> None:
+    def __init__(self, schema, sort: str, classes) -> None:
         self.sort = sort
         self.elements = schema.elements(sort)
+        self.classes = [tuple(c) for c in classes]
         self.mask = set(self.elements)  # element names in values are masked
         # Elements of other sorts named after one element, with the element
         # masked in the name: {element: [(sort, derived element, template)]}
@@ -148,7 +156,11 @@ class SymmetryReduced:
         while hasattr(base, "inner_next"):  # under --por: the spec it wraps
             base = base.spec
         self.permute = permute_for(base)
-        self._sigs = [_Signatures(spec.schema, s) for s in spec.symmetric_sorts]
+        from ...spec.api import Spec
+
+        own = type(base).symmetry_signatures is not Spec.symmetry_signatures
+        self.state_signatures = base.symmetry_signatures if own else None
+        self._sigs = [_Signatures(spec.schema, s, spec.symmetry_classes(s)) for s in spec.symmetric_sorts]
         self.inexact = 0  # states that kept the sorted form (too many ties)
 
     def __getattr__(self, name):
@@ -156,21 +168,29 @@ class SymmetryReduced:
 
     # -- the representative --------------------------------------------------
     def canonical(self, s):
-        spec = self.spec
-        obs = spec.observe(s)
+        obs = None
         mapping, classes = {}, []
         for sg in self._sigs:
-            elems = sg.elements
-            sig_of = {e: sg.of(obs, e) for e in elems}
-            order = sorted(elems, key=sig_of.__getitem__)
-            sigs = [sig_of[e] for e in order]
-            mapping[sg.sort] = {e: elems[i] for i, e in enumerate(order)}
-            start = 0
-            for i in range(1, len(order) + 1):
-                if i == len(order) or sigs[i] != sigs[start]:
-                    if i - start > 1:
-                        classes.append((sg.sort, elems[start:i]))
-                    start = i
+            rename = mapping[sg.sort] = {}
+            own = self.state_signatures(s, sg.sort) if self.state_signatures else None
+            for elems in sg.classes:  # sort each class by signature; ties stay open
+                if len(elems) == 1:
+                    rename[elems[0]] = elems[0]
+                    continue
+                if own is not None:
+                    sig_of = {e: own[e] for e in elems}
+                else:
+                    obs = obs if obs is not None else self.spec.observe(s)
+                    sig_of = {e: sg.of(obs, e) for e in elems}
+                order = sorted(elems, key=sig_of.__getitem__)
+                sigs = [sig_of[e] for e in order]
+                rename.update({e: elems[i] for i, e in enumerate(order)})
+                start = 0
+                for i in range(1, len(order) + 1):
+                    if i == len(order) or sigs[i] != sigs[start]:
+                        if i - start > 1:
+                            classes.append((sg.sort, elems[start:i]))
+                        start = i
         base = self.permute(s, mapping)
         open_classes = [c for c in classes if not self._fixed(base, *c)]
         if not open_classes:
