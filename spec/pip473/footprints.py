@@ -153,8 +153,9 @@ def footprints(m) -> dict:
         # notify.fanout: the participants of t's segments (coalesced: those with t's ops)
         fan_r = {("_part", g, f) for g in segs_of[t] for f in ("up", "cache", "events")}
         fan_w = {("_part", g, "events") for g in segs_of[t]}
-        # coordinator.new_txn; ids in order: the guard reads the previous header
-        reads = {("_client", t, "born"), ("_now",)} | ({("_hdr", tn[i - 1], "born")} if i else set())
+        # coordinator.new_txn; ids in order: the guard reads the headers of
+        # the txns of earlier plan classes (spec.started_before)
+        reads = {("_client", t, "born"), ("_now",)} | {("_hdr", tn[u], "born") for u in m.started_before[i]}
         fp[a("newTxn", txn=t)] = F.fp(reads, {("_hdr", t), ("_client", t)})
         # coordinator.end_txn / timeout: the decision CAS, fan-out (lists the txn's ops)
         decide_r = seen[t] | {("_decided", t), ("_ops", t)} | fan_r

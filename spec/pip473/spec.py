@@ -42,7 +42,9 @@ states (each removes only interleavings that cannot change a property):
 * the split/merge runs while a send of the plan is unfinished (sends are the
   only users of the segment layout) and starts while a txn is OPEN;
 * `tcFailover` only while the TC has in-memory work to lose;
-* txn ids are allocated in order (t2 after t1), as the coordinator's counter does.
+* txn ids are allocated in order (t2 after t1), as the coordinator's counter
+  does; txns whose clients run the same plan are interchangeable clients,
+  and either may take the next id (symmetry.py), so `--symmetry` applies.
 
 Variants (flags in `variants.py`, read inside the action bodies):
 * pip-text: the text. Publish appends, then puts the op (the TB learns the
@@ -95,6 +97,7 @@ from .notify import deliver_event
 from .store import header_state
 from .plan import parse_acks, parse_writes
 from .properties import declare, observe
+from .symmetry import op_slots, permute, plan_classes, signatures
 from .state import (
     ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO, S,
 )
@@ -104,6 +107,7 @@ from .variants import VARIANTS
 class Pip473(Spec):
     name = "pip473"
     variants = ("pip-text", "merged", "fixed")
+    symmetric_sorts = ("Txn",)
     bounds = {
         "txns": Bound(2, "number of transactions (t1, t2, ...)", lo=1, hi=3),
         "writes": Bound("t1:0", "transactional sends, txn:routing-key each (keys 0..3)"),
@@ -135,6 +139,13 @@ class Pip473(Spec):
         self.txn_names = tuple(f"t{i + 1}" for i in range(n))
         self.seg_names = tuple(f"s{j + 1}" for j in range(nseg))
         self.pos_names = tuple(f"p{i + 1}" for i in range(1 + len(self.writes)))
+        self.txn_index = {name: i for i, name in enumerate(self.txn_names)}
+        self.classes = plan_classes(self.writes, self.acks, n)
+        self.op_slots = op_slots(self.writes, self.acks, n)
+        # newTxn order: every txn of an earlier plan class first (the counter)
+        first = {t: c[0] for c in self.classes for t in c}
+        self.symmetric_txns = tuple(t for c in self.classes if len(c) > 1 for t in c)
+        self.started_before = tuple(tuple(u for u in range(n) if first[u] < first[t]) for t in range(n))
         self.decisions = {"commit": (COMMITTED,), "abort": (ABORTED,), "both": (COMMITTED, ABORTED)}[c["decisions"]]
         self._actions: dict = {}
         declare(self)
@@ -166,9 +177,10 @@ class Pip473(Spec):
     def next(self, s: S):
         a = self._a
         tn, sn = self.txn_names, self.seg_names
-        # TC V5 newTxn: ids come from a counter, in order.
+        # TC V5 newTxn: ids come from a counter, in order; clients with the
+        # same plan are interchangeable, so any of them may take the next id.
         for t in range(len(tn)):
-            if s.client[t] == C_NONE and (t == 0 or s.hdr[t - 1] != NONE):
+            if s.client[t] == C_NONE and all(s.hdr[u] != NONE for u in self.started_before[t]):
                 yield a("newTxn", txn=tn[t]), tc.new_txn(self, s, t)
         # Publish and acks (client operations of the plan).
         for k, w in enumerate(self.writes):
@@ -241,6 +253,16 @@ class Pip473(Spec):
 
     def observe(self, s: S):
         return observe(self, s)
+
+    def symmetry_classes(self, sort: str):
+        """Txns with the same plan (symmetry.py)."""
+        return tuple(tuple(self.txn_names[t] for t in c) for c in self.classes)
+
+    def permute(self, s: S, mapping) -> S:
+        return permute(self, s, mapping)
+
+    def symmetry_signatures(self, s: S, sort: str):
+        return signatures(self, s)
 
     def footprints(self):
         """Reads and writes per action, for --por (footprints.py)."""

@@ -1,0 +1,109 @@
+"""Which txns are interchangeable, and renaming them (for --symmetry).
+
+A txn's identity in the model is its client's workload: the plan binds
+writes and acks to txn ids (`plan.py`). Two txns are interchangeable when
+their plans are the same up to the id: the same routing keys for their
+sends, in order, and the same acks. Renaming such txns moves every per-txn
+value, every txn id inside the store, the ledgers, the participants, the
+coordinator and the ghosts, and the progress of their plan operations.
+
+The standard models give every txn a different plan, so each class is a
+single txn and `--symmetry` has nothing to do; a model whose clients share a
+workload (models/pip473/fixed-larger.toml) gets a real reduction.
+"""
+
+from __future__ import annotations
+
+from .state import Part, S
+
+
+def plan_classes(writes, acks, n: int) -> tuple[tuple[int, ...], ...]:
+    """Txn indexes grouped by plan, classes ordered by their first txn."""
+    by_plan: dict[tuple, list[int]] = {}
+    for t in range(n):
+        plan = (tuple(w.key for w in writes if w.txn == t),
+                tuple((a.seg, a.pos, a.cumulative) for a in acks if a.txn == t))
+        by_plan.setdefault(plan, []).append(t)
+    return tuple(sorted((tuple(c) for c in by_plan.values()), key=lambda c: c[0]))
+
+
+def op_slots(writes, acks, n: int) -> tuple[tuple[int, ...], ...]:
+    """Per txn, the indexes of its operations in `S.pubs` (writes, then acks)."""
+    slots: list[list[int]] = [[] for _ in range(n)]
+    for k, w in enumerate(writes):
+        slots[w.txn].append(k)
+    for k, a in enumerate(acks):
+        slots[a.txn].append(len(writes) + k)
+    return tuple(tuple(x) for x in slots)
+
+
+def permute(m, s: S, mapping) -> S:
+    """`s` with txns renamed by mapping["Txn"] (names to names, within classes)."""
+    ren = mapping["Txn"]
+    index = m.txn_index
+    p = [index[ren[name]] for name in m.txn_names]   # old index -> new index
+    if p == list(range(len(p))):
+        return s
+
+    def move(per_txn: tuple) -> tuple:
+        out = [None] * len(per_txn)
+        for i, v in enumerate(per_txn):
+            out[p[i]] = v
+        return tuple(out)
+
+    pubs = list(s.pubs)
+    for t, slots in enumerate(m.op_slots):
+        for k, k2 in zip(slots, m.op_slots[p[t]]):
+            pubs[k2] = s.pubs[k]
+    coalesced = m.flags.coalesced
+
+    def part(x: Part | None) -> Part | None:
+        if x is None:
+            return None
+        events = x.events if coalesced else tuple((p[t], st) for t, st in x.events)
+        return Part(frozenset(p[t] for t in x.cache), frozenset((p[t], pos) for t, pos in x.tpos),
+                    frozenset(p[t] for t in x.abrt), frozenset((p[t], pos, c) for t, pos, c in x.packs),
+                    events, x.hold)
+
+    return s._replace(
+        hdr=move(s.hdr), seqs=move(s.seqs), client=move(s.client), fincnt=move(s.fincnt),
+        decided=move(s.decided), gcsnap=move(s.gcsnap), pubs=tuple(pubs),
+        ops=frozenset(o._replace(txn=p[o.txn]) for o in s.ops),
+        arec=frozenset((j, p[t]) for j, t in s.arec),
+        ledger=tuple(tuple(tag if isinstance(tag, str) else p[tag] for tag in led) for led in s.ledger),
+        part=tuple(part(x) for x in s.part),
+        tcp=frozenset((p[t], step, reply) for t, step, reply in s.tcp),
+        late=frozenset(p[t] for t in s.late),
+        ackw=frozenset((p[t], j, pos) for t, j, pos in s.ackw),
+    )
+
+
+
+def signatures(m, s: S) -> dict:
+    """Per txn of a class with more than one member, a value that renaming
+    does not change: its per-txn fields and plan progress, and, when that
+    ties with another txn's, everything else the state says about it (txn
+    ids left out). Txns whose signatures are equal are swapped by no
+    renaming that changes the state, so sorting by it finds the
+    representative."""
+    out, seen = {}, {}
+    for t in m.symmetric_txns:
+        h = s.hdr[t]
+        sig = ((0, h) if isinstance(h, str) else (1, *h), s.seqs[t], s.client[t], s.fincnt[t], s.decided[t],
+               s.gcsnap[t], t in s.late, tuple(s.pubs[k] for k in m.op_slots[t]))
+        out[t] = sig
+        seen[sig] = seen.get(sig, 0) + 1
+    ties = [t for t in m.symmetric_txns if seen[out[t]] > 1]
+    for t in ties:
+        led = tuple(tuple(i for i, tag in enumerate(x) if tag == t) for x in s.ledger)
+        parts = tuple(None if p is None else (
+            t in p.cache, tuple(sorted(pos for u, pos in p.tpos if u == t)), t in p.abrt,
+            tuple(sorted((pos, c) for u, pos, c in p.packs if u == t)),
+            () if m.flags.coalesced else tuple((i, st) for i, (u, st) in enumerate(p.events) if u == t))
+            for p in s.part)
+        out[t] = out[t] + (
+            tuple(sorted(o[1:] for o in s.ops if o.txn == t)),
+            tuple(sorted(j for j, u in s.arec if u == t)), led, parts,
+            tuple(sorted(x[1:] for x in s.tcp if x[0] == t)),
+            tuple(sorted(x[1:] for x in s.ackw if x[0] == t)))
+    return {m.txn_names[t]: sig for t, sig in out.items()}

@@ -1,0 +1,114 @@
+"""Symmetry reduction on PIP-473 (`--symmetry`, spec/pip473/symmetry.py).
+
+* Txns are interchangeable only when their clients run the same plan; the
+  standard models give every txn its own plan, and --symmetry says so in one
+  line.
+* On the twin-clients models (two clients, one plan) the reduction keeps the
+  verdict and the witnesses, stores one state per orbit (the figures are
+  measured), and a counterexample found under --symmetry is a concrete trace
+  that replays on the reference implementation.
+* `permute` is an automorphism on reachable states (successors and every
+  property commute with it) and the spec's own signatures do not change
+  under renaming.
+* A model file can switch the reduction on (`symmetry = true`).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from txncheck.checker.api import check_model
+from txncheck.checker.cli import main
+from txncheck.checker.engines import bfs
+from txncheck.checker.job import Job
+from txncheck.checker.model import load_model
+from txncheck.checker.reductions.symmetry import audit_permute
+from txncheck.counterexamples.replay import replay
+from txncheck.spec.pip473.spec import Pip473
+
+from .conftest import MODELS
+
+PIP473 = MODELS / "pip473"
+SWAP = {"Txn": {"t1": "t2", "t2": "t1"}}
+
+
+def _cli(capsys, *args):
+    code = main(["check", *map(str, args), "--quiet", "--json"])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if out.strip() else None), err
+
+
+def test_txns_are_grouped_by_plan():
+    std = Pip473("fixed")
+    assert std.symmetry_classes("Txn") == (("t1",), ("t2",))
+    m = Pip473("fixed", txns=3, writes="t1:0 t3:0", acks="t2:s2:1:cum")
+    assert m.symmetry_classes("Txn") == (("t1", "t3"), ("t2",))
+    # newTxn: a txn of a later class waits for every txn of the earlier ones;
+    # within a class either client may start first
+    [s0] = m.init_states()
+    assert sorted(a[1][0][1] for a, _ in m.next(s0) if a[0] == "newTxn") == ["t1", "t3"]
+
+
+def test_standard_models_refuse_symmetry_in_one_line(capsys, tmp_path):
+    code, rep, err = _cli(capsys, PIP473 / "fixed.toml", "--symmetry", "--out", tmp_path)
+    assert code == 2 and rep is None
+    assert err.strip().splitlines() == [
+        "txncheck: error: --symmetry: no two elements of Txn are interchangeable in "
+        "pip473[fixed](txns=2, writes=t1:0, acks=t1:s1:1:ind t2:s2:1:cum, reshape=merge, decisions=commit, "
+        "crashes=1, failovers=1, ticks=0, timeout=0, retention=0, watches=point); check it without --symmetry"]
+
+
+def test_twin_clients_fixed_is_halved_with_the_same_verdict():
+    full = check_model(PIP473 / "twin-clients-fixed.toml", keep_graph=False)
+    red = check_model(PIP473 / "twin-clients-fixed.toml", keep_graph=False, options={"symmetry": True})
+    o, r = full.outcome, red.outcome
+    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == ("ok", 45991, 161280, 24)
+    assert (r.verdict, r.distinct_states, r.states_generated, r.depth) == ("ok", 23080, 80925, 24)
+    assert r.witnesses_found == o.witnesses_found and all(o.witnesses_found.values())
+    assert r.extra["reductions"]["symmetry"]["inexact_states"] == 0
+
+
+def test_twin_clients_merged_trace_is_concrete_and_replays(tmp_path):
+    full = check_model(PIP473 / "twin-clients-merged.toml", keep_graph=False, out_dir=tmp_path / "full")
+    red = check_model(PIP473 / "twin-clients-merged.toml", keep_graph=False, out_dir=tmp_path / "sym",
+                      options={"symmetry": True})
+    assert (full.outcome.distinct_states, red.outcome.distinct_states) == (198, 108)
+    [v] = red.outcome.violations
+    [u] = full.outcome.violations
+    assert (v.property, v.length) == (u.property, u.length) == ("NoMissedDecision", 6)
+    spec = red.spec
+    for (_, s), (a, t) in zip(v.path, v.path[1:]):   # a real path of the unreduced spec
+        assert (a, t) in set(spec.next(s))
+    res = replay(v.trace_file)
+    assert (res.verdict, res.property, res.step) == ("reproduced", "NoMissedDecision", 5)
+
+
+@pytest.mark.parametrize("name", ["twin-clients-fixed.toml", "twin-clients-merged.toml"])
+def test_permute_is_an_automorphism_and_signatures_are_invariant(name):
+    m = load_model(PIP473 / name)
+    spec = m.instantiate()
+    props = {**m.selected_properties(spec), **{w: spec.witnesses[w] for w in m.witnesses}}
+    job = Job(spec=spec, properties={}, witnesses={}, deadlock=False, keep_graph=False)
+    states = bfs.run(job).exploration.states
+    states = states[::max(1, len(states) // 1500)]
+    audit_permute(spec, states, [SWAP], props)
+    for s in states:
+        sig, swapped = spec.symmetry_signatures(s, "Txn"), spec.symmetry_signatures(spec.permute(s, SWAP), "Txn")
+        assert swapped == {"t1": sig["t2"], "t2": sig["t1"]}
+        if sig["t1"] == sig["t2"]:   # equal signatures: the swap changes nothing
+            assert spec.permute(s, SWAP) == s
+
+
+def test_a_model_file_switches_the_reduction_on(tmp_path, capsys):
+    text = (PIP473 / "twin-clients-merged.toml").read_text()
+    on = tmp_path / "on.toml"
+    on.write_text("symmetry = true\n" + text)
+    code, rep, _ = _cli(capsys, on, "--out", tmp_path)
+    assert code == 1 and rep["distinct_states"] == 108 and "symmetry" in rep["reductions"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('symmetry = "yes"\n' + text)
+    code, rep, err = _cli(capsys, bad, "--out", tmp_path)
+    assert code == 2 and rep is None
+    assert err.strip().splitlines() == [f"txncheck: error: {bad}: 'symmetry' must be true or false"]
