@@ -56,7 +56,7 @@ class Report:
 def check_model(
     model: str | Path | Model,
     *,
-    engine: str = "bfs",
+    engine: str | None = None,
     z3_eval: bool = False,
     max_states: int | None = None,
     max_seconds: float | None = None,
@@ -68,6 +68,8 @@ def check_model(
     """Load, validate and check one model. Raises ModelError / PropertyError /
     EngineError on bad input; writes a trace per violation when `out_dir` is set."""
     m = model if isinstance(model, Model) else load_model(model)
+    options = m.reductions(options)
+    engine = engine or m.raw.get("engine") or "bfs"
     spec = m.instantiate()
     props = m.selected_properties(spec)
     witnesses = {w: spec.witnesses[w] for w in m.witnesses}

@@ -33,8 +33,10 @@ from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, pa
 
 TOP_KEYS = {
     "spec", "variant", "description", "properties", "witnesses", "deadlock", "constants",
-    "expect", "temporal", "fairness", "symmetry", "por", "engine", "max_states", "max_seconds",
+    "expect", "temporal", "fairness", "symmetry", "por", "fingerprints", "engine", "max_states", "max_seconds",
 }
+# Reductions a model file can switch on (as the check command's flags do).
+REDUCTION_KEYS = ("symmetry", "por", "fingerprints")
 EXPECT_KEYS = {"verdict", "property", "length"}
 VERDICTS = ("ok", "violation", "incomplete")
 
@@ -45,6 +47,8 @@ class ModelError(ValueError):
 
 @dataclass
 class Model:
+    """A parsed model file. `reductions()` gives the reductions it switches on."""
+
     path: Path
     spec_name: str
     variant: str
@@ -57,6 +61,15 @@ class Model:
     raw: dict[str, Any] = field(default_factory=dict)
     temporal: dict[str, TemporalProperty] = field(default_factory=dict)
     fairness: list[Fairness] = field(default_factory=list)
+
+    def reductions(self, cli: dict | None = None) -> dict:
+        """The engine options: the model file's reductions, then the command
+        line's (an --exact on the command line turns the file's fingerprints off)."""
+        cli = dict(cli or {})
+        own = {k: True for k in REDUCTION_KEYS if self.raw.get(k)}
+        if cli.get("exact"):
+            own.pop("fingerprints", None)
+        return {**own, **cli}
 
     @property
     def name(self) -> str:
@@ -126,6 +139,16 @@ def load_model(path: str | Path) -> Model:
     deadlock = raw.get("deadlock", False)
     if not isinstance(deadlock, bool):
         _fail(path, "'deadlock' must be true or false")
+    for key in REDUCTION_KEYS:
+        if not isinstance(raw.get(key, False), bool):
+            _fail(path, f"'{key}' must be true or false")
+    for key in ("max_states", "max_seconds"):
+        v = raw.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0
+                              or key == "max_states" and not isinstance(v, int)):
+            _fail(path, f"'{key}' must be a positive {'integer' if key == 'max_states' else 'number'}")
+    if not isinstance(raw.get("engine", "bfs"), str):
+        _fail(path, "'engine' must be a string")
     expect = raw.get("expect", {})
     if not isinstance(expect, dict):
         _fail(path, "[expect] must be a table")

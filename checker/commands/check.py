@@ -23,7 +23,7 @@ def register(sub) -> None:
                         "against its [expect] table")
     p.add_argument("--junit", metavar="FILE", help="with --all: write a JUnit XML report")
     p.add_argument("--sarif", metavar="FILE", help="with --all: write a SARIF 2.1.0 report")
-    p.add_argument("--engine", help="bfs (default), spark or simulate")
+    p.add_argument("--engine", help="bfs, spark or simulate (default: the model file's engine, else bfs)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     p.add_argument("--out", default="out", metavar="DIR", help="where counterexample traces go (default: out)")
     p.add_argument("--z3-eval", action="store_true", help="evaluate the properties with Z3 itself (slow)")
@@ -87,7 +87,7 @@ def run(args) -> int:
     progress = None if args.quiet else Progress()
     report = check_model(
         args.model,
-        engine=args.engine or "bfs",
+        engine=args.engine,
         z3_eval=args.z3_eval,
         max_states=args.max_states,
         max_seconds=args.max_seconds,
