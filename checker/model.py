@@ -64,12 +64,13 @@ class Model:
 
     def reductions(self, cli: dict | None = None) -> dict:
         """The engine options: the model file's reductions, then the command
-        line's (an --exact on the command line turns the file's fingerprints off)."""
+        line's, which win (--exact turns the file's fingerprints off, and an
+        option set to False, as --no-symmetry does, turns the file's off)."""
         cli = dict(cli or {})
         own = {k: True for k in REDUCTION_KEYS if self.raw.get(k)}
         if cli.get("exact"):
             own.pop("fingerprints", None)
-        return {**own, **cli}
+        return {k: v for k, v in {**own, **cli}.items() if v is not False}
 
     @property
     def name(self) -> str:

@@ -107,6 +107,8 @@ def test_a_model_file_switches_the_reduction_on(tmp_path, capsys):
     on.write_text("symmetry = true\n" + text)
     code, rep, _ = _cli(capsys, on, "--out", tmp_path)
     assert code == 1 and rep["distinct_states"] == 108 and "symmetry" in rep["reductions"]
+    code, rep, _ = _cli(capsys, on, "--out", tmp_path, "--no-symmetry")   # the command line wins
+    assert code == 1 and rep["distinct_states"] == 198 and "symmetry" not in (rep.get("reductions") or {})
     bad = tmp_path / "bad.toml"
     bad.write_text('symmetry = "yes"\n' + text)
     code, rep, err = _cli(capsys, bad, "--out", tmp_path)

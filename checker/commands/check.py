@@ -6,6 +6,7 @@ reports (checker/reports/)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from ..api import Report, check_model
@@ -38,8 +39,11 @@ def register(sub) -> None:
     p.add_argument("--resume", metavar="DIR", help="resume a killed run from its checkpoint DIR")
     p.add_argument("--checkpoint-interval", type=_positive_float, metavar="S",
                    help="seconds between checkpoints (default 60)")
-    p.add_argument("--symmetry", action="store_true", help="symmetry reduction over the spec's symmetric sorts")
-    p.add_argument("--por", action="store_true", help="partial-order reduction (safety only)")
+    p.add_argument("--symmetry", action=argparse.BooleanOptionalAction,
+                   help="symmetry reduction over the spec's symmetric sorts (--no-symmetry: off, even if the "
+                        "model file switches it on)")
+    p.add_argument("--por", action=argparse.BooleanOptionalAction,
+                   help="partial-order reduction, safety only (--no-por: off, even if the model file switches it on)")
     p.add_argument("--fingerprints", action="store_true",
                    help="store 64-bit fingerprints only, not full states (reports collision probability)")
     p.add_argument("--exact", action="store_true", help="store full states in the visited set (the default)")
@@ -106,7 +110,10 @@ def run(args) -> int:
 def engine_options(args) -> dict:
     names = ("master", "checkpoint", "resume", "checkpoint_interval", "symmetry", "por", "fingerprints", "exact",
              "compact")
-    return {n: getattr(args, n) for n in names if getattr(args, n, None)}
+    out = {n: getattr(args, n) for n in names if getattr(args, n, None)}
+    # an explicit --no-symmetry / --no-por overrides the model file's key
+    out.update({n: False for n in ("symmetry", "por") if getattr(args, n, None) is False})
+    return out
 
 
 def human_report(report: Report) -> str:
