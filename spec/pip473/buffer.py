@@ -54,9 +54,9 @@ def track_position(p: Part, t: int, pos: int) -> Part:
 
 def forget(p: Part, t: int) -> Part:
     """Commit evicts the cache entry; abort too, once marked aborted."""
-    tpos = frozenset(x for x in p.tpos if x[0] != t)
-    return p._replace(cache=p.cache - {t}, tpos=tpos,
-                      hold=p.hold if any(q[1] == 0 for q in tpos) else -1)
+    tpos = frozenset(x for x in p.tpos if x[0] != t) if p.tpos else p.tpos
+    return Part(cache=p.cache - {t}, tpos=tpos, abrt=p.abrt, packs=p.packs, events=p.events,
+                hold=p.hold if any(q[1] == 0 for q in tpos) else -1)
 
 
 def drop_in_flight(p: Part, t: int) -> Part:

@@ -27,26 +27,26 @@ def new_txn(m, s: S, t: int) -> S:
                       client=_put(s.client, t, C_OPEN))
 
 
-def _decide(m, s: S, t: int, d: str) -> S:
-    """The single CAS OPEN -> d on the header: the linearization point."""
+def _decide(m, s: S, t: int, d: str) -> dict:
+    """The single CAS OPEN -> d on the header: the linearization point, and
+    the fan-out. Returns the fields it changes (the caller builds the state)."""
     h = s.hdr[t]
-    s = s._replace(hdr=_put(s.hdr, t, h._replace(state=d)))
-    if not s.decided[t]:
-        s = s._replace(decided=_put(s.decided, t, d))
-    return fanout(m, s, t, d)
+    return {"hdr": _put(s.hdr, t, Header(d, h.deadline, h.fin_at)),
+            "decided": s.decided if s.decided[t] else _put(s.decided, t, d),
+            "part": fanout(m, s, t, d)}
 
 
 def end_txn(m, s: S, t: int, d: str) -> S:
     st = header_state(s, t)
     if st == OPEN:
-        s = _decide(m, s, t, d)
+        changed = _decide(m, s, t, d)
     elif st == d:
-        s = fanout(m, s, t, d) if m.flags.coalesced else s   # idempotent: re-drive
+        changed = {"part": fanout(m, s, t, d)} if m.flags.coalesced else {}   # idempotent: re-drive
     elif st == GONE:
         return s._replace(client=_put(s.client, t, TOLD_NOTFOUND))
     else:
         return s._replace(client=_put(s.client, t, TOLD_CONFLICT))  # InvalidTxnStatus
-    return s._replace(client=_put(s.client, t, C_ENDING[d]), tcp=s.tcp | {(t, "fin", d)})
+    return s._replace(**changed, client=_put(s.client, t, C_ENDING[d]), tcp=s.tcp | {(t, "fin", d)})
 
 
 def finalize(m, s: S, t: int, reply: str) -> S:
@@ -55,14 +55,14 @@ def finalize(m, s: S, t: int, reply: str) -> S:
     timeout sweep, which has no client waiting). One step: a failover
     between the two would only make the client retry, as it does here."""
     h = s.hdr[t]
+    changed = {"tcp": s.tcp - {(t, "fin", reply)}}
     if isinstance(h, Header) and h.fin_at < 0:
-        s = s._replace(hdr=_put(s.hdr, t, h._replace(fin_at=s.now)),
-                       fincnt=_put(s.fincnt, t, s.fincnt[t] + 1))
-    s = s._replace(tcp=s.tcp - {(t, "fin", reply)})
+        changed["hdr"] = _put(s.hdr, t, Header(h.state, h.deadline, fin_at=s.now))
+        changed["fincnt"] = _put(s.fincnt, t, s.fincnt[t] + 1)
     if reply:
         told = TOLD_COMMITTED if reply == COMMITTED else TOLD_ABORTED
-        s = s._replace(client=_put(s.client, t, told))
-    return s
+        changed["client"] = _put(s.client, t, told)
+    return s._replace(**changed)
 
 
 def timeout_candidates(m, s: S) -> list[int]:
@@ -71,8 +71,7 @@ def timeout_candidates(m, s: S) -> list[int]:
 
 def timeout(m, s: S, t: int) -> S:
     """Timeout sweep: abort an OPEN txn past its deadline (same CAS flow)."""
-    s = _decide(m, s, t, ABORTED)
-    return s._replace(tcp=s.tcp | {(t, "fin", "")})
+    return s._replace(**_decide(m, s, t, ABORTED), tcp=s.tcp | {(t, "fin", "")})
 
 
 def gc_candidates(m, s: S) -> list[int]:
@@ -83,14 +82,14 @@ def gc(m, s: S, t: int) -> S:
     """GC sweep for one finalized txn past retention."""
     left = ops_of(s, t)
     if left and m.flags.gc_redrive:
-        return fanout(m, s, t, header_state(s, t))      # merged: re-drive, keep the header
+        return s._replace(part=fanout(m, s, t, header_state(s, t)))   # merged: re-drive, keep the header
     # live participants that still hold t as a participant: its ops or its pinned position
     owners = {o.seg for o in left}
     unmat = sum(1 for j, p in enumerate(s.part) if p is not None and t in p.cache
                 and (j in owners or any(x[0] == t for x in p.tpos)))
-    s = s._replace(ops=s.ops - set(left),                # pip-text: force-delete leftovers
-                   hdr=_put(s.hdr, t, GONE), gcsnap=_put(s.gcsnap, t, (len(left), unmat)))
-    return s if m.flags.coalesced else fanout(m, s, t, GONE)
+    return s._replace(ops=s.ops - set(left),            # pip-text: force-delete leftovers
+                      hdr=_put(s.hdr, t, GONE), gcsnap=_put(s.gcsnap, t, (len(left), unmat)),
+                      part=s.part if m.flags.coalesced else fanout(m, s, t, GONE))
 
 
 def failover(m, s: S) -> S:

@@ -21,10 +21,10 @@ def dispatch(m, s: S, j: int):
     if pos > max_read(s, j, p):
         return None
     tag = s.ledger[j][pos - 1]
-    s = s._replace(rd=_put(s.rd, j, pos + 1))
+    rd = _put(s.rd, j, pos + 1)
     if tag == PLAIN or is_txn_aborted(m, s, j, p, tag):
-        return s
+        return s._replace(rd=rd)
     st = header_state(s, tag)
     if st in (GONE, NONE):
         st = s.decided[tag] or st
-    return s._replace(dlv=s.dlv | {(j, pos, st)})
+    return s._replace(rd=rd, dlv=s.dlv | {(j, pos, st)})

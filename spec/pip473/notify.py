@@ -28,7 +28,9 @@ from .store import header_state
 PENDING = (True,)
 
 
-def fanout(m, s: S, t: int, new_state: str) -> S:
+def fanout(m, s: S, t: int, new_state: str) -> tuple:
+    """The participants (`S.part`) once the change of t's header to
+    `new_state` is notified; the caller puts them in the new state."""
     part = list(s.part)
     if m.flags.coalesced:
         for j in sorted({o.seg for o in s.ops if o.txn == t}):
@@ -41,7 +43,7 @@ def fanout(m, s: S, t: int, new_state: str) -> S:
                 if m.oneshot and any(e[0] == t for e in p.events):
                     continue  # zk-oneshot: the watch already fired and is not re-registered yet
                 part[j] = p._replace(events=p.events + ((t, new_state),))
-    return s._replace(part=tuple(part))
+    return tuple(part)
 
 
 def materialize(m, s: S, j: int, t: int, decision: str) -> S:
@@ -55,12 +57,12 @@ def materialize(m, s: S, j: int, t: int, decision: str) -> S:
     else:
         p = p._replace(abrt=p.abrt | {t})
     p = forget(p, t)
-    p = p._replace(packs=frozenset(x for x in p.packs if x[0] != t))
-    s = s._replace(cursor=cursor, arec=arec, part=_put(s.part, j, p),
-                   ops=frozenset(o for o in s.ops if not (o.txn == t and o.seg == j)))
-    if m.flags.watermark:
-        s = s._replace(wmark=_put(s.wmark, j, max_read(s, j, p)))
-    return s
+    if p.packs:
+        p = p._replace(packs=frozenset(x for x in p.packs if x[0] != t))
+    ops = frozenset(o for o in s.ops if not (o.txn == t and o.seg == j))
+    # the ledger is unchanged, so the watermark is the new buffer's maxReadPosition
+    wmark = _put(s.wmark, j, max_read(s, j, p)) if m.flags.watermark else s.wmark
+    return s._replace(cursor=cursor, arec=arec, part=_put(s.part, j, p), ops=ops, wmark=wmark)
 
 
 def deliver_event(m, s: S, j: int) -> S:

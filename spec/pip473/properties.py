@@ -15,7 +15,6 @@ from .buffer import is_txn_aborted, max_read
 from .pendingack import covers
 from .recovery import IN_FLIGHT
 from .state import Header, OPEN, PLAIN, SEALED, S
-from .store import header_state
 
 NO_OPEN = 99  # firstopen() of a segment with no entry of an OPEN txn
 
@@ -130,8 +129,8 @@ def _build(m, sc, f) -> None:
 
 def observe(m, s: S) -> dict:
     tn, sn, pn = m.txn_names, m.seg_names, m.pos_names
-    nt = len(tn)
-    opsleft = [0] * nt
+    hstate = [h.state if isinstance(h, Header) else h for h in s.hdr]   # store.header_state
+    opsleft = [0] * len(tn)
     opon, ackop = set(), set()
     for o in s.ops:
         opsleft[o.txn] += 1
@@ -139,12 +138,13 @@ def observe(m, s: S) -> dict:
         if o.kind == "ack":
             ackop.add((tn[o.txn], sn[o.seg], pn[o.pos - 1]))
     entry, skipped, acked = {}, set(), set()
-    up, pending, tracks, pins = set(), set(), set(), set()
+    up, pending, tracks, pins, sealed = set(), set(), set(), set(), set()
     maxread, firstopen = {}, {}
-    hstate = [header_state(s, t) for t in range(nt)]
     for j, led in enumerate(s.ledger):
         p = s.part[j]
         seg = sn[j]
+        if s.status[j] == SEALED:
+            sealed.add(seg)
         first = NO_OPEN
         for i, tag in enumerate(led):
             key = (seg, pn[i])
@@ -157,9 +157,11 @@ def observe(m, s: S) -> dict:
             if p is not None and is_txn_aborted(m, s, j, p, tag):
                 skipped.add(key)
         firstopen[seg] = first
-        for i in range(len(pn)):
-            if covers(s.cursor[j], i + 1):
-                acked.add((seg, pn[i]))
+        cursor = s.cursor[j]
+        if cursor[0] > 0 or cursor[1]:   # else no position is covered
+            for i in range(len(pn)):
+                if covers(cursor, i + 1):
+                    acked.add((seg, pn[i]))
         if p is None:
             maxread[seg] = -1
             continue
@@ -176,16 +178,23 @@ def observe(m, s: S) -> dict:
     for k, pub in enumerate(s.pubs):
         if pub.stage in IN_FLIGHT:
             inflight.add((tn[m.op_txn[k]], sn[pub.seg]))
+    fin, gcops, gcunmat = set(), {}, {}
+    for t, h in enumerate(s.hdr):
+        if isinstance(h, Header) and h.fin_at >= 0:
+            fin.add(tn[t])
+    for t, g in enumerate(s.gcsnap):
+        if g:
+            gcops[tn[t]], gcunmat[tn[t]] = g
     return {
         "hdr": dict(zip(tn, hstate)),
-        "fin": {tn[t] for t, h in enumerate(s.hdr) if isinstance(h, Header) and h.fin_at >= 0},
+        "fin": fin,
         "fincnt": dict(zip(tn, s.fincnt)),
         "decided": dict(zip(tn, s.decided)),
         "told": dict(zip(tn, s.client)),
         "late": {tn[t] for t in s.late},
         "opsleft": dict(zip(tn, opsleft)),
-        "gcops": {tn[t]: g[0] for t, g in enumerate(s.gcsnap) if g},
-        "gcunmat": {tn[t]: g[1] for t, g in enumerate(s.gcsnap) if g},
+        "gcops": gcops,
+        "gcunmat": gcunmat,
         "entry": entry,
         "dlv": {(sn[j], pn[pos - 1]): st for (j, pos, st) in s.dlv},
         "skipped": skipped,
@@ -195,7 +204,7 @@ def observe(m, s: S) -> dict:
         "tracks": tracks,
         "pending": pending,
         "pins": pins,
-        "sealed": {sn[j] for j, st in enumerate(s.status) if st == SEALED},
+        "sealed": sealed,
         "ackw": {(tn[t], sn[j], pn[pos - 1]) for (t, j, pos) in s.ackw},
         "ackop": ackop,
         "acked": acked,

@@ -32,24 +32,27 @@ from .store import header_state, put_op
 SENDING = (C_OPEN,) + tuple(C_ENDING.values())   # the client may still send (the late-write race)
 
 
-def _pub(s: S, k: int, pub: Pub) -> S:
-    return s._replace(pubs=_put(s.pubs, k, pub))
+def _pub(s: S, k: int, pub: Pub, **changed) -> S:
+    """The state with plan operation k at `pub`, and the other `changed` fields."""
+    return s._replace(pubs=_put(s.pubs, k, pub), **changed)
 
 
-def _admit(m, s: S, j: int, t: int, from_store: bool) -> tuple[S, bool]:
+def _admit(m, s: S, j: int, t: int, from_store: bool) -> tuple[dict, bool]:
     """The header check: cache first unless `from_store`; an OPEN header is
-    cached (and watched). Records a stale admission in the ghost `late`."""
+    cached (and watched). Records a stale admission in the ghost `late`.
+    Returns the fields it changes and whether it admits."""
     p = s.part[j]
     st = header_state(s, t)
+    changed = {}
     if not from_store and t in p.cache:
         ok = True
     else:
         ok = st == OPEN
         if ok and t not in p.cache:
-            s = s._replace(part=_put(s.part, j, p._replace(cache=p.cache | {t})))
+            changed["part"] = _put(s.part, j, p._replace(cache=p.cache | {t}))
     if ok and st != OPEN:
-        s = s._replace(late=s.late | {t})
-    return s, ok
+        changed["late"] = s.late | {t}
+    return changed, ok
 
 
 def check(m, s: S, k: int):
@@ -60,18 +63,18 @@ def check(m, s: S, k: int):
     j = route(m.topo, s, w.key)
     if j is None or s.part[j] is None:
         return None
-    s, ok = _admit(m, s, j, w.txn, from_store=False) if not m.flags.validate_after_op else _check_only(s, j, w.txn)
-    return _pub(s, k, Pub(CHECKED if ok else REJECTED, j, 0, -1))
+    changed, ok = _admit(m, s, j, w.txn, from_store=False) if not m.flags.validate_after_op else _check_only(s, j, w.txn)
+    return _pub(s, k, Pub(CHECKED if ok else REJECTED, j, 0, -1), **changed)
 
 
-def _check_only(s: S, j: int, t: int) -> tuple[S, bool]:
+def _check_only(s: S, j: int, t: int) -> tuple[dict, bool]:
     """fixed: the early cache-first check only filters; admission comes later."""
     p = s.part[j]
     if t in p.cache:
-        return s, True
+        return {}, True
     if header_state(s, t) == OPEN:
-        return s._replace(part=_put(s.part, j, p._replace(cache=p.cache | {t}))), True
-    return s, False
+        return {"part": _put(s.part, j, p._replace(cache=p.cache | {t}))}, True
+    return {}, False
 
 
 def append(m, s: S, k: int):
@@ -82,17 +85,18 @@ def append(m, s: S, k: int):
         return None
     j, t = pub.seg, w.txn
     if s.status[j] != ACTIVE:                               # TopicTerminated
+        changed = {}
         if m.flags.op_first:
-            s = s._replace(part=_put(s.part, j, drop_in_flight(s.part[j], t)))
+            changed["part"] = _put(s.part, j, drop_in_flight(s.part[j], t))
         if m.flags.validate_after_op:
-            s = s._replace(ops=frozenset(o for o in s.ops if not (o.txn == t and o.seq == pub.seq)))
-        return _pub(s, k, pub._replace(stage=REJECTED))
+            changed["ops"] = frozenset(o for o in s.ops if not (o.txn == t and o.seq == pub.seq))
+        return _pub(s, k, pub._replace(stage=REJECTED), **changed)
     pos = len(s.ledger[j]) + 1
-    s = s._replace(ledger=_put(s.ledger, j, s.ledger[j] + (t,)))
+    ledger = _put(s.ledger, j, s.ledger[j] + (t,))
     if m.flags.op_first:
-        s = s._replace(part=_put(s.part, j, track_position(s.part[j], t, pos)))
-        return _pub(s, k, pub._replace(stage=DONE, pos=pos))
-    return _pub(s, k, pub._replace(stage=APPENDED, pos=pos))
+        return _pub(s, k, pub._replace(stage=DONE, pos=pos), ledger=ledger,
+                    part=_put(s.part, j, track_position(s.part[j], t, pos)))
+    return _pub(s, k, pub._replace(stage=APPENDED, pos=pos), ledger=ledger)
 
 
 def put_write_op(m, s: S, k: int):
@@ -103,19 +107,16 @@ def put_write_op(m, s: S, k: int):
     if m.flags.op_first:
         if pub.stage != CHECKED:
             return None
+        changed = put_op(s, t, "write", j, 0)
         if m.flags.watermark_before_op and t not in {x[0] for x in p.tpos}:
-            s = s._replace(wmark=_put(s.wmark, j, max_read(s, j, p)))
-        seq = s.seqs[t]
-        s = put_op(s, t, "write", j, 0)
+            changed["wmark"] = _put(s.wmark, j, max_read(s, j, p))
         if t in p.cache:
-            s = s._replace(part=_put(s.part, j, track_in_flight(s, j, p, t)))
-        return _pub(s, k, pub._replace(stage=OPPUT, seq=seq))
+            changed["part"] = _put(s.part, j, track_in_flight(s, j, p, t))
+        return _pub(s, k, pub._replace(stage=OPPUT, seq=s.seqs[t]), **changed)
     if pub.stage != APPENDED:
         return None
-    seq = s.seqs[t]
-    s = put_op(s, t, "write", j, pub.pos)
-    s = s._replace(part=_put(s.part, j, track_position(p, t, pub.pos)))   # the index tells the TB
-    return _pub(s, k, pub._replace(stage=DONE, seq=seq))
+    return _pub(s, k, pub._replace(stage=DONE, seq=s.seqs[t]), **put_op(s, t, "write", j, pub.pos),
+                part=_put(s.part, j, track_position(p, t, pub.pos)))   # the index tells the TB
 
 
 def validate(m, s: S, k: int):
@@ -143,13 +144,22 @@ def ack(m, s: S, k: int):
         return None
     if s.part[j] is None or s.rd[j] <= a.pos:
         return None
-    s, ok = _admit(m, s, j, t, from_store=m.flags.validate_after_op)
+    changed, ok = _admit(m, s, j, t, from_store=m.flags.validate_after_op)
     if not ok:
-        return _pub(s, i, Pub(REJECTED, j, a.pos, -1))
-    seq = s.seqs[t]
-    s = put_op(s, t, "ack", j, a.pos, a.cumulative)
-    s = s._replace(ackw=s.ackw | {(t, j, a.pos)})
+        return _pub(s, i, Pub(REJECTED, j, a.pos, -1), **changed)
+    changed.update(put_op(s, t, "ack", j, a.pos, a.cumulative))
     if m.flags.memory_acks:
-        p = s.part[j]
-        s = s._replace(part=_put(s.part, j, p._replace(packs=p.packs | {(t, a.pos, a.cumulative)})))
-    return _pub(s, i, Pub(DONE, j, a.pos, seq))
+        part = changed.get("part", s.part)   # the admission may have cached the header
+        changed["part"] = _put(part, j, part[j]._replace(packs=part[j].packs | {(t, a.pos, a.cumulative)}))
+    return _pub(s, i, Pub(DONE, j, a.pos, s.seqs[t]), ackw=s.ackw | {(t, j, a.pos)}, **changed)
+
+
+# The steps a send may take from each unfinished stage, in the order `next`
+# tries them (which one applies depends on the variant; each checks its guard).
+STEPS = {
+    TODO: (("publishCheck", check),),
+    CHECKED: (("publishPutOp", put_write_op), ("publishAppend", append)),
+    OPPUT: (("publishAppend", append), ("publishValidate", validate)),
+    APPENDED: (("publishPutOp", put_write_op),),
+    VALID: (("publishAppend", append),),
+}

@@ -184,12 +184,11 @@ class Pip473(Spec):
                 yield a("newTxn", txn=tn[t]), tc.new_txn(self, s, t)
         # Publish and acks (client operations of the plan).
         for k, w in enumerate(self.writes):
-            stage = s.pubs[k].stage
-            if stage in ("done", "rejected"):
+            pub = s.pubs[k]
+            if pub.stage in ("done", "rejected"):
                 continue
-            seg = sn[s.pubs[k].seg] if s.pubs[k].seg >= 0 else "-"
-            for label, fn in (("publishCheck", publish.check), ("publishPutOp", publish.put_write_op),
-                              ("publishAppend", publish.append), ("publishValidate", publish.validate)):
+            seg = sn[pub.seg] if pub.seg >= 0 else "-"
+            for label, fn in publish.STEPS[pub.stage]:
                 t2 = fn(self, s, k)
                 if t2 is not None:
                     if label == "publishCheck":
@@ -203,10 +202,10 @@ class Pip473(Spec):
         # Client endTxn (and its retry after a TC failover lost the answer).
         for t in range(len(tn)):
             cl = s.client[t]
-            busy = any(x[0] == t for x in s.tcp)
-            for d in self.decisions:
-                if cl == C_OPEN or (cl == C_ENDING[d] and not busy):
-                    yield a("endTxn", txn=tn[t], decision=d), tc.end_txn(self, s, t, d)
+            if cl == C_OPEN or cl in C_ENDING.values() and not any(x[0] == t for x in s.tcp):
+                for d in self.decisions:
+                    if cl == C_OPEN or cl == C_ENDING[d]:
+                        yield a("endTxn", txn=tn[t], decision=d), tc.end_txn(self, s, t, d)
         for (t, _, d) in sorted(s.tcp):
             yield a("tcFinalize", txn=tn[t]), tc.finalize(self, s, t, d)
         for t in tc.timeout_candidates(self, s):
@@ -236,8 +235,8 @@ class Pip473(Spec):
         # Split / merge, PIP-468 order.
         # It runs while a send of the plan is unfinished (the only client of the
         # segment layout) and starts while a txn is OPEN: the case PIP-473 is about.
-        if self.topo.children and any(s.pubs[k].stage not in ("done", "rejected")
-                                      for k in range(len(self.writes))):
+        if self.topo.children and s.reshape < 3 and any(s.pubs[k].stage not in ("done", "rejected")
+                                                        for k in range(len(self.writes))):
             if s.reshape == 0 and OPEN in [header_state(s, t) for t in range(len(tn))]:
                 yield a("createChildren"), segments.create_children(self.topo, s)
             elif s.reshape == 1:

@@ -41,11 +41,12 @@ def txn_by_final_state(s: S, retention: int) -> list[int]:
             if isinstance(h, Header) and h.state in TERMINAL and 0 <= h.fin_at and h.fin_at + retention <= s.now]
 
 
-def put_op(s: S, t: int, kind: str, seg: int, pos: int, cumulative: bool = False) -> S:
-    """A sequential put: the server assigns <seq>."""
+def put_op(s: S, t: int, kind: str, seg: int, pos: int, cumulative: bool = False) -> dict:
+    """A sequential put: the server assigns <seq>. Returns the changed fields
+    (`ops`, `seqs`); the caller builds the new state."""
     seq = s.seqs[t]
-    return s._replace(ops=s.ops | {Op(t, seq, kind, seg, pos, cumulative)},
-                      seqs=s.seqs[:t] + (seq + 1,) + s.seqs[t + 1:])
+    return {"ops": s.ops | {Op(t, seq, kind, seg, pos, cumulative)},
+            "seqs": s.seqs[:t] + (seq + 1,) + s.seqs[t + 1:]}
 
 
 def exists(s: S, t: int) -> bool:
