@@ -114,3 +114,17 @@ def test_a_model_file_switches_the_reduction_on(tmp_path, capsys):
     code, rep, err = _cli(capsys, bad, "--out", tmp_path)
     assert code == 2 and rep is None
     assert err.strip().splitlines() == [f"txncheck: error: {bad}: 'symmetry' must be true or false"]
+
+
+def test_the_larger_bench_model_is_symmetric_in_t2_and_t3():
+    """bench/models/pip473-fixed-larger.toml (a third txn; too big for a
+    test run): its classes, its reductions, and permute is an automorphism
+    on the first few thousand reachable states."""
+    m = load_model(MODELS.parent / "bench" / "models" / "pip473-fixed-larger.toml")
+    spec = m.instantiate()
+    assert spec.symmetry_classes("Txn") == (("t1",), ("t2", "t3"))
+    assert m.reductions() == {"symmetry": True, "fingerprints": True}
+    job = Job(spec=spec, properties={}, witnesses={}, deadlock=False, keep_graph=False, max_states=3000)
+    states = bfs.run(job).exploration.states[::3]
+    props = {**m.selected_properties(spec), **{w: spec.witnesses[w] for w in m.witnesses}}
+    audit_permute(spec, states, [{"Txn": {"t1": "t1", "t2": "t3", "t3": "t2"}}], props)

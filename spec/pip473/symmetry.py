@@ -9,7 +9,8 @@ coordinator and the ghosts, and the progress of their plan operations.
 
 The standard models give every txn a different plan, so each class is a
 single txn and `--symmetry` has nothing to do; a model whose clients share a
-workload (models/pip473/fixed-larger.toml) gets a real reduction.
+workload (models/pip473/twin-clients-*.toml, bench/models/pip473-fixed-larger.toml)
+gets a real reduction.
 """
 
 from __future__ import annotations
