@@ -78,13 +78,19 @@ def test_merged_late_append_after_materialization_leaves_an_orphan_op():
     assert c.tc.collect(t) is False and c.store.get(header_path(t)) is not None  # re-drives forever
 
 
-def test_fixed_validate_rejects_the_late_write():
+def _late_send_checked():
+    """fixed: t's first send lands; a second send of t has passed its cache check only."""
     c = cluster("fixed")
     t = c.tc.new_txn()
     c.send(0, t, "a")
     c.run_until_idle()
     late = c.send(0, t, "b")
     run(c, "publish", "s1", late.rid, "check")
+    return c, t, late
+
+
+def test_fixed_validate_rejects_the_late_write():
+    c, t, late = _late_send_checked()
     commit(c, t)
     run(c, "stream", "broker:s1")
     c.run_until_idle()
@@ -212,12 +218,7 @@ def test_merged_pruned_aborted_record_exposes_a_late_entry():
 
 
 def test_fixed_keeps_the_late_entry_out():
-    c = cluster("fixed")
-    t = c.tc.new_txn()
-    c.send(0, t, "a")
-    c.run_until_idle()
-    late = c.send(0, t, "b")
-    run(c, "publish", "s1", late.rid, "check")
+    c, t, late = _late_send_checked()
     c.tc.end_txn(t, False, lambda r: None)
     run(c, "stream", "broker:s1")
     c.run_until_idle()
