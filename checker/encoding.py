@@ -37,7 +37,7 @@ def _varint(n: int, out: bytearray) -> None:
     out.append(n)
 
 
-def _enc(v, out: bytearray) -> None:
+def _enc(v, out: bytearray, memo: dict | None = None) -> None:
     t = type(v)
     if t is int:
         out.append(73)  # I
@@ -51,24 +51,66 @@ def _enc(v, out: bytearray) -> None:
         out.append(84 if v else 70)
     elif v is None:
         out.append(78)
+    elif memo is not None and (hit := memo.get(id(v))) is not None and hit[0] is v:
+        out += hit[1]
     elif isinstance(v, tuple):
+        start = len(out)
         out.append(40)
         _varint(len(v), out)
-        for x in v:
-            _enc(x, out)
+        if memo is None:
+            for x in v:
+                _enc(x, out)
+            return
+        get = memo.get
+        for x in v:  # the common items inline: small ints, short strs, remembered parts
+            tx = type(x)
+            if tx is int and 0 <= x < 64:
+                out.append(73)
+                out.append(x << 1)
+            elif tx is str or tx is int or tx is bool or x is None:
+                _enc(x, out)
+            elif (hit := get(id(x))) is not None and hit[0] is x:
+                out += hit[1]
+            else:
+                _enc(x, out, memo)
+        memo[id(v)] = (v, bytes(out[start:]))
     elif t is frozenset:
+        start = len(out)
         out.append(123)
         _varint(len(v), out)
-        for b in sorted(encode(x) for x in v):
+        for b in sorted(encode(x, memo) for x in v):
             out += b
+        if memo is not None:
+            memo[id(v)] = (v, bytes(out[start:]))
     else:
         raise EncodingError(f"cannot encode a {t.__name__} in a state (use tuples, frozensets, ints, strs, bools)")
 
 
-def encode(v) -> bytes:
+def encode(v, memo: dict | None = None) -> bytes:
+    if memo is not None and (hit := memo.get(id(v))) is not None and hit[0] is v:
+        return hit[1]
     out = bytearray()
-    _enc(v, out)
+    _enc(v, out, memo)
     return bytes(out)
+
+
+class Fingerprinter:
+    """`fingerprint` for the states of one run, faster: successors share most
+    of their parts with their parent by identity, so the encoding of each
+    tuple and frozenset is remembered by object identity (the memo holds the
+    object, so its id cannot be reused while remembered). Identity, not
+    equality, because 1 == True while their encodings differ. The bytes, and
+    so the fingerprints, are exactly `encode`'s. The memo is dropped whenever
+    it holds `limit` parts, which bounds its memory."""
+
+    def __init__(self, limit: int = 1 << 18) -> None:
+        self.memo: dict = {}
+        self.limit = limit
+
+    def __call__(self, v) -> int:
+        if len(self.memo) > self.limit:
+            self.memo = {}
+        return fingerprint_bytes(encode(v, self.memo))
 
 
 def fingerprint_bytes(data: bytes) -> int:

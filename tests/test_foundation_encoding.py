@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from txncheck.checker.encoding import EncodingError, decode, encode, fingerprint
+from txncheck.checker.encoding import EncodingError, Fingerprinter, decode, encode, fingerprint
 
 atoms = st.one_of(st.integers(-(2**70), 2**70), st.text(max_size=8), st.booleans(), st.none())
 values = st.recursive(
@@ -29,6 +29,20 @@ def test_roundtrip(v):
 def test_frozenset_encoding_ignores_construction_order(s):
     items = list(s)
     assert encode(frozenset(items)) == encode(frozenset(reversed(items)))
+
+
+@given(st.lists(values, min_size=1, max_size=6), st.integers(1, 8))
+def test_the_run_fingerprinter_gives_fingerprint_exactly(vs, limit):
+    """States that share parts by identity, equal parts as distinct objects,
+    1 next to True (equal in Python, different encodings), and a memo small
+    enough to be dropped mid-run."""
+    fp = Fingerprinter(limit=limit)
+    mixed = [(1, (1,)), (True, (True,)), ((1,), frozenset({(True,)})), ((True,), frozenset({(1,)}))]
+    states = []
+    for v in vs + mixed:
+        states += [v, (v, vs[0]), (vs[0], v), (v, tuple(x for x in vs))]
+    for s in states + states:
+        assert fp(s) == fingerprint(s)
 
 
 def test_fingerprint_is_the_same_in_every_process():

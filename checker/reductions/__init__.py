@@ -63,10 +63,12 @@ def exploration(job, spec):
         ex = FingerprintExploration(spec)
     else:
         ex = Exploration(spec)
+    sym = _layer(spec, SymmetryReduced)
+    if sym is not None:  # exact lookups only: a fingerprint costs more than it saves
+        sym.known = getattr(ex.index, "recent", ex.index).__contains__
     por = _layer(spec, PartialOrderReduced)
     if por is not None:
         por.seen = ex.index.__contains__
-        sym = _layer(spec, SymmetryReduced)
         if sym is not None:
             por.key = sym.canonical
     return ex

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from array import array
 
-from ..encoding import fingerprint
+from ..encoding import Fingerprinter, fingerprint
 from ..engines.bfs import Exploration
 
 
@@ -29,9 +29,10 @@ class FingerprintSet:
     for a visited state (the engine only uses the index of a visited state
     when it keeps edges, which this mode does not)."""
 
-    __slots__ = ("seen", "fps", "recent", "_last", "_last_fp")
+    __slots__ = ("seen", "fps", "recent", "_last", "_last_fp", "_fingerprint")
 
     def __init__(self) -> None:
+        self._fingerprint = Fingerprinter()
         self.seen: set[int] = set()
         self.fps = array("Q")  # fingerprint of each state, by index
         self.recent: set = set()
@@ -41,7 +42,7 @@ class FingerprintSet:
     def _fp(self, t) -> int:
         # The engine asks about a state, then adds it (or its shared copy).
         if t is not self._last and t != self._last:
-            self._last, self._last_fp = t, fingerprint(t)
+            self._last, self._last_fp = t, self._fingerprint(t)
         return self._last_fp
 
     def get(self, t, default=None):
