@@ -103,7 +103,7 @@ class Fingerprinter:
     so the fingerprints, are exactly `encode`'s. The memo is dropped whenever
     it holds `limit` parts, which bounds its memory."""
 
-    def __init__(self, limit: int = 1 << 18) -> None:
+    def __init__(self, limit: int = 1 << 16) -> None:
         self.memo: dict = {}
         self.limit = limit
 
