@@ -117,6 +117,12 @@ def test_a_model_file_switches_the_reduction_on(tmp_path, capsys):
     assert code == 1 and rep["distinct_states"] == 108 and "symmetry" in rep["reductions"]
     code, rep, _ = _cli(capsys, on, "--out", tmp_path, "--no-symmetry")   # the command line wins
     assert code == 1 and rep["distinct_states"] == 198 and "symmetry" not in (rep.get("reductions") or {})
+    main(["check", str(on), "--quiet", "--out", str(tmp_path), "--fingerprints"])   # the text report says so
+    lines = capsys.readouterr().out.splitlines()
+    # 108 distinct x (178 - 108) generated / 2^64
+    assert lines[2] == "reductions: symmetry over Txn; 64-bit fingerprints (collision probability 4.1e-16)"
+    main(["check", str(on), "--quiet", "--out", str(tmp_path), "--no-symmetry"])
+    assert not any(x.startswith("reductions:") for x in capsys.readouterr().out.splitlines())
     bad = tmp_path / "bad.toml"
     bad.write_text('symmetry = "yes"\n' + text)
     code, rep, err = _cli(capsys, bad, "--out", tmp_path)

@@ -116,6 +116,24 @@ def engine_options(args) -> dict:
     return out
 
 
+def reductions_line(extra: dict) -> str | None:
+    """What the run reduced, and how it stored states, when not the default
+    (a model file can switch these on, so the report says so)."""
+    parts = []
+    red = extra.get("reductions") or {}
+    if "symmetry" in red:
+        sym = red["symmetry"]
+        inexact = f", {sym['inexact_states']:,} states kept unsorted" if sym.get("inexact_states") else ""
+        parts.append(f"symmetry over {', '.join(sym['sorts'])}{inexact}")
+    if "por" in red:
+        por = red["por"]
+        parts.append(f"partial-order reduction ({por['ample_states']:,} states expanded in part)"
+                     if por.get("declared") else "partial-order reduction (no footprints: every state in full)")
+    if extra.get("visited_set") == "fingerprints":
+        parts.append(f"64-bit fingerprints (collision probability {extra['collision_probability']:.1e})")
+    return "reductions: " + "; ".join(parts) if parts else None
+
+
 def human_report(report: Report) -> str:
     o = report.outcome
     lines = [f"model {report.model.path}: {report.spec.describe()}, engine {o.engine}"]
@@ -123,6 +141,9 @@ def human_report(report: Report) -> str:
         f"{o.distinct_states:,} distinct states, {o.states_generated:,} states generated, depth {o.depth}, "
         f"{o.seconds:.2f}s ({o.states_per_second:,.0f} states/s), peak memory {o.peak_memory_mb:,.0f} MiB"
     )
+    red = reductions_line(o.extra)
+    if red:
+        lines.append(red)
     if o.verdict == "ok":
         props = ", ".join(report.model.selected_properties(report.spec)) or "no invariants"
         lines.append(f"verdict: ok ({props} hold in every reachable state)")
