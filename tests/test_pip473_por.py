@@ -105,3 +105,15 @@ def test_por_reduces_readcommitted(name, full_counts, por_counts):
     assert (full.distinct_states, full.states_generated) == full_counts
     assert (red.distinct_states, red.states_generated) == por_counts
     assert red.extra["reductions"]["por"]["ample_states"] > 0
+
+
+def test_the_text_report_names_por(capsys, tmp_path):
+    from txncheck.checker.cli import main
+
+    out = ["--por", "--quiet", "--out", str(tmp_path)]
+    assert main(["check", str(PIP473 / "por-fixed-readcommitted.toml"), *out]) == 0
+    assert "reductions: partial-order reduction (116 states expanded in part)" in capsys.readouterr().out.splitlines()
+    # a spec without footprints: every state in full, and the report says so
+    assert main(["check", str(MODELS / "classic" / "diehard.toml"), *out]) == 1
+    assert "reductions: partial-order reduction (no footprints: every state in full)" in \
+        capsys.readouterr().out.splitlines()

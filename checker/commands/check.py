@@ -123,7 +123,8 @@ def reductions_line(extra: dict) -> str | None:
     red = extra.get("reductions") or {}
     if "symmetry" in red:
         sym = red["symmetry"]
-        inexact = f", {sym['inexact_states']:,} states kept unsorted" if sym.get("inexact_states") else ""
+        inexact = (f", {sym['inexact_states']:,} states not fully canonical (too many ties)"
+                   if sym.get("inexact_states") else "")
         parts.append(f"symmetry over {', '.join(sym['sorts'])}{inexact}")
     if "por" in red:
         por = red["por"]
