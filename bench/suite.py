@@ -74,7 +74,6 @@ DERIVED = {
     "pip473-fixed-crashes2": ("pip473/fixed.toml", {"crashes = 1": "crashes = 2"},
                               {"unreduced": [], "fingerprints": ["--fingerprints"], **SPARK}),
 }
-OPT_IN: set[str] = set()  # configurations run only when named with --only
 
 
 def configurations(extra=()) -> dict[str, tuple[Path, dict[str, list[str]]]]:
@@ -135,7 +134,7 @@ def main(argv=None) -> int:
           "| peak RSS MiB | MiB / M states | reduction |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, (model, runs) in configs.items():
-        if (args.only and name not in args.only) or (not args.only and name in OPT_IN):
+        if args.only and name not in args.only:
             continue
         unreduced = None  # the first complete run without --symmetry or --por
         for label, flags in runs.items():
