@@ -21,7 +21,9 @@ any model file. The Spark engine runs PIP-473 `fixed` at the standard
 bounds (under 3 minutes here), without the TC failover, and with a second
 crash (pip473-fixed-crashes2, one step larger, which bfs also runs).
 Spark's JVM and Python workers are not this process's children, so its
-rows have no CPU figures and the driver's RSS only. The reduction ratio is
+rows have no CPU figures and the driver's RSS only. The `workers2` rows
+(`--workers 2`) count the forked workers' CPU time, and their RSS is the sum
+of the coordinator's and the workers' peaks. The reduction ratio is
 against the first complete run of the configuration without --symmetry or
 --por. Timings depend on the machine and its load.
 """
@@ -46,13 +48,14 @@ deadlock = true
 rm = {rm}
 """
 
+WORKERS = {"workers2": ["--workers", "2"]}  # bfs on both cores (engines/parallel.py)
 # name -> (model file text or path under models/, the runs: label -> extra flags)
 CONFIGS: dict[str, tuple[str, dict[str, list[str]]]] = {
     "twophase-rm7": (TWOPHASE.format(rm=7), {
         "unreduced": [], "compact": ["--compact"], "fingerprints": ["--fingerprints"],
-        "symmetry": ["--symmetry"], "por": ["--por"]}),
+        "symmetry": ["--symmetry"], "por": ["--por"], **WORKERS}),
     "twophase-rm8": (TWOPHASE.format(rm=8), {
-        "unreduced": [], "symmetry": ["--symmetry"]}),
+        "unreduced": [], "symmetry": ["--symmetry"], **WORKERS}),
 }
 PIP473 = {  # the standard bounds: the shipped models
     "pip473-merged": "pip473/merged.toml",
@@ -60,10 +63,12 @@ PIP473 = {  # the standard bounds: the shipped models
 }
 LARGER = "*larger*.toml"  # larger bounds: bench/models/, not in the gate (they take tens of minutes)
 # The standard plans give each txn its own workload, so --symmetry does not apply there.
-PIP473_RUNS = {"unreduced": [], "compact": ["--compact"], "fingerprints": ["--fingerprints"], "por": ["--por"]}
+PIP473_RUNS = {"unreduced": [], "compact": ["--compact"], "fingerprints": ["--fingerprints"], "por": ["--por"],
+               **WORKERS}
 # (the larger model files switch symmetry and fingerprints on themselves)
 LARGER_RUNS = {"fingerprints": ["--no-symmetry", "--fingerprints"],
-               "symmetry+fingerprints": ["--symmetry", "--fingerprints"]}
+               "symmetry+fingerprints": ["--symmetry", "--fingerprints"],
+               "symmetry+workers2": ["--symmetry", "--workers", "2"]}
 SPARK = {"spark": ["--engine", "spark"]}
 # name -> (model under models/, {bound line: replacement}, runs)
 DERIVED = {
@@ -72,7 +77,7 @@ DERIVED = {
     "pip473-fixed-spark": ("pip473/fixed.toml", {}, SPARK),
     # one step beyond the standard bounds that both engines finish: a second crash
     "pip473-fixed-crashes2": ("pip473/fixed.toml", {"crashes = 1": "crashes = 2"},
-                              {"unreduced": [], "fingerprints": ["--fingerprints"], **SPARK}),
+                              {"unreduced": [], "fingerprints": ["--fingerprints"], **WORKERS, **SPARK}),
 }
 
 

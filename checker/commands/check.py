@@ -35,6 +35,8 @@ def register(sub) -> None:
     # Engine options, passed through Job.options; an engine that does not
     # support one rejects it with a one-line error.
     p.add_argument("--master", metavar="URL", help="spark: the Spark master (default local[*])")
+    p.add_argument("--workers", type=_positive_int, metavar="N",
+                   help="bfs: expand each level in N forked processes, one per core (fingerprint visited set)")
     p.add_argument("--checkpoint", metavar="DIR", help="write checkpoints to DIR periodically")
     p.add_argument("--resume", metavar="DIR", help="resume a killed run from its checkpoint DIR")
     p.add_argument("--checkpoint-interval", type=_positive_float, metavar="S",
@@ -111,6 +113,8 @@ def engine_options(args) -> dict:
     names = ("master", "checkpoint", "resume", "checkpoint_interval", "symmetry", "por", "fingerprints", "exact",
              "compact")
     out = {n: getattr(args, n) for n in names if getattr(args, n, None)}
+    if (getattr(args, "workers", None) or 1) > 1:  # one worker is the in-process bfs
+        out["workers"] = args.workers
     # an explicit --no-symmetry / --no-por overrides the model file's key
     out.update({n: False for n in ("symmetry", "por") if getattr(args, n, None) is False})
     return out
@@ -137,7 +141,9 @@ def reductions_line(extra: dict) -> str | None:
 
 def human_report(report: Report) -> str:
     o = report.outcome
-    lines = [f"model {report.model.path}: {report.spec.describe()}, engine {o.engine}"]
+    workers = (o.extra.get("workers") or {}).get("processes")
+    engine = f"{o.engine} ({workers} workers)" if workers else o.engine
+    lines = [f"model {report.model.path}: {report.spec.describe()}, engine {engine}"]
     lines.append(
         f"{o.distinct_states:,} distinct states, {o.states_generated:,} states generated, depth {o.depth}, "
         f"{o.seconds:.2f}s ({o.states_per_second:,.0f} states/s), peak memory {o.peak_memory_mb:,.0f} MiB"

@@ -12,6 +12,9 @@ action id), one entry per generated successor, duplicates included. The
 networkx `DiGraph` with fingerprint nodes is materialized from them on demand
 (`Exploration.graph()`), which keeps the hot loop free of networkx calls.
 
+With `--workers N` (N > 1) the levels are expanded by forked worker
+processes instead (`parallel.py`, ADR 0005).
+
 Statistics follow TLC: distinct states; states generated (initial states
 plus every successor, duplicates and self-loops included); depth (BFS
 levels, the initial states being level 1); per-action coverage.
@@ -104,9 +107,15 @@ def peak_memory_mb() -> float:
 
 SUPPORTED_OPTIONS: set[str] = {"checkpoint", "resume", "checkpoint_interval"}
 SUPPORTED_OPTIONS |= reductions.OPTIONS  # --symmetry --por --fingerprints --exact --compact
+SUPPORTED_OPTIONS.add("workers")  # --workers N: engines/parallel.py
 
 
 def run(job: Job) -> Outcome:
+    if (job.options.get("workers") or 1) > 1:
+        from .parallel import run as run_parallel
+
+        job.reject_options("bfs", SUPPORTED_OPTIONS)
+        return run_parallel(job)
     # States are acyclic tuples: the cyclic GC would only rescan millions of
     # long-lived objects (10-20% of a PIP-473 run), so it is off while exploring.
     paused = gc.isenabled()

@@ -18,7 +18,7 @@ from ..model import Model, ModelError
 from .fair_cycles import Constraint, StateGraph, find_fair_lasso
 from .syntax import EVENTUALLY, Fairness, TemporalProperty, show
 
-UNSUPPORTED_OPTIONS = ("symmetry", "por", "fingerprints")
+UNSUPPORTED_OPTIONS = ("symmetry", "por", "fingerprints", "workers")
 
 
 @dataclass

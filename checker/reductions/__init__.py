@@ -100,6 +100,12 @@ def finish(job, spec, outcome):
     return outcome
 
 
+def symmetry_layer(spec):
+    """The symmetry reduction in a stack of reductions, or None (engines
+    attach their cheap membership test to its `known`)."""
+    return _layer(spec, SymmetryReduced)
+
+
 def _layer(spec, cls):
     """The wrapper of type `cls` in a stack of reductions, or None."""
     while isinstance(spec, (SymmetryReduced, PartialOrderReduced)):

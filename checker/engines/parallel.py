@@ -1,0 +1,529 @@
+"""`bfs --workers N`: the bfs search with each BFS level expanded by N forked
+worker processes, for machines with more than one core.
+
+* The coordinator (this process) owns the visited set: 64-bit stable
+  fingerprints with parent pointers, as `--fingerprints` keeps them, so a
+  counterexample is rebuilt the same way, by re-executing the spec.
+* A worker holds its part of the current level. It expands it in batches,
+  drops the successors equal to a state it holds, fingerprints the rest and
+  sends (fingerprint, parent, action) to the coordinator. States never cross
+  a process boundary; only integers do (actions as literals, read back
+  with `ast.literal_eval`). Nothing is pickled.
+* At the end of a level the coordinator keeps the fingerprints it had not
+  seen. A new state stays with a worker that generated it; one that several
+  generated goes to the one holding fewest, which keeps the parts balanced.
+  Each worker then checks the invariants and witnesses on its new part.
+* A worker only knows the states it holds, so it canonicalizes and
+  fingerprints some successors that the other workers hold: on the first
+  million states of the larger PIP-473 model, 1.48 fingerprints per new
+  state against 1.0 in process. The first split gives each worker a
+  contiguous slice of the level, which keeps siblings, and so most
+  duplicates, together.
+* Levels are synchronized, so depth and the shortest counterexample are as
+  in bfs, and the run is deterministic: the states of a level, their ids and
+  the reported violation (the lowest id) do not depend on timing.
+* The search starts in process and forks the workers once a level holds
+  `SPLIT_AT` states (and two per worker), so small models never fork.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import json
+import multiprocessing
+import resource
+import signal
+import time
+from array import array
+from collections import Counter
+from multiprocessing.connection import wait
+
+from .. import reductions
+from ..encoding import Fingerprinter
+from ..job import Job, Outcome, Violation
+from . import EngineError
+
+SPLIT_AT = 1000  # states in a level before the workers are forked
+BATCH = 2048  # states a worker expands between messages
+
+# Options a --workers run refuses, with the reason.
+REFUSED = {
+    "exact": "--workers keeps 64-bit fingerprints, so it excludes --exact",
+    "compact": "--workers keeps fingerprints, not states, so --compact has nothing to share",
+    "por": "--por's cycle proviso needs the whole visited set in one process; drop --workers",
+    "checkpoint": "--workers does not write checkpoints; drop one of them",
+    "resume": "--workers does not resume checkpoints; drop one of them",
+}
+
+
+class Part:
+    """One worker's part of a level: expands it, and keeps the accepted
+    successors as its part of the next level."""
+
+    def __init__(self, job: Job, spec, states: list, ids) -> None:
+        self.job, self.spec = job, spec
+        self.frontier, self.ids, self.pos = states, ids, 0
+        self.recent: set = set(states)  # the states held: this level and the proposed successors
+        self.proposed: list = []
+        self.fingerprint = Fingerprinter()
+        self.action_ids: dict = {}
+        self.new_actions: list[str] = []
+        self.check = job.invariant_checker()
+        self.pending = set(job.witnesses)
+        self.witness_check = job.witness_checker(self.pending) if self.pending else None
+
+    def attach(self) -> None:
+        """Point the symmetry reduction's cheap membership test at this part."""
+        sym = reductions.symmetry_layer(self.spec)
+        if sym is not None:  # successors equal to a held state need no canonical form
+            sym.known = self.recent.__contains__
+
+    def split(self, w: int, n: int) -> "Part":
+        """The w-th of n contiguous slices of this part, with the same action
+        table, compiled checks and pending witnesses."""
+        part = object.__new__(Part)
+        part.__dict__.update(self.__dict__)
+        k = -(-len(self.frontier) // n)  # contiguous slices keep siblings together
+        part.frontier, part.ids, part.pos = self.frontier[w * k:(w + 1) * k], self.ids[w * k:(w + 1) * k], 0
+        part.recent, part.proposed, part.new_actions = set(part.frontier), [], []
+        part.fingerprint = Fingerprinter()
+        part.action_ids, part.pending = dict(self.action_ids), set(self.pending)
+        return part
+
+    def expand(self, limit: int) -> tuple[dict, tuple]:
+        """Expand up to `limit` more states of the level."""
+        nxt, recent, fp, proposed = self.spec.next, self.recent, self.fingerprint, self.proposed
+        action_ids = self.action_ids
+        fps, par, aids = array("Q"), array("q"), array("L")
+        cov: Counter = Counter()
+        generated, deadlock = 0, -1
+        frontier, ids = self.frontier, self.ids
+        i, end = self.pos, min(len(frontier), self.pos + limit)
+        deadlocks = self.job.deadlock
+        while i < end:
+            g = ids[i]
+            n = 0
+            for a, t in nxt(frontier[i]):
+                n += 1
+                aid = action_ids.get(a)
+                if aid is None:
+                    aid = action_ids[a] = len(action_ids)
+                    self.new_actions.append(repr(a))
+                cov[aid] += 1
+                if t in recent:
+                    continue
+                recent.add(t)
+                proposed.append(t)
+                fps.append(fp(t))
+                par.append(g)
+                aids.append(aid)
+            generated += n
+            if n == 0 and deadlocks and deadlock < 0:
+                deadlock = g
+            i += 1
+        self.pos = i
+        head = {"generated": generated, "coverage": cov, "actions": self.new_actions,
+                "deadlock": deadlock, "done": i >= len(frontier), "left": len(frontier) - i}
+        self.new_actions = []
+        return head, (fps, par, aids)
+
+    def accept(self, keep, base: int) -> dict:
+        """Make the proposed successors at indexes `keep` the next level (ids
+        from `base`), and check them."""
+        proposed = self.proposed
+        level = [proposed[k] for k in keep]
+        self.frontier, self.ids, self.pos, self.proposed = level, range(base, base + len(level)), 0, []
+        self.recent.clear()
+        self.recent.update(level)
+        observe, check, wcheck, pending = self.spec.observe, self.check, self.witness_check, self.pending
+        violation, found = None, []
+        for j, t in enumerate(level):
+            obs = observe(t)
+            bad = check(obs)
+            if bad is not None:
+                violation = [base + j, bad]
+                break
+            if wcheck is not None and pending:
+                for name in wcheck(obs):
+                    if name in pending:
+                        pending.discard(name)
+                        found.append(name)
+        return {"violation": violation, "witnesses": found}
+
+
+# -- messages: a JSON header, then raw arrays ---------------------------------
+
+def _send(conn, head: dict, arrays=()) -> None:
+    conn.send_bytes(json.dumps({**head, "arrays": [a.typecode for a in arrays]}).encode())
+    for a in arrays:
+        conn.send_bytes(memoryview(a))
+
+
+def _recv(conn) -> tuple[dict, list]:
+    head = json.loads(conn.recv_bytes())
+    arrays = []
+    for code in head.pop("arrays"):
+        a = array(code)
+        a.frombytes(conn.recv_bytes())
+        arrays.append(a)
+    return head, arrays
+
+
+def _serve(conn, part: Part) -> None:
+    """A worker's loop: expand on demand, accept, report its peak memory."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
+    gc.disable()
+    part.attach()
+    try:
+        while True:
+            head, arrays = _recv(conn)
+            cmd = head["cmd"]
+            if cmd == "expand":
+                while True:
+                    out, arrs = part.expand(BATCH)
+                    if not out["done"] and conn.poll() and _recv(conn)[0]["cmd"] == "stop":
+                        out["done"] = out["stopped"] = True
+                    _send(conn, out, arrs)
+                    if out["done"]:
+                        break
+            elif cmd == "accept":
+                _send(conn, part.accept(arrays[0], head["base"]))
+            elif cmd == "quit":
+                _send(conn, {"peak_memory_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0})
+                return
+            # a "stop" that crossed the last batch of a level is ignored
+    except (EOFError, OSError):  # the coordinator is gone
+        return
+    except Exception as exc:  # reported by the coordinator as one line
+        try:
+            _send(conn, {"error": f"{type(exc).__name__}: {exc}"})
+        except OSError:
+            pass
+
+
+class _Local:
+    """The in-process part before the workers are forked."""
+
+    def __init__(self, part: Part) -> None:
+        self.part = part
+
+    def accept(self, keep, base: int) -> None:
+        self._result = self.part.accept(keep, base)
+
+    def result(self) -> dict:
+        return self._result
+
+
+class _Remote:
+    def __init__(self, w: int, part: Part, ctx) -> None:
+        self.w = w
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child, part), daemon=True, name=f"txncheck-worker-{w}")
+        self.proc.start()
+        child.close()
+
+    def recv(self) -> tuple[dict, list]:
+        try:
+            head, arrays = _recv(self.conn)
+        except (EOFError, OSError):
+            self.proc.join(1)
+            raise EngineError(f"--workers: worker {self.w} died (exit code {self.proc.exitcode})") from None
+        if "error" in head:
+            raise EngineError(f"--workers: worker {self.w} failed: {head['error']}")
+        return head, arrays
+
+    def start(self) -> None:
+        _send(self.conn, {"cmd": "expand"})
+
+    def stop(self) -> None:
+        _send(self.conn, {"cmd": "stop"})
+
+    def accept(self, keep, base: int) -> None:
+        _send(self.conn, {"cmd": "accept", "base": base}, [array("L", keep)])
+
+    def result(self) -> dict:
+        return self.recv()[0]
+
+    def close(self, idle: bool) -> float:
+        """Stop the worker: ask it to quit if it is `idle` (waiting between
+        levels), else terminate it. Its peak memory in MiB (0 if unknown)."""
+        peak = 0.0
+        if idle and self.proc.is_alive():
+            try:
+                _send(self.conn, {"cmd": "quit"})
+                if self.conn.poll(10):
+                    peak = _recv(self.conn)[0].get("peak_memory_mb", 0.0)
+            except (EOFError, OSError):
+                pass
+            self.proc.join(5)
+        if self.proc.is_alive():
+            self.proc.terminate()
+            self.proc.join()
+        self.conn.close()
+        return peak
+
+
+def run(job: Job) -> Outcome:
+    paused = gc.isenabled()
+    gc.disable()  # as in bfs: states are acyclic
+    try:
+        return _Coordinator(job).run()
+    finally:
+        if paused:
+            gc.enable()
+
+
+class _Coordinator:
+    def __init__(self, job: Job) -> None:
+        n = job.options.get("workers") or 1
+        for name, why in REFUSED.items():
+            if job.options.get(name):
+                raise EngineError(why)
+        if "fork" not in multiprocessing.get_all_start_methods():
+            raise EngineError("--workers needs the fork start method, which this platform lacks")
+        self.n = n
+        # the visited set is the --fingerprints one, and the report says so
+        job.options = {**job.options, "fingerprints": True}
+        self.job = job
+        self.spec = reductions.reduce(job)
+        from ..reductions.fingerprints import FingerprintExploration
+
+        self.ex = FingerprintExploration(self.spec)
+        self.seen = self.ex.index.seen
+        self.fps = self.ex.index.fps
+        self.gen_by_action: Counter = Counter()
+        self.generated = 0
+        self.found = {w: False for w in job.witnesses}
+        self.handles: list = []
+        self.sizes: list[int] = []  # per worker: the states of its part of the level
+        self.amaps: list[list[int]] = []  # per handle: its action ids -> global ids
+        self.peaks: list[float] = []
+
+    # -- the action table -----------------------------------------------------
+    def _learn(self, h: int, names: list[str]) -> None:
+        ex = self.ex
+        for text in names:
+            a = ast.literal_eval(text)
+            gid = ex.action_ids.get(a)
+            if gid is None:
+                gid = ex.action_ids[a] = len(ex.actions)
+                ex.actions.append(a)
+            self.amaps[h].append(gid)
+
+    # -- the search -----------------------------------------------------------
+    def run(self) -> Outcome:
+        job, ex = self.job, self.ex
+        t0 = time.monotonic()
+        deadline = (t0 + job.max_seconds) if job.max_seconds else None
+        self.incomplete: str | None = None
+        self.violation: Violation | None = None
+        fp = Fingerprinter()
+        init, seen = [], set()
+        ex.levels.append(0)
+        for s0 in self.spec.init_states():
+            self.generated += 1
+            f = fp(s0)
+            if f not in seen:
+                seen.add(f)
+                init.append(s0)
+                self.seen.add(f)
+                self.fps.append(f)
+                ex.parent.append(-1)
+                ex.parent_action.append(-1)
+        part = Part(job, self.spec, [], range(0))
+        part.proposed = init
+        part.attach()
+        local = _Local(part)
+        local.accept(range(len(init)), 0)
+        self.handles, self.amaps = [local], [[]]
+        self._checked([local.result()])
+        depth = 1 if init else 0
+        level_size = len(init)
+        idle = False  # whether the workers finished their last command
+        try:
+            while level_size and self.violation is None and self.incomplete is None:
+                if len(self.handles) == 1 and self.n > 1 and level_size >= max(SPLIT_AT, 2 * self.n):
+                    self._fork(local.part)
+                level_size = self._level(deadline, depth)
+                if level_size and self.violation is None:  # bfs's depth: the levels expanded
+                    depth += 1
+                    ex.levels.append(len(self.fps) - level_size)
+            idle = True
+        except KeyboardInterrupt:
+            self.incomplete = "interrupted"
+        finally:
+            for h in self.handles:
+                if isinstance(h, _Remote):
+                    self.peaks.append(h.close(idle))
+        seconds = time.monotonic() - t0
+        if job.progress is not None:
+            job.progress.done()
+        return self._outcome(depth, seconds)
+
+    def _fork(self, part: Part) -> None:
+        ctx = multiprocessing.get_context("fork")
+        amap = self.amaps[0]
+        parts = [part.split(w, self.n) for w in range(self.n)]
+        self.sizes = [len(p.frontier) for p in parts]
+        self.handles = [_Remote(w, p, ctx) for w, p in enumerate(parts)]
+        self.amaps = [list(amap) for _ in range(self.n)]
+
+    def _level(self, deadline, depth: int) -> int:
+        """Expand one level; returns the size of the next one (0: done or stopped)."""
+        job, n_parts = self.job, len(self.handles)
+        proposals: dict[int, int] = {}  # new fingerprint -> handle + n_parts * index, first proposal
+        shared: dict[int, list[int]] = {}  # proposed by more than one worker: every proposal
+        seen = self.seen
+        got = [[array("Q"), array("q"), array("L")] for _ in self.handles]
+        deadlock = -1
+        stopping = False
+
+        def take(h: int, head: dict, arrays) -> None:
+            nonlocal deadlock
+            self._learn(h, head["actions"])
+            amap = self.amaps[h]
+            self.generated += head["generated"]
+            for aid, c in head["coverage"].items():
+                self.gen_by_action[amap[int(aid)]] += c
+            if head["deadlock"] >= 0 and (deadlock < 0 or head["deadlock"] < deadlock):
+                deadlock = head["deadlock"]
+            fps, par, aids = arrays
+            mine = got[h]
+            k = len(mine[0])
+            for f in fps:
+                if f not in seen:
+                    c = proposals.get(f)
+                    if c is None:
+                        proposals[f] = h + n_parts * k
+                    elif c % n_parts != h:  # (the same worker twice: a fingerprint collision)
+                        others = shared.get(f)
+                        if others is None:
+                            shared[f] = [c, h + n_parts * k]
+                        elif all(x % n_parts != h for x in others):
+                            others.append(h + n_parts * k)
+                k += 1
+            mine[0].extend(fps)
+            mine[1].extend(par)
+            mine[2].extend(aids)
+
+        def stop_reason() -> str | None:
+            if deadline is not None and time.monotonic() >= deadline:
+                return f"max-seconds {job.max_seconds:g} reached"
+            if job.max_states is not None and len(self.fps) + len(proposals) >= job.max_states:
+                return f"max-states {job.max_states} reached"
+            return None
+
+        if n_parts == 1 and isinstance(self.handles[0], _Local):
+            part = self.handles[0].part
+            while True:
+                head, arrays = part.expand(BATCH)
+                head["coverage"] = {str(k): v for k, v in head["coverage"].items()}
+                take(0, head, arrays)
+                self._progress(len(proposals), head["left"], depth)
+                if head["done"]:
+                    break
+                reason = stop_reason()
+                if reason:
+                    self.incomplete = reason
+                    break
+        else:
+            for h in self.handles:
+                h.start()
+            busy = {h.conn: h for h in self.handles}
+            left = list(self.sizes)  # states of the level each worker has yet to expand
+            while busy:
+                for conn in wait(list(busy), timeout=0.5):
+                    h = busy[conn]
+                    head, arrays = h.recv()
+                    take(h.w, head, arrays)
+                    left[h.w] = head["left"]
+                    if head["done"]:
+                        del busy[conn]
+                self._progress(len(proposals), sum(left), depth)
+                if not stopping:
+                    reason = stop_reason()
+                    if reason:
+                        self.incomplete, stopping = reason, True
+                        for h in busy.values():
+                            h.stop()
+        if deadlock >= 0:
+            self.violation = Violation("Deadlock", "deadlock", self.ex.path_to(deadlock))
+            return 0
+        # A new state proposed by one worker stays there; one proposed by several
+        # goes to the one that holds fewest so far (in fingerprint order, so the
+        # outcome does not depend on timing), which keeps the parts balanced.
+        keep: list[list[int]] = [[] for _ in range(n_parts)]
+        for f, c in proposals.items():
+            if f not in shared:
+                keep[c % n_parts].append(c // n_parts)
+        for f in sorted(shared):
+            c = min(shared[f], key=lambda x: (len(keep[x % n_parts]), x % n_parts))
+            keep[c % n_parts].append(c // n_parts)
+        ex, fps = self.ex, self.fps
+        bases = []
+        for h in range(n_parts):
+            ks = keep[h]
+            ks.sort()
+            bases.append(len(fps))
+            f_h, p_h, a_h = got[h]
+            amap = self.amaps[h]
+            for k in ks:
+                f = f_h[k]
+                seen.add(f)
+                fps.append(f)
+                ex.parent.append(p_h[k])
+                ex.parent_action.append(amap[a_h[k]])
+        del got, proposals, shared
+        for h, ks, base in zip(self.handles, keep, bases):
+            h.accept(ks, base)
+        self._checked([h.result() for h in self.handles])
+        self.sizes = [len(ks) for ks in keep]
+        size = sum(self.sizes)
+        return 0 if self.incomplete else size
+
+    def _checked(self, results: list[dict]) -> None:
+        bad = [r["violation"] for r in results if r["violation"] is not None]
+        for r in results:
+            for name in r["witnesses"]:
+                self.found[name] = True
+        if bad:
+            j, name = min(bad)
+            self.violation = Violation(name, "invariant", self.ex.path_to(j))
+
+    def _progress(self, proposed: int, queue: int, depth: int) -> None:
+        progress = self.job.progress
+        if progress is not None:
+            progress.update(distinct=len(self.fps) + proposed, generated=self.generated, queue=queue, depth=depth)
+
+    def _outcome(self, depth: int, seconds: float) -> Outcome:
+        ex, job = self.ex, self.job
+        coverage: dict[str, dict[str, int]] = {}
+        for aid, n in self.gen_by_action.items():
+            c = coverage.setdefault(ex.actions[aid][0], {"generated": 0, "distinct": 0})
+            c["generated"] += n
+        for aid in ex.parent_action:
+            if aid >= 0:
+                coverage.setdefault(ex.actions[aid][0], {"generated": 0, "distinct": 0})["distinct"] += 1
+        violations = [self.violation] if self.violation else []
+        if self.violation is None and self.incomplete is None:
+            violations += [Violation(n, "witness") for n, ok in self.found.items() if not ok]
+        verdict = "violation" if violations else ("incomplete" if self.incomplete else "ok")
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        outcome = Outcome(
+            engine="bfs",
+            verdict=verdict,
+            distinct_states=len(self.fps),
+            states_generated=self.generated,
+            depth=depth,
+            seconds=seconds,
+            violations=violations,
+            coverage=dict(sorted(coverage.items())),
+            peak_memory_mb=own + sum(self.peaks),
+            incomplete_reason=self.incomplete,
+            witnesses_found=self.found,
+            exploration=ex,
+            extra={"workers": {"processes": self.n, "forked": len(self.peaks),
+                               "peak_memory_mb": [round(own, 1)] + [round(p, 1) for p in self.peaks]}},
+        )
+        return reductions.finish(job, self.spec, outcome)
