@@ -101,6 +101,19 @@ def format_action(a) -> str:
     return f"{name}(" + ", ".join(f"{k}={v}" for k, v in params) + ")"
 
 
+def action_coverage(actions: list, generated_by_aid, parent_action) -> dict[str, dict[str, int]]:
+    """Per action name, sorted: successors generated, and distinct states
+    first reached by it (from the parent-action array)."""
+    coverage: dict[str, dict[str, int]] = {}
+    for aid, n in generated_by_aid.items():
+        c = coverage.setdefault(actions[aid][0], {"generated": 0, "distinct": 0})
+        c["generated"] += n
+    for aid in parent_action:
+        if aid >= 0:
+            coverage.setdefault(actions[aid][0], {"generated": 0, "distinct": 0})["distinct"] += 1
+    return dict(sorted(coverage.items()))
+
+
 def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -273,16 +286,7 @@ def _explore(job: Job) -> Outcome:
     if progress is not None:
         progress.done()
 
-    # Coverage per action name: generated successors and new distinct states.
-    per_aid = Counter(act) if keep else gen_by_action
-    coverage: dict[str, dict[str, int]] = {}
-    for aid, n in per_aid.items():
-        c = coverage.setdefault(actions[aid][0], {"generated": 0, "distinct": 0})
-        c["generated"] += n
-    for aid in parent_action:
-        if aid >= 0:
-            coverage.setdefault(actions[aid][0], {"generated": 0, "distinct": 0})["distinct"] += 1
-
+    coverage = action_coverage(actions, Counter(act) if keep else gen_by_action, parent_action)
     violations = [violation] if violation else []
     if violation is None and incomplete is None:
         for n, ok in found_witnesses.items():
@@ -297,7 +301,7 @@ def _explore(job: Job) -> Outcome:
         depth=depth,
         seconds=seconds,
         violations=violations,
-        coverage=dict(sorted(coverage.items())),
+        coverage=coverage,
         peak_memory_mb=peak_memory_mb(),
         incomplete_reason=incomplete,
         witnesses_found=found_witnesses,

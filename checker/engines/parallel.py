@@ -32,7 +32,6 @@ import ast
 import gc
 import json
 import multiprocessing
-import resource
 import signal
 import time
 from array import array
@@ -43,6 +42,7 @@ from .. import reductions
 from ..encoding import Fingerprinter
 from ..job import Job, Outcome, Violation
 from . import EngineError
+from .bfs import action_coverage, peak_memory_mb
 
 SPLIT_AT = 1000  # states in a level before the workers are forked
 BATCH = 2048  # states a worker expands between messages
@@ -61,10 +61,10 @@ class Part:
     """One worker's part of a level: expands it, and keeps the accepted
     successors as its part of the next level."""
 
-    def __init__(self, job: Job, spec, states: list, ids) -> None:
+    def __init__(self, job: Job, spec) -> None:
         self.job, self.spec = job, spec
-        self.frontier, self.ids, self.pos = states, ids, 0
-        self.recent: set = set(states)  # the states held: this level and the proposed successors
+        self.frontier, self.ids, self.pos = [], range(0), 0  # this level: states, their ids, next to expand
+        self.recent: set = set()  # the states held: this level and the proposed successors
         self.proposed: list = []
         self.fingerprint = Fingerprinter()
         self.action_ids: dict = {}
@@ -183,14 +183,14 @@ def _serve(conn, part: Part) -> None:
                 while True:
                     out, arrs = part.expand(BATCH)
                     if not out["done"] and conn.poll() and _recv(conn)[0]["cmd"] == "stop":
-                        out["done"] = out["stopped"] = True
+                        out["done"] = True
                     _send(conn, out, arrs)
                     if out["done"]:
                         break
             elif cmd == "accept":
                 _send(conn, part.accept(arrays[0], head["base"]))
             elif cmd == "quit":
-                _send(conn, {"peak_memory_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0})
+                _send(conn, {"peak_memory_mb": peak_memory_mb()})
                 return
             # a "stop" that crossed the last batch of a level is ignored
     except (EOFError, OSError):  # the coordinator is gone
@@ -331,8 +331,8 @@ class _Coordinator:
                 self.fps.append(f)
                 ex.parent.append(-1)
                 ex.parent_action.append(-1)
-        part = Part(job, self.spec, [], range(0))
-        part.proposed = init
+        part = Part(job, self.spec)
+        part.proposed = init  # the initial states, accepted and checked as a level
         part.attach()
         local = _Local(part)
         local.accept(range(len(init)), 0)
@@ -498,18 +498,12 @@ class _Coordinator:
 
     def _outcome(self, depth: int, seconds: float) -> Outcome:
         ex, job = self.ex, self.job
-        coverage: dict[str, dict[str, int]] = {}
-        for aid, n in self.gen_by_action.items():
-            c = coverage.setdefault(ex.actions[aid][0], {"generated": 0, "distinct": 0})
-            c["generated"] += n
-        for aid in ex.parent_action:
-            if aid >= 0:
-                coverage.setdefault(ex.actions[aid][0], {"generated": 0, "distinct": 0})["distinct"] += 1
+        coverage = action_coverage(ex.actions, self.gen_by_action, ex.parent_action)
         violations = [self.violation] if self.violation else []
         if self.violation is None and self.incomplete is None:
             violations += [Violation(n, "witness") for n, ok in self.found.items() if not ok]
         verdict = "violation" if violations else ("incomplete" if self.incomplete else "ok")
-        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        own = peak_memory_mb()
         outcome = Outcome(
             engine="bfs",
             verdict=verdict,
@@ -518,7 +512,7 @@ class _Coordinator:
             depth=depth,
             seconds=seconds,
             violations=violations,
-            coverage=dict(sorted(coverage.items())),
+            coverage=coverage,
             peak_memory_mb=own + sum(self.peaks),
             incomplete_reason=self.incomplete,
             witnesses_found=self.found,
