@@ -124,24 +124,23 @@ SUPPORTED_OPTIONS.add("workers")  # --workers N: engines/parallel.py
 
 
 def run(job: Job) -> Outcome:
+    job.reject_options("bfs", SUPPORTED_OPTIONS)
+    explore = _explore
     if (job.options.get("workers") or 1) > 1:
-        from .parallel import run as run_parallel
-
-        job.reject_options("bfs", SUPPORTED_OPTIONS)
-        return run_parallel(job)
+        from .parallel import run as explore
     # States are acyclic tuples: the cyclic GC would only rescan millions of
-    # long-lived objects (10-20% of a PIP-473 run), so it is off while exploring.
+    # long-lived objects (10-20% of a PIP-473 run), so it is off while exploring
+    # (in forked workers too, which inherit the setting).
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _explore(job)
+        return explore(job)
     finally:
         if paused:
             gc.enable()
 
 
 def _explore(job: Job) -> Outcome:
-    job.reject_options("bfs", SUPPORTED_OPTIONS)
     spec = reductions.reduce(job)  # job.spec, or wrapped for --symmetry / --por
     nxt = spec.next
     observe = spec.observe

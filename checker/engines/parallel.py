@@ -29,7 +29,6 @@ worker processes, for machines with more than one core.
 from __future__ import annotations
 
 import ast
-import gc
 import json
 import multiprocessing
 import signal
@@ -173,7 +172,6 @@ def _recv(conn) -> tuple[dict, list]:
 def _serve(conn, part: Part) -> None:
     """A worker's loop: expand on demand, accept, report its peak memory."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
-    gc.disable()
     part.attach()
     try:
         while True:
@@ -265,13 +263,8 @@ class _Remote:
 
 
 def run(job: Job) -> Outcome:
-    paused = gc.isenabled()
-    gc.disable()  # as in bfs: states are acyclic
-    try:
-        return _Coordinator(job).run()
-    finally:
-        if paused:
-            gc.enable()
+    """Called by bfs.run, which has checked the options and paused the GC."""
+    return _Coordinator(job).run()
 
 
 class _Coordinator:
@@ -385,7 +378,7 @@ class _Coordinator:
             amap = self.amaps[h]
             self.generated += head["generated"]
             for aid, c in head["coverage"].items():
-                self.gen_by_action[amap[int(aid)]] += c
+                self.gen_by_action[amap[int(aid)]] += c  # JSON made the keys strs
             if head["deadlock"] >= 0 and (deadlock < 0 or head["deadlock"] < deadlock):
                 deadlock = head["deadlock"]
             fps, par, aids = arrays
@@ -418,7 +411,6 @@ class _Coordinator:
             part = self.handles[0].part
             while True:
                 head, arrays = part.expand(BATCH)
-                head["coverage"] = {str(k): v for k, v in head["coverage"].items()}
                 take(0, head, arrays)
                 self._progress(len(proposals), head["left"], depth)
                 if head["done"]:
