@@ -52,6 +52,7 @@ class ModelResult:
     cases: list[Case] = field(default_factory=list)
     seconds: float = 0.0
     interrupted: bool = False
+    note: str | None = None        # how the gate ran this model differently from the command line
 
     @property
     def exit_code(self) -> int:
@@ -108,6 +109,8 @@ class GateResult:
                 entry["report"] = r.report.to_json()
             if r.error is not None:
                 entry["error"] = r.error
+            if r.note is not None:
+                entry["note"] = r.note
             entry["cases"] = [{"name": c.name, "kind": c.kind, "status": c.status, "message": c.message}
                               for c in r.cases]
             models.append(entry)
@@ -190,6 +193,11 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
         engine_name = engine or r.model.raw.get("engine") or "bfs"
         if not isinstance(engine_name, str):
             raise ModelError(f"{path}: 'engine' must be a string")
+        if r.model.temporal and (options or {}).get("workers", 1) > 1:
+            # --workers only changes how the search runs, so a gate does not
+            # fail a liveness model over it: the model runs in one process.
+            options = {k: v for k, v in options.items() if k != "workers"}
+            r.note = "in one process: --workers cannot keep the state graph that temporal properties need"
         r.report = check_model(r.model, engine=engine_name, out_dir=out_dir, progress=progress,
                                max_seconds=max_seconds, max_states=max_states, options=options)
     except bad_input_errors() as exc:

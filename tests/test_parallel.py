@@ -138,6 +138,19 @@ def test_temporal_properties_refuse_workers(capsys):
     assert rc == 2 and err.endswith("temporal properties cannot be checked with --workers") and "\n" not in err
 
 
+def test_the_gate_runs_liveness_models_in_one_process(tmp_path, capsys):
+    """`check --all --workers 2` passes a liveness model (in one process, and
+    says so) next to a safety model that the workers check."""
+    for name in ("twophase-rm3-liveness.toml", "twophase-rm6.toml"):
+        (tmp_path / name).write_text((MODELS / "classic" / name).read_text())
+    rc = main(["check", "--all", str(tmp_path), "--workers", "2", "--quiet", "--json", "--out", str(tmp_path / "o")])
+    models = {m["model"].rsplit("/", 1)[-1]: m for m in json.loads(capsys.readouterr().out)["models"]}
+    assert rc == 0
+    live, safe = models["twophase-rm3-liveness.toml"], models["twophase-rm6.toml"]
+    assert live["exit_code"] == 0 and "workers" not in live["report"]
+    assert live["note"] == "in one process: --workers cannot keep the state graph that temporal properties need"
+    assert "note" not in safe and safe["report"]["workers"]["forked"] == 2
+
 def test_other_engines_refuse_workers(capsys):
     rc = main(["check", str(MODELS / "classic" / "twophase-rm3.toml"), "--engine", "simulate", "--workers", "2"])
     assert rc == 2 and "engine 'simulate' does not support --workers" in capsys.readouterr().err
