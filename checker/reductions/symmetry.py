@@ -85,6 +85,8 @@ class _Signatures:
         self.sort = sort
         self.elements = schema.elements(sort)
         self.classes = [tuple(c) for c in classes]
+        self.groups = [c for c in self.classes if len(c) > 1]  # the classes a renaming can move
+        self.identity = {e: e for e in self.elements}
         self.mask = set(self.elements)  # element names in values are masked
         # Elements of other sorts named after one element, with the element
         # masked in the name: {element: [(sort, derived element, template)]}
@@ -173,29 +175,30 @@ class SymmetryReduced:
     # -- the representative --------------------------------------------------
     def canonical(self, s):
         obs = None
-        mapping, classes = {}, []
+        mapping, classes, moved = {}, [], False
         for sg in self._sigs:
-            rename = mapping[sg.sort] = {}
+            mapping[sg.sort] = rename = dict(sg.identity)
             own = self.state_signatures(s, sg.sort) if self.state_signatures else None
-            for elems in sg.classes:  # sort each class by signature; ties stay open
-                if len(elems) == 1:
-                    rename[elems[0]] = elems[0]
-                    continue
+            for elems in sg.groups:  # sort each class by signature; ties stay open
                 if own is not None:
-                    sig_of = {e: own[e] for e in elems}
+                    sig_of = own
                 else:
                     obs = obs if obs is not None else self.spec.observe(s)
                     sig_of = {e: sg.of(obs, e) for e in elems}
                 order = sorted(elems, key=sig_of.__getitem__)
                 sigs = [sig_of[e] for e in order]
-                rename.update({e: elems[i] for i, e in enumerate(order)})
+                if order != list(elems):
+                    moved = True
+                    rename.update(zip(order, elems))
                 start = 0
                 for i in range(1, len(order) + 1):
                     if i == len(order) or sigs[i] != sigs[start]:
                         if i - start > 1:
                             classes.append((sg.sort, elems[start:i]))
                         start = i
-        base = self.permute(s, mapping)
+        if not moved and not classes:  # already sorted, no ties: most states
+            return s
+        base = self.permute(s, mapping) if moved else s
         open_classes = [c for c in classes if not self._fixed(base, *c)]
         if not open_classes:
             return base
@@ -225,7 +228,7 @@ class SymmetryReduced:
     def _fixed(self, base, sort: str, names) -> bool:
         """Whether every permutation of `names` leaves `base` unchanged: test
         the two generators of the symmetric group, a swap and a cycle."""
-        ident = {sg.sort: {e: e for e in sg.elements} for sg in self._sigs}
+        ident = {sg.sort: sg.identity for sg in self._sigs}
         gens = [{names[0]: names[1], names[1]: names[0]}]
         if len(names) > 2:
             gens.append({e: names[(i + 1) % len(names)] for i, e in enumerate(names)})

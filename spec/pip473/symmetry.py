@@ -15,7 +15,10 @@ gets a real reduction.
 
 from __future__ import annotations
 
-from .state import Part, S
+from itertools import chain
+from operator import itemgetter
+
+from .state import Op, Part, S
 
 
 def plan_classes(writes, acks, n: int) -> tuple[tuple[int, ...], ...]:
@@ -39,45 +42,85 @@ def op_slots(writes, acks, n: int) -> tuple[tuple[int, ...], ...]:
 
 
 def permute(m, s: S, mapping) -> S:
-    """`s` with txns renamed by mapping["Txn"] (names to names, within classes)."""
+    """`s` with txns renamed by mapping["Txn"] (names to names, within classes).
+    Parts that mention no renamed txn are kept as they are (the same objects)."""
     ren = mapping["Txn"]
     index = m.txn_index
-    p = [index[ren[name]] for name in m.txn_names]   # old index -> new index
-    if p == list(range(len(p))):
-        return s
+    p = tuple(index[ren[name]] for name in m.txn_names)   # old index -> new index
+    r = _renamings(m).get(p)
+    if r is None:
+        r = _renamings(m)[p] = _Renaming(m, p)
+    return r(s) if r.moved else s
 
-    def move(per_txn: tuple) -> tuple:
-        out = [None] * len(per_txn)
-        for i, v in enumerate(per_txn):
-            out[p[i]] = v
-        return tuple(out)
 
-    pubs = list(s.pubs)
-    for t, slots in enumerate(m.op_slots):
-        for k, k2 in zip(slots, m.op_slots[p[t]]):
-            pubs[k2] = s.pubs[k]
-    coalesced = m.flags.coalesced
+def _renamings(m) -> dict:
+    cache = m.__dict__.get("_renamings")
+    if cache is None:
+        cache = m.__dict__["_renamings"] = {}
+    return cache
 
-    def part(x: Part | None) -> Part | None:
-        if x is None:
-            return None
-        events = x.events if coalesced else tuple((p[t], st) for t, st in x.events)
+
+def _kept(new, old):
+    return old if new == old else new
+
+
+class _Renaming:
+    """One renaming of txn indexes, applied to states."""
+
+    def __init__(self, m, p: tuple) -> None:
+        self.p = p
+        self.moved = frozenset(i for i, j in enumerate(p) if i != j)
+        q = [0] * len(p)   # new index -> old index
+        for i, j in enumerate(p):
+            q[j] = i
+        self.per_txn = _getter(q)
+        pub_q = list(range(sum(len(x) for x in m.op_slots)))
+        for t, slots in enumerate(m.op_slots):
+            for k, k2 in zip(slots, m.op_slots[p[t]]):
+                pub_q[k2] = k
+        self.pubs = _getter(pub_q)
+        self.coalesced = m.flags.coalesced
+
+    def part(self, x: Part | None) -> Part | None:
+        p, moved = self.p, self.moved
+        if x is None or (moved.isdisjoint(x.cache) and moved.isdisjoint(x.abrt)
+                         and not (x.tpos and any(t in moved for t, _ in x.tpos))
+                         and not (x.packs and any(t in moved for t, _, _ in x.packs))
+                         and (self.coalesced or not any(t in moved for t, _ in x.events))):
+            return x
+        events = x.events if self.coalesced else tuple((p[t], st) for t, st in x.events)
         return Part(frozenset(p[t] for t in x.cache), frozenset((p[t], pos) for t, pos in x.tpos),
                     frozenset(p[t] for t in x.abrt), frozenset((p[t], pos, c) for t, pos, c in x.packs),
                     events, x.hold)
 
-    return s._replace(
-        hdr=move(s.hdr), seqs=move(s.seqs), client=move(s.client), fincnt=move(s.fincnt),
-        decided=move(s.decided), gcsnap=move(s.gcsnap), pubs=tuple(pubs),
-        ops=frozenset(o._replace(txn=p[o.txn]) for o in s.ops),
-        arec=frozenset((j, p[t]) for j, t in s.arec),
-        ledger=tuple(tuple(tag if isinstance(tag, str) else p[tag] for tag in led) for led in s.ledger),
-        part=tuple(part(x) for x in s.part),
-        tcp=frozenset((p[t], step, reply) for t, step, reply in s.tcp),
-        late=frozenset(p[t] for t in s.late),
-        ackw=frozenset((p[t], j, pos) for t, j, pos in s.ackw),
-    )
+    def __call__(self, s: S) -> S:
+        p, moved, move = self.p, self.moved, self.per_txn
+        ops = s.ops
+        if ops and any(o.txn in moved for o in ops):
+            ops = frozenset(Op(p[o.txn], o.seq, o.kind, o.seg, o.pos, o.cumulative) for o in ops)
+        ledger = s.ledger
+        if not moved.isdisjoint(chain.from_iterable(ledger)):   # tags: txn indexes, or PLAIN
+            ledger = tuple(tuple(tag if isinstance(tag, str) else p[tag] for tag in led) for led in ledger)
+        return S(
+            now=s.now, hdr=_kept(move(s.hdr), s.hdr), seqs=_kept(move(s.seqs), s.seqs), ops=ops,
+            arec=_kept(frozenset((j, p[t]) for j, t in s.arec), s.arec) if s.arec else s.arec,
+            wmark=s.wmark, status=s.status, ledger=ledger, cursor=s.cursor, rd=s.rd, reshape=s.reshape,
+            part=_kept(tuple([self.part(x) for x in s.part]), s.part), crashes=s.crashes,
+            tcp=_kept(frozenset((p[t], step, reply) for t, step, reply in s.tcp), s.tcp) if s.tcp else s.tcp,
+            failovers=s.failovers, client=_kept(move(s.client), s.client), pubs=_kept(self.pubs(s.pubs), s.pubs),
+            fincnt=_kept(move(s.fincnt), s.fincnt), decided=_kept(move(s.decided), s.decided),
+            late=_kept(frozenset(p[t] for t in s.late), s.late) if s.late else s.late,
+            dlv=s.dlv,
+            ackw=_kept(frozenset((p[t], j, pos) for t, j, pos in s.ackw), s.ackw) if s.ackw else s.ackw,
+            gcsnap=_kept(move(s.gcsnap), s.gcsnap),
+        )
 
+
+def _getter(order: list[int]):
+    """x -> tuple(x[k] for k in order), in C where it can be."""
+    if len(order) >= 2:
+        return itemgetter(*order)
+    return lambda x: tuple(x[k] for k in order)
 
 
 def signatures(m, s: S) -> dict:
