@@ -151,6 +151,7 @@ def test_the_gate_runs_liveness_models_in_one_process(tmp_path, capsys):
     assert live["note"] == "in one process: --workers cannot keep the state graph that temporal properties need"
     assert "note" not in safe and safe["report"]["workers"]["forked"] == 2
 
+
 def test_other_engines_refuse_workers(capsys):
     rc = main(["check", str(MODELS / "classic" / "twophase-rm3.toml"), "--engine", "simulate", "--workers", "2"])
     assert rc == 2 and "engine 'simulate' does not support --workers" in capsys.readouterr().err

@@ -148,6 +148,7 @@ class Pip473(Spec):
         self.started_before = tuple(tuple(u for u in range(n) if first[u] < first[t]) for t in range(n))
         self.decisions = {"commit": (COMMITTED,), "abort": (ABORTED,), "both": (COMMITTED, ABORTED)}[c["decisions"]]
         self._actions: dict = {}
+        self._renamings: dict = {}  # symmetry.permute's tables, per renaming
         declare(self)
 
     def _a(self, name: str, **params):

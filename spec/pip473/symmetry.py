@@ -47,20 +47,15 @@ def permute(m, s: S, mapping) -> S:
     ren = mapping["Txn"]
     index = m.txn_index
     p = tuple(index[ren[name]] for name in m.txn_names)   # old index -> new index
-    r = _renamings(m).get(p)
+    r = m._renamings.get(p)
     if r is None:
-        r = _renamings(m)[p] = _Renaming(m, p)
+        r = m._renamings[p] = _Renaming(m, p)
     return r(s) if r.moved else s
 
 
-def _renamings(m) -> dict:
-    cache = m.__dict__.get("_renamings")
-    if cache is None:
-        cache = m.__dict__["_renamings"] = {}
-    return cache
-
-
 def _kept(new, old):
+    # A part the renaming leaves equal stays the same object. (Equal means
+    # the same encoding here: no part of the state mixes bools with ints.)
     return old if new == old else new
 
 
