@@ -177,7 +177,7 @@ class SymmetryReduced:
         obs = None
         mapping, classes, moved = {}, [], False
         for sg in self._sigs:
-            mapping[sg.sort] = rename = dict(sg.identity)
+            mapping[sg.sort] = rename = sg.identity  # copied before the first change
             own = self.state_signatures(s, sg.sort) if self.state_signatures else None
             for elems in sg.groups:  # sort each class by signature; ties stay open
                 if own is not None:
@@ -189,6 +189,8 @@ class SymmetryReduced:
                 sigs = [sig_of[e] for e in order]
                 if order != list(elems):
                     moved = True
+                    if rename is sg.identity:
+                        rename = mapping[sg.sort] = dict(rename)
                     rename.update(zip(order, elems))
                 start = 0
                 for i in range(1, len(order) + 1):
