@@ -37,6 +37,21 @@ def _varint(n: int, out: bytearray) -> None:
     out.append(n)
 
 
+_SMALL_INTS = [bytes((73, n << 1)) for n in range(64)]
+_STRS: dict[str, bytes] = {}  # str -> its encoding: a spec's strs are a small vocabulary
+
+
+def _str_code(x: str) -> bytes:
+    b = x.encode()
+    out = bytearray(b"S")
+    _varint(len(b), out)
+    out += b
+    code = bytes(out)
+    if len(_STRS) < 4096:
+        _STRS[x] = code
+    return code
+
+
 def _enc(v, out: bytearray, memo: dict | None = None) -> None:
     t = type(v)
     if t is int:
@@ -61,16 +76,18 @@ def _enc(v, out: bytearray, memo: dict | None = None) -> None:
             for x in v:
                 _enc(x, out)
             return
-        get = memo.get
-        for x in v:  # the common items inline: small ints, short strs, remembered parts
+        get, strs = memo.get, _STRS
+        for x in v:  # the common items inline: small ints, strs, remembered parts
             tx = type(x)
             if tx is int and 0 <= x < 64:
                 out.append(73)
                 out.append(x << 1)
-            elif tx is str or tx is int or tx is bool or x is None:
-                _enc(x, out)
+            elif tx is str:
+                out += strs.get(x) or _str_code(x)
             elif (hit := get(id(x))) is not None and hit[0] is x:
                 out += hit[1]
+            elif tx is int or tx is bool or x is None:
+                _enc(x, out)
             else:
                 _enc(x, out, memo)
         memo[id(v)] = (v, bytes(out[start:]))
@@ -78,8 +95,22 @@ def _enc(v, out: bytearray, memo: dict | None = None) -> None:
         start = len(out)
         out.append(123)
         _varint(len(v), out)
-        for b in sorted(encode(x, memo) for x in v):
-            out += b
+        if memo is None:
+            codes = [encode(x) for x in v]
+        else:
+            get, strs, codes = memo.get, _STRS, []
+            for x in v:  # as for tuples: the common members without a call
+                tx = type(x)
+                if tx is int and 0 <= x < 64:
+                    codes.append(_SMALL_INTS[x])
+                elif tx is str:
+                    codes.append(strs.get(x) or _str_code(x))
+                elif (hit := get(id(x))) is not None and hit[0] is x:
+                    codes.append(hit[1])
+                else:
+                    codes.append(encode(x, memo))
+        codes.sort()
+        out += b"".join(codes)
         if memo is not None:
             memo[id(v)] = (v, bytes(out[start:]))
     else:

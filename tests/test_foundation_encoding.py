@@ -45,6 +45,18 @@ def test_the_run_fingerprinter_gives_fingerprint_exactly(vs, limit):
         assert fp(s) == fingerprint(s)
 
 
+def test_the_str_cache_stays_bounded():
+    """The run fingerprinter remembers the encodings of strs; a state with
+    more distinct strs than it keeps is still encoded exactly."""
+    from txncheck.checker import encoding
+
+    fp = Fingerprinter()
+    words = tuple(f"w{i}" for i in range(6000))
+    assert fp(words) == fingerprint(words)
+    assert fp(frozenset(words)) == fingerprint(frozenset(words))
+    assert 0 < len(encoding._STRS) <= 4096
+
+
 def test_fingerprint_is_the_same_in_every_process():
     state = (("working", "prepared"), "init", frozenset({"r1", "r2", "r10"}), frozenset({("Prepared", "r1")}))
     code = ("from txncheck.checker.encoding import fingerprint;"

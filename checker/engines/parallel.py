@@ -110,9 +110,10 @@ class Part:
                     aid = action_ids[a] = len(action_ids)
                     self.new_actions.append(repr(a))
                 cov[aid] += 1
-                if t in recent:
+                held = len(recent)
+                recent.add(t)  # one hash: a held state leaves the set as it was
+                if len(recent) == held:
                     continue
-                recent.add(t)
                 proposed.append(t)
                 fps.append(fp(t))
                 par.append(g)
