@@ -11,14 +11,16 @@ worker processes, for machines with more than one core.
   with `ast.literal_eval`). Nothing is pickled.
 * At the end of a level the coordinator keeps the fingerprints it had not
   seen. A new state stays with a worker that generated it; one that several
-  generated goes to the one holding fewest, which keeps the parts balanced.
-  Each worker then checks the invariants and witnesses on its new part.
+  generated goes to the one with most steps into it, within an even share
+  of the level (`assign`). Each worker then checks the invariants and
+  witnesses on its new part.
 * A worker only knows the states it holds, so it canonicalizes and
-  fingerprints some successors that the other workers hold: on the larger
-  PIP-473 model, 1.48 fingerprints per new state on its first million
-  states and 1.86 over the whole run, against 1.0 in process. The first
-  split gives each worker a contiguous slice of the level, which keeps
-  siblings, and so most duplicates, together.
+  fingerprints some successors that the other workers hold. The first
+  split gives each worker a contiguous slice of the level, and `assign`
+  keeps a shared state with most of its parents, so siblings, and most
+  duplicates, stay together. On the first 2.7 million states of the larger
+  PIP-473 model that is 1.37 fingerprints per new state (1.63 when shared
+  states went to the worker holding fewest; 1.0 in process).
 * Levels are synchronized, so depth and the shortest counterexample are as
   in bfs, and the run is deterministic: the states of a level, their ids and
   the reported violation (the lowest id) do not depend on timing.
@@ -63,8 +65,9 @@ class Part:
     def __init__(self, job: Job, spec) -> None:
         self.job, self.spec = job, spec
         self.frontier, self.ids, self.pos = [], range(0), 0  # this level: states, their ids, next to expand
-        self.recent: set = set()  # the states held: this level and the proposed successors
+        self.recent: dict = {}  # the states held: this level's (-1), the proposed successors (their index)
         self.proposed: list = []
+        self.mult = array("L")  # per proposed successor: how many of this part's steps lead to it
         self.fingerprint = Fingerprinter()
         self.action_ids: dict = {}
         self.new_actions: list[str] = []
@@ -85,14 +88,16 @@ class Part:
         part.__dict__.update(self.__dict__)
         k = -(-len(self.frontier) // n)  # contiguous slices keep siblings together
         part.frontier, part.ids, part.pos = self.frontier[w * k:(w + 1) * k], self.ids[w * k:(w + 1) * k], 0
-        part.recent, part.proposed, part.new_actions = set(part.frontier), [], []
+        part.recent, part.proposed, part.new_actions = dict.fromkeys(part.frontier, -1), [], []
+        part.mult = array("L")
         part.fingerprint = Fingerprinter()
         part.action_ids, part.pending = dict(self.action_ids), set(self.pending)
         return part
 
     def expand(self, limit: int) -> tuple[dict, tuple]:
-        """Expand up to `limit` more states of the level."""
-        nxt, recent, fp, proposed = self.spec.next, self.recent, self.fingerprint, self.proposed
+        """Expand up to `limit` more states of the level. The last batch also
+        carries `mult`, for the coordinator's choice among several proposers."""
+        nxt, recent, fp, proposed, mult = self.spec.next, self.recent, self.fingerprint, self.proposed, self.mult
         action_ids = self.action_ids
         fps, par, aids = array("Q"), array("q"), array("L")
         cov: Counter = Counter()
@@ -111,9 +116,12 @@ class Part:
                     self.new_actions.append(repr(a))
                 cov[aid] += 1
                 held = len(recent)
-                recent.add(t)  # one hash: a held state leaves the set as it was
-                if len(recent) == held:
+                k = recent.setdefault(t, len(proposed))  # one hash
+                if len(recent) == held:  # held already
+                    if k >= 0:
+                        mult[k] += 1
                     continue
+                mult.append(1)
                 proposed.append(t)
                 fps.append(fp(t))
                 par.append(g)
@@ -126,6 +134,8 @@ class Part:
         head = {"generated": generated, "coverage": cov, "actions": self.new_actions,
                 "deadlock": deadlock, "done": i >= len(frontier), "left": len(frontier) - i}
         self.new_actions = []
+        if head["done"]:
+            return head, (fps, par, aids, self.mult)
         return head, (fps, par, aids)
 
     def accept(self, keep, base: int) -> dict:
@@ -134,8 +144,9 @@ class Part:
         proposed = self.proposed
         level = [proposed[k] for k in keep]
         self.frontier, self.ids, self.pos, self.proposed = level, range(base, base + len(level)), 0, []
-        self.recent.clear()
-        self.recent.update(level)
+        self.mult = array("L")
+        self.recent.clear()  # (the same dict: symmetry's `known` holds its method)
+        self.recent.update(dict.fromkeys(level, -1))
         observe, check, wcheck, pending = self.spec.observe, self.check, self.witness_check, self.pending
         violation, found = None, []
         for j, t in enumerate(level):
@@ -150,6 +161,50 @@ class Part:
                         pending.discard(name)
                         found.append(name)
         return {"violation": violation, "witnesses": found}
+
+
+def assign(proposals: dict, shared: dict, mults: list, n: int) -> list[list[int]]:
+    """Which worker keeps each new state: per worker, the indexes of its
+    proposals. A proposal is encoded as `worker + n * index`.
+
+    A state proposed by one worker stays there. One proposed by several goes
+    to the worker with most steps into it (`mults`): that worker holds more
+    of its parents and siblings, so their common successors meet in one
+    `recent` and are not fingerprinted twice. The strongest preferences are
+    served first, and a worker that holds an even share of the level gets no
+    more. Ties, and states left over, go to the worker holding fewest. The
+    choice depends on fingerprints and counts only, not on timing.
+    Without `mults` (a level stopped early) every shared state goes to the
+    worker holding fewest."""
+    keep: list[list[int]] = [[] for _ in range(n)]
+    for f, c in proposals.items():
+        if f not in shared:
+            keep[c % n].append(c // n)
+
+    def fewest(f: int) -> int:
+        return min(shared[f], key=lambda x: (len(keep[x % n]), x % n))
+
+    if any(m is None for m in mults):
+        for f in sorted(shared):
+            c = fewest(f)
+            keep[c % n].append(c // n)
+        return keep
+
+    def steps(x: int) -> int:
+        return mults[x % n][x // n]
+
+    def strength(f: int) -> tuple[int, int]:
+        best, second = sorted(map(steps, shared[f]), reverse=True)[:2]
+        return second - best, f
+
+    cap = -(-len(proposals) // n)
+    for f in sorted(shared, key=strength):
+        ranked = sorted(shared[f], key=lambda x: (-steps(x), len(keep[x % n]), x % n))
+        c = next((x for x in ranked if len(keep[x % n]) < cap), None)
+        if c is None:
+            c = fewest(f)
+        keep[c % n].append(c // n)
+    return keep
 
 
 # -- messages: a JSON header, then raw arrays ---------------------------------
@@ -370,6 +425,7 @@ class _Coordinator:
         shared: dict[int, list[int]] = {}  # proposed by more than one worker: every proposal
         seen = self.seen
         got = [[array("Q"), array("q"), array("L")] for _ in self.handles]
+        mults: list = [None] * n_parts  # per handle, from its last batch
         deadlock = -1
         stopping = False
 
@@ -382,7 +438,9 @@ class _Coordinator:
                 self.gen_by_action[amap[int(aid)]] += c  # JSON made the keys strs
             if head["deadlock"] >= 0 and (deadlock < 0 or head["deadlock"] < deadlock):
                 deadlock = head["deadlock"]
-            fps, par, aids = arrays
+            if len(arrays) == 4:
+                mults[h] = arrays[3]
+            fps, par, aids = arrays[:3]
             mine = got[h]
             k = len(mine[0])
             for f in fps:
@@ -443,16 +501,7 @@ class _Coordinator:
         if deadlock >= 0:
             self.violation = Violation("Deadlock", "deadlock", self.ex.path_to(deadlock))
             return 0
-        # A new state proposed by one worker stays there; one proposed by several
-        # goes to the one that holds fewest so far (in fingerprint order, so the
-        # outcome does not depend on timing), which keeps the parts balanced.
-        keep: list[list[int]] = [[] for _ in range(n_parts)]
-        for f, c in proposals.items():
-            if f not in shared:
-                keep[c % n_parts].append(c // n_parts)
-        for f in sorted(shared):
-            c = min(shared[f], key=lambda x: (len(keep[x % n_parts]), x % n_parts))
-            keep[c % n_parts].append(c // n_parts)
+        keep = assign(proposals, shared, mults, n_parts)
         ex, fps = self.ex, self.fps
         bases = []
         for h in range(n_parts):
