@@ -1,10 +1,12 @@
 """Canonical binary encoding of states, and their stable 64-bit fingerprints.
 
 States are nested tuples, frozensets, ints, strs, bools and None. The
-encoding is canonical: equal states encode to equal bytes in every process
-(frozenset members are sorted by their own encoding), so the fingerprint, a
-blake2b-64 of the encoding, is stable across processes, machines and Spark
-workers. Python's `hash()` never reaches a fingerprint.
+encoding is canonical and lossless: a state encodes to the same bytes in
+every process (frozenset members are sorted by their own encoding), and
+decodes to an equal state. The fingerprint is a blake2b-64 of the same
+encoding with each bool written as the int it equals (`_fcode`), so that
+states equal in Python have one fingerprint, in every process, machine and
+Spark worker. Python's `hash()` never reaches a fingerprint.
 
 The decoder treats its input as untrusted: it checks every length, tag and
 nesting depth and raises `EncodingError` with one line, and it builds only
@@ -52,7 +54,7 @@ def _str_code(x: str) -> bytes:
     return code
 
 
-def _enc(v, out: bytearray, memo: dict | None = None) -> None:
+def _enc(v, out: bytearray) -> None:
     t = type(v)
     if t is int:
         out.append(73)  # I
@@ -66,82 +68,97 @@ def _enc(v, out: bytearray, memo: dict | None = None) -> None:
         out.append(84 if v else 70)
     elif v is None:
         out.append(78)
-    elif memo is not None and (hit := memo.get(id(v))) is not None and hit[0] is v:
-        out += hit[1]
     elif isinstance(v, tuple):
-        start = len(out)
         out.append(40)
         _varint(len(v), out)
-        if memo is None:
-            for x in v:
-                _enc(x, out)
-            return
-        get, strs = memo.get, _STRS
-        for x in v:  # the common items inline: small ints, strs, remembered parts
-            tx = type(x)
-            if tx is int and 0 <= x < 64:
-                out.append(73)
-                out.append(x << 1)
-            elif tx is str:
-                out += strs.get(x) or _str_code(x)
-            elif (hit := get(id(x))) is not None and hit[0] is x:
-                out += hit[1]
-            elif tx is int or tx is bool or x is None:
-                _enc(x, out)
-            else:
-                _enc(x, out, memo)
-        memo[id(v)] = (v, bytes(out[start:]))
+        for x in v:
+            _enc(x, out)
     elif t is frozenset:
-        start = len(out)
         out.append(123)
         _varint(len(v), out)
-        if memo is None:
-            codes = [encode(x) for x in v]
-        else:
-            get, strs, codes = memo.get, _STRS, []
-            for x in v:  # as for tuples: the common members without a call
-                tx = type(x)
-                if tx is int and 0 <= x < 64:
-                    codes.append(_SMALL_INTS[x])
-                elif tx is str:
-                    codes.append(strs.get(x) or _str_code(x))
-                elif (hit := get(id(x))) is not None and hit[0] is x:
-                    codes.append(hit[1])
-                else:
-                    codes.append(encode(x, memo))
-        codes.sort()
-        out += b"".join(codes)
-        if memo is not None:
-            memo[id(v)] = (v, bytes(out[start:]))
+        out += b"".join(sorted(encode(x) for x in v))
     else:
         raise EncodingError(f"cannot encode a {t.__name__} in a state (use tuples, frozensets, ints, strs, bools)")
 
 
-def encode(v, memo: dict | None = None) -> bytes:
-    if memo is not None and (hit := memo.get(id(v))) is not None and hit[0] is v:
-        return hit[1]
+def encode(v) -> bytes:
     out = bytearray()
-    _enc(v, out, memo)
+    _enc(v, out)
     return bytes(out)
 
 
+def _int_code(n: int) -> bytes:
+    if 0 <= n < 64:
+        return _SMALL_INTS[n]
+    out = bytearray(b"I")
+    _varint((n << 1) if n >= 0 else ((-n << 1) - 1), out)
+    return bytes(out)
+
+
+def _fcode(v, cache: dict | None) -> bytes:
+    """The fingerprint's encoding of `v`: `encode`'s, except that a bool is
+    written as the int it equals. Values equal in Python (1 == True,
+    (1,) == (True,)) then have one code, so the fingerprint follows the
+    states' equality, as the exact visited set does, and `cache` may
+    remember the code of each tuple and frozenset by value."""
+    t = type(v)
+    if t is int or t is bool:
+        return _int_code(int(v))
+    if t is str:
+        return _STRS.get(v) or _str_code(v)
+    if v is None:
+        return b"N"
+    if t is not frozenset and not isinstance(v, tuple):
+        raise EncodingError(f"cannot encode a {t.__name__} in a state (use tuples, frozensets, ints, strs, bools)")
+    if cache is not None:
+        try:
+            hit = cache.get(v)
+        except TypeError:  # an unhashable member: the loop below names it
+            hit, cache = None, None
+        if hit is not None:
+            return hit
+    codes = [_fcode(x, cache) for x in v]
+    head = bytearray(b"(" if t is not frozenset else b"{")
+    _varint(len(codes), head)
+    if t is frozenset:
+        codes.sort()
+    code = bytes(head) + b"".join(codes)
+    if cache is not None:
+        cache[v] = code
+    return code
+
+
 class Fingerprinter:
-    """`fingerprint` for the states of one run, faster: successors share most
-    of their parts with their parent by identity, so the encoding of each
-    tuple and frozenset is remembered by object identity (the memo holds the
-    object, so its id cannot be reused while remembered). Identity, not
-    equality, because 1 == True while their encodings differ. The bytes, and
-    so the fingerprints, are exactly `encode`'s. The memo is dropped whenever
-    it holds `limit` parts, which bounds its memory."""
+    """`fingerprint` for the states of one run, faster. A state space is the
+    combinations of few distinct parts (the larger PIP-473 model's first
+    200,000 states have under a thousand distinct fields), so the code of
+    each tuple and frozenset is remembered by value, which `_fcode` makes
+    sound. The memory is dropped whenever it holds `limit` parts."""
 
     def __init__(self, limit: int = 1 << 16) -> None:
-        self.memo: dict = {}
+        self.cache: dict = {}
         self.limit = limit
 
     def __call__(self, v) -> int:
-        if len(self.memo) > self.limit:
-            self.memo = {}
-        return fingerprint_bytes(encode(v, self.memo))
+        cache = self.cache
+        if len(cache) > self.limit:
+            cache = self.cache = {}
+        if not isinstance(v, tuple):
+            return fingerprint_bytes(_fcode(v, cache))
+        out = bytearray(b"(")
+        _varint(len(v), out)
+        get, strs, small = cache.get, _STRS, _SMALL_INTS
+        for x in v:  # a state's fields: mostly remembered parts, small ints and strs
+            tx = type(x)
+            if tx is int and 0 <= x < 64:
+                out += small[x]
+            elif tx is str:
+                out += strs.get(x) or _str_code(x)
+            elif (tx is tuple or tx is frozenset) and (hit := get(x)) is not None:
+                out += hit
+            else:
+                out += _fcode(x, cache)
+        return fingerprint_bytes(bytes(out))
 
 
 def fingerprint_bytes(data: bytes) -> int:
@@ -149,8 +166,8 @@ def fingerprint_bytes(data: bytes) -> int:
 
 
 def fingerprint(v) -> int:
-    """Stable 64-bit fingerprint of a state."""
-    return fingerprint_bytes(encode(v))
+    """Stable 64-bit fingerprint of a state (of its equality class: see `_fcode`)."""
+    return fingerprint_bytes(_fcode(v, None))
 
 
 def decode(data: bytes):

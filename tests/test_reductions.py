@@ -252,6 +252,40 @@ def test_fingerprint_mode_counts_like_exact_mode(spec, figures):
     assert sum(s is not None for s in fp.exploration.states) < fp.distinct_states
 
 
+class Flag(Spec):
+    """One variable that becomes True at once, or the int 1 (equal in
+    Python) three steps later, after the level holding True is released."""
+
+    name = "flag"
+    bounds = {}
+
+    def setup(self):
+        self.invariants["NonNegative"] = self.schema.var("x", Int()) >= 0
+
+    def init_states(self):
+        yield (0,)
+
+    def next(self, s):
+        x = s[0]
+        if x is False or x == 0:
+            yield ("Set", ()), (True,)
+            yield ("Count", ()), (2,)
+        elif x in (2, 3):
+            yield ("Count", ()), (x + 1 if x == 2 else 1,)
+
+    def observe(self, s):
+        return {"x": int(s[0])}
+
+
+def test_fingerprint_mode_counts_a_bool_and_its_int_once():
+    """Exact mode keeps (True,) and finds (1,) visited (they are equal);
+    fingerprint mode must agree, so a bool and its int share a fingerprint."""
+    exact = run(Flag(), Flag().invariants)
+    fp = run(Flag(), Flag().invariants, fingerprints=True)
+    assert exact.distinct_states == fp.distinct_states == 4
+    assert exact.states_generated == fp.states_generated == 5
+
+
 def test_fingerprint_mode_rebuilds_the_counterexample():
     spec = DieHard()
     exact = run(spec, spec.invariants)

@@ -29,7 +29,7 @@ from array import array
 from collections import Counter
 
 from .. import reductions
-from ..encoding import fingerprint
+from ..encoding import Fingerprinter
 from ..job import Job, Outcome, Path, Violation
 
 CHECK_EVERY = 1024  # expansions between clock/budget/progress checks
@@ -64,7 +64,7 @@ class Exploration:
 
     def fingerprints(self) -> list[int]:
         if self._fps is None or len(self._fps) != len(self.states):
-            self._fps = [fingerprint(s) for s in self.states]
+            self._fps = list(map(Fingerprinter(), self.states))
         return self._fps
 
     def graph(self, max_depth: int | None = None):

@@ -144,7 +144,7 @@ class _Search:
         for s0 in self.job.spec.init_states():
             generated += 1
             data = encode(s0)
-            fp = signed_fingerprint(data)
+            fp = signed_fingerprint(s0)
             if fp not in rows:
                 rows[fp] = (fp, data, None, None, None)
                 self.learn(s0)
@@ -284,13 +284,13 @@ class _Search:
             fp = row.pfp
         steps.reverse()
         spec = self.job.spec
-        cur = next((s for s in spec.init_states() if signed_fingerprint(encode(s)) == fp), None)
+        cur = next((s for s in spec.init_states() if signed_fingerprint(s) == fp), None)
         if cur is None:
             raise EngineError(f"{self.root}: the trace does not start in an initial state of this model")
         path = [(None, cur)]
         for act, fp in steps:
             for a, t in spec.next(cur):
-                if encode(a) == act and signed_fingerprint(encode(t)) == fp:
+                if encode(a) == act and signed_fingerprint(t) == fp:
                     path.append((a, t))
                     cur = t
                     break

@@ -24,7 +24,7 @@ from pathlib import Path
 from . import EngineError
 
 FORMAT = "txncheck-spark-levels"
-VERSION = 1
+VERSION = 2  # 2: fingerprints write a bool as the int it equals (encoding._fcode)
 MANIFEST = "manifest.json"
 
 

@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-from ..encoding import encode, fingerprint_bytes
+from ..encoding import Fingerprinter, encode, fingerprint
 from .spark_revive import ShapeError, Shapes, class_name
 
 OUT_DDL = "fp long, state binary, pfp long, act binary, aname string, note string, n long"
@@ -48,8 +48,8 @@ def unsigned(fp: int) -> int:
     return fp & (_BIAS - 1)
 
 
-def signed_fingerprint(data: bytes) -> int:
-    return signed(fingerprint_bytes(data))
+def signed_fingerprint(state) -> int:
+    return signed(fingerprint(state))
 
 
 @dataclass(frozen=True)
@@ -147,6 +147,7 @@ def expander(wj: WorkerJob, pending_witnesses: tuple[str, ...], shapes: Shapes):
         t_encode = clock()
         learner = copy.deepcopy(shapes)
         conflict = None
+        fingerprint_of = Fingerprinter()
         for t, (pfp, act, aname) in best.items():
             if t in known:
                 continue
@@ -155,8 +156,7 @@ def expander(wj: WorkerJob, pending_witnesses: tuple[str, ...], shapes: Shapes):
                     learner.learn(t)
                 except ShapeError as exc:
                     conflict = str(exc)
-            data = encode(t)
-            yield (signed_fingerprint(data), data, pfp, act, aname, None, None)
+            yield (signed(fingerprint_of(t)), encode(t), pfp, act, aname, None, None)
         t_encode = clock() - t_encode
         for name, k in generated.items():
             yield (None, None, None, None, name, "generated", k)

@@ -12,6 +12,7 @@ import pytest
 from txncheck.checker.api import check_model
 from txncheck.checker.cli import main
 from txncheck.checker.engines import EngineError
+from txncheck.checker.engines.spark_checkpoint import VERSION
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 TCOMMIT = MODELS / "classic" / "tcommit-rm3.toml"
@@ -56,7 +57,7 @@ def test_bad_checkpoint_is_one_line_exit_2(tmp_path, capsys, damage):
         (root / "manifest.json").write_text("{not json")
     if damage == "missing-level":
         (root / "manifest.json").write_text(json.dumps({
-            "format": "txncheck-spark-levels", "version": 1, "job": {}, "levels": [1, 3], "expanded": 1,
+            "format": "txncheck-spark-levels", "version": VERSION, "job": {}, "levels": [1, 3], "expanded": 1,
             "generated": 4, "coverage": {}, "witnesses": {}, "done": False, "seconds": 0.0, "shapes": []}))
         (root / "level-0001").mkdir()
     rc = main(["check", str(TCOMMIT), "--engine", "spark", "--resume", str(root), "--quiet"])
