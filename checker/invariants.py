@@ -42,6 +42,18 @@ class _Compiler:
     def __init__(self, schema: Schema) -> None:
         self.schema = schema
         self.memo: dict[int, str] = {}
+        self.reads: dict[str, str] = {}  # symbol -> the local that holds o[symbol]
+
+    def function(self, name: str, body: list[str]) -> Callable:
+        """`def name(o)` with `body`, each symbol read from `o` once, up
+        front (an observation carries every symbol, as Z3Evaluator reads
+        them all)."""
+        lines = [f"def {name}(o):"]
+        lines += [f"    {v} = o[{n!r}]" for n, v in self.reads.items()]
+        lines += [f"    {line}" for line in body]
+        ns: dict = {}
+        exec(compile("\n".join(lines), "<invariants>", "exec"), ns)
+        return ns[name]
 
     def py(self, e: z3.ExprRef) -> str:
         key = e.get_id()
@@ -78,6 +90,8 @@ class _Compiler:
             return f"({self.py(args[1])} if {self.py(args[0])} else {self.py(args[2])})"
         if k == z3.Z3_OP_DISTINCT:
             items = [self.py(a) for a in args]
+            if len(items) == 2:
+                return f"({items[0]} != {items[1]})"
             return f"(len({{{', '.join(items)}}}) == {len(items)})"
         if k == z3.Z3_OP_SUB:
             return "(" + " - ".join(self.py(a) for a in args) + ")"
@@ -91,36 +105,28 @@ class _Compiler:
             raise PropertyError(f"formula uses {name}, which the schema does not declare")
         if len(args) != len(sym.domain):
             raise PropertyError(f"{name} applied to {len(args)} arguments, declared with {len(sym.domain)}")
+        o = self.reads.setdefault(name, f"_{len(self.reads)}")
         if not args:
-            return f"o[{name!r}]"
+            return o
         parts = [self.py(a) for a in args]
         key = parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ",)"
         if sym.is_set:
-            return f"({key} in o[{name!r}])"
+            return f"({key} in {o})"
         if sym.default is None:
-            return f"o[{name!r}][{key}]"
-        return f"o[{name!r}].get({key}, {sym.default!r})"
-
-
-def compile_source(schema: Schema, formula: z3.BoolRef) -> str:
-    return _Compiler(schema).py(formula)
+            return f"{o}[{key}]"
+        return f"{o}.get({key}, {sym.default!r})"
 
 
 def compile_predicate(schema: Schema, formula: z3.BoolRef) -> Callable[[Mapping], bool]:
-    src = compile_source(schema, formula)
-    return eval(compile(f"lambda o: {src}", "<invariant>", "eval"), {})
+    comp = _Compiler(schema)
+    return comp.function("holds", [f"return {comp.py(formula)}"])
 
 
 def compile_checker(schema: Schema, props: Mapping[str, z3.BoolRef]) -> Callable[[Mapping], str | None]:
     """One function that returns the name of the first violated property, or None."""
     comp = _Compiler(schema)
-    lines = ["def check(o):"]
-    for name, formula in props.items():
-        lines.append(f"    if not {comp.py(formula)}: return {name!r}")
-    lines.append("    return None")
-    ns: dict = {}
-    exec(compile("\n".join(lines), "<invariants>", "exec"), ns)
-    return ns["check"]
+    body = [f"if not {comp.py(formula)}: return {name!r}" for name, formula in props.items()]
+    return comp.function("check", body + ["return None"])
 
 
 # -- Z3 evaluation ----------------------------------------------------------------
