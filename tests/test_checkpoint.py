@@ -92,8 +92,11 @@ def _rm7(tmp_path: Path) -> Path:
 
 
 def _start(args: list[str]) -> subprocess.Popen:
+    # Ctrl-C must reach the child even when the tests run as a background job,
+    # which starts with SIGINT ignored (and a child inherits that).
     return subprocess.Popen([sys.executable, "-m", "txncheck.checker.cli", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _wait_for_checkpoint(proc: subprocess.Popen, ck: Path, timeout: float = 120.0) -> dict:
