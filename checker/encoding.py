@@ -148,16 +148,19 @@ class Fingerprinter:
         out = bytearray(b"(")
         _varint(len(v), out)
         get, strs, small = cache.get, _STRS, _SMALL_INTS
-        for x in v:  # a state's fields: mostly remembered parts, small ints and strs
-            tx = type(x)
-            if tx is int and 0 <= x < 64:
-                out += small[x]
-            elif tx is str:
-                out += strs.get(x) or _str_code(x)
-            elif (tx is tuple or tx is frozenset) and (hit := get(x)) is not None:
-                out += hit
-            else:
-                out += _fcode(x, cache)
+        try:
+            for x in v:  # a state's fields: mostly remembered parts, small ints and strs
+                tx = type(x)
+                if tx is int and 0 <= x < 64:
+                    out += small[x]
+                elif tx is str:
+                    out += strs.get(x) or _str_code(x)
+                elif (tx is tuple or tx is frozenset) and (hit := get(x)) is not None:
+                    out += hit
+                else:
+                    out += _fcode(x, cache)
+        except TypeError:  # an unhashable part (a list, say): _fcode names it in one line
+            return fingerprint_bytes(_fcode(v, None))
         return fingerprint_bytes(bytes(out))
 
 

@@ -115,3 +115,8 @@ def test_unsupported_values_are_rejected():
         encode({"a": 1})
     with pytest.raises(EncodingError):
         encode([1, 2])
+    for state in ((1, ([2],)), ((1, [2]),), (frozenset({1}), [3])):  # the run fingerprinter too
+        with pytest.raises(EncodingError, match="cannot encode a list"):
+            Fingerprinter()(state)
+        with pytest.raises(EncodingError, match="cannot encode a list"):
+            fingerprint(state)
