@@ -267,7 +267,7 @@ class Flag(Spec):
 
     def next(self, s):
         x = s[0]
-        if x is False or x == 0:
+        if x == 0:
             yield ("Set", ()), (True,)
             yield ("Count", ()), (2,)
         elif x in (2, 3):
