@@ -185,6 +185,8 @@ class SymmetryReduced:
                 else:
                     obs = obs if obs is not None else self.spec.observe(s)
                     sig_of = {e: sg.of(obs, e) for e in elems}
+                if len(elems) == 2 and sig_of[elems[0]] < sig_of[elems[1]]:
+                    continue  # the commonest class, already in order
                 order = sorted(elems, key=sig_of.__getitem__)
                 sigs = [sig_of[e] for e in order]
                 if order != list(elems):

@@ -97,7 +97,7 @@ from .notify import deliver_event
 from .store import header_state
 from .plan import parse_acks, parse_writes
 from .properties import declare, observe
-from .symmetry import op_slots, permute, plan_classes, signatures
+from .symmetry import getter, op_slots, permute, plan_classes, signatures
 from .state import (
     ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO, S,
 )
@@ -145,6 +145,7 @@ class Pip473(Spec):
         # newTxn order: every txn of an earlier plan class first (the counter)
         first = {t: c[0] for c in self.classes for t in c}
         self.symmetric_txns = tuple(t for c in self.classes if len(c) > 1 for t in c)
+        self.sig_pubs = tuple((t, getter(self.op_slots[t])) for t in self.symmetric_txns)
         self.started_before = tuple(tuple(u for u in range(n) if first[u] < first[t]) for t in range(n))
         self.decisions = {"commit": (COMMITTED,), "abort": (ABORTED,), "both": (COMMITTED, ABORTED)}[c["decisions"]]
         self._actions: dict = {}

@@ -68,12 +68,12 @@ class _Renaming:
         q = [0] * len(p)   # new index -> old index
         for i, j in enumerate(p):
             q[j] = i
-        self.per_txn = _getter(q)
+        self.per_txn = getter(q)
         pub_q = list(range(sum(len(x) for x in m.op_slots)))
         for t, slots in enumerate(m.op_slots):
             for k, k2 in zip(slots, m.op_slots[p[t]]):
                 pub_q[k2] = k
-        self.pubs = _getter(pub_q)
+        self.pubs = getter(pub_q)
         self.coalesced = m.flags.coalesced
 
     def part(self, x: Part | None) -> Part | None:
@@ -111,11 +111,14 @@ class _Renaming:
         )
 
 
-def _getter(order: list[int]):
+def getter(order):
     """x -> tuple(x[k] for k in order), in C where it can be."""
     if len(order) >= 2:
         return itemgetter(*order)
-    return lambda x: tuple(x[k] for k in order)
+    if order:
+        k = order[0]
+        return lambda x: (x[k],)
+    return lambda x: ()
 
 
 def signatures(m, s: S) -> dict:
@@ -125,12 +128,16 @@ def signatures(m, s: S) -> dict:
     ids left out). Txns whose signatures are equal are swapped by no
     renaming that changes the state, so sorting by it finds the
     representative."""
-    out, seen = {}, {}
-    for t in m.symmetric_txns:
-        h = s.hdr[t]
-        sig = ((0, h) if isinstance(h, str) else (1, *h), s.seqs[t], s.client[t], s.fincnt[t], s.decided[t],
-               s.gcsnap[t], t in s.late, tuple(s.pubs[k] for k in m.op_slots[t]))
-        out[t] = sig
+    out = {}
+    hdr, late, pubs = s.hdr, s.late, s.pubs
+    for t, pubs_of in m.sig_pubs:
+        h = hdr[t]
+        out[t] = ((0, h) if h.__class__ is str else (1, *h), s.seqs[t], s.client[t], s.fincnt[t], s.decided[t],
+                  s.gcsnap[t], t in late, pubs_of(pubs))
+    if len(set(out.values())) == len(out):  # no ties: the commonest case
+        return {m.txn_names[t]: sig for t, sig in out.items()}
+    seen: dict = {}
+    for sig in out.values():
         seen[sig] = seen.get(sig, 0) + 1
     ties = [t for t in m.symmetric_txns if seen[out[t]] > 1]
     for t in ties:
