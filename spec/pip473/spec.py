@@ -145,8 +145,9 @@ class Pip473(Spec):
         # newTxn order: every txn of an earlier plan class first (the counter)
         first = {t: c[0] for c in self.classes for t in c}
         self.symmetric_txns = tuple(t for c in self.classes if len(c) > 1 for t in c)
-        self.sig_pubs = tuple((t, getter(self.op_slots[t])) for t in self.symmetric_txns)
         self.started_before = tuple(tuple(u for u in range(n) if first[u] < first[t]) for t in range(n))
+        # per interchangeable txn: a getter of its plan operations' Pubs (symmetry.signatures)
+        self.sig_pubs = tuple((t, getter(self.op_slots[t])) for t in self.symmetric_txns)
         self.decisions = {"commit": (COMMITTED,), "abort": (ABORTED,), "both": (COMMITTED, ABORTED)}[c["decisions"]]
         self._actions: dict = {}
         self._renamings: dict = {}  # symmetry.permute's tables, per renaming
