@@ -32,6 +32,14 @@ class EncodingError(ValueError):
     pass
 
 
+def _unsupported(t: type) -> EncodingError:
+    return EncodingError(f"cannot encode a {t.__name__} in a state (use tuples, frozensets, ints, strs, bools)")
+
+
+def _zigzag(n: int) -> int:
+    return (n << 1) if n >= 0 else ((-n << 1) - 1)
+
+
 def _varint(n: int, out: bytearray) -> None:
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
@@ -58,7 +66,7 @@ def _enc(v, out: bytearray) -> None:
     t = type(v)
     if t is int:
         out.append(73)  # I
-        _varint((v << 1) if v >= 0 else ((-v << 1) - 1), out)
+        _varint(_zigzag(v), out)
     elif t is str:
         b = v.encode()
         out.append(83)  # S
@@ -78,7 +86,7 @@ def _enc(v, out: bytearray) -> None:
         _varint(len(v), out)
         out += b"".join(sorted(encode(x) for x in v))
     else:
-        raise EncodingError(f"cannot encode a {t.__name__} in a state (use tuples, frozensets, ints, strs, bools)")
+        raise _unsupported(t)
 
 
 def encode(v) -> bytes:
@@ -91,7 +99,7 @@ def _int_code(n: int) -> bytes:
     if 0 <= n < 64:
         return _SMALL_INTS[n]
     out = bytearray(b"I")
-    _varint((n << 1) if n >= 0 else ((-n << 1) - 1), out)
+    _varint(_zigzag(n), out)
     return bytes(out)
 
 
@@ -109,7 +117,7 @@ def _fcode(v, cache: dict | None) -> bytes:
     if v is None:
         return b"N"
     if t is not frozenset and not isinstance(v, tuple):
-        raise EncodingError(f"cannot encode a {t.__name__} in a state (use tuples, frozensets, ints, strs, bools)")
+        raise _unsupported(t)
     if cache is not None:
         try:
             hit = cache.get(v)
