@@ -140,8 +140,9 @@ class Fingerprinter:
     """`fingerprint` for the states of one run, faster. A state space is the
     combinations of few distinct parts (the larger PIP-473 model's first
     200,000 states have under a thousand distinct fields), so the code of
-    each tuple and frozenset is remembered by value, which `_fcode` makes
-    sound. The memory is dropped whenever it holds `limit` parts."""
+    each field of a state, and of each tuple and frozenset in it, is
+    remembered by value, which `_fcode` makes sound. The memory is dropped
+    whenever it holds `limit` parts."""
 
     def __init__(self, limit: int = 1 << 16) -> None:
         self.cache: dict = {}
@@ -153,23 +154,31 @@ class Fingerprinter:
             cache = self.cache = {}
         if not isinstance(v, tuple):
             return fingerprint_bytes(_fcode(v, cache))
-        out = bytearray(b"(")
-        _varint(len(v), out)
-        get, strs, small = cache.get, _STRS, _SMALL_INTS
-        try:
-            for x in v:  # a state's fields: mostly remembered parts, small ints and strs
-                tx = type(x)
-                if tx is int and 0 <= x < 64:
-                    out += small[x]
-                elif tx is str:
-                    out += strs.get(x) or _str_code(x)
-                elif (tx is tuple or tx is frozenset) and (hit := get(x)) is not None:
-                    out += hit
-                else:
-                    out += _fcode(x, cache)
+        try:  # a state's fields: mostly remembered parts, small ints and strs
+            codes = list(map(cache.get, v))
         except TypeError:  # an unhashable part (a list, say): _fcode names it in one line
             return fingerprint_bytes(_fcode(v, None))
-        return fingerprint_bytes(bytes(out))
+        try:
+            body = b"".join(codes)
+        except TypeError:  # a field not remembered yet (None in codes)
+            for i, code in enumerate(codes):
+                if code is None:
+                    x = v[i]
+                    codes[i] = cache[x] = _fcode(x, cache)
+            body = b"".join(codes)
+        return fingerprint_bytes(_tuple_head(len(v)) + body)
+
+
+def _tuple_head(n: int) -> bytes:
+    head = _HEADS.get(n)
+    if head is None:
+        out = bytearray(b"(")
+        _varint(n, out)
+        head = _HEADS[n] = bytes(out)
+    return head
+
+
+_HEADS: dict[int, bytes] = {}
 
 
 def fingerprint_bytes(data: bytes) -> int:
