@@ -81,6 +81,11 @@ class Spec:
     bounds: ClassVar[Mapping[str, Bound]] = {}
     # Sorts whose elements are interchangeable (used by --symmetry).
     symmetric_sorts: ClassVar[tuple[str, ...]] = ()
+    # Optional, for speed: the fields of the (NamedTuple) states that `observe`
+    # reads, when it reads fewer than all. States equal on them must have equal
+    # observations; the checker then evaluates the properties once per
+    # combination of them (checker/verdicts.py). None: every field.
+    observed_fields: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, variant: str = "default", **constants: Any) -> None:
         if variant not in self.variants:

@@ -31,6 +31,7 @@ from collections import Counter
 from .. import reductions
 from ..encoding import Fingerprinter
 from ..job import Job, Outcome, Path, Violation
+from ..verdicts import Verdicts
 
 CHECK_EVERY = 1024  # expansions between clock/budget/progress checks
 
@@ -142,17 +143,17 @@ def run(job: Job) -> Outcome:
 
 def _explore(job: Job) -> Outcome:
     spec = reductions.reduce(job)  # job.spec, or wrapped for --symmetry / --por
-    nxt = spec.next
-    observe = spec.observe
-    check = job.invariant_checker()
+    nxt, canonical = reductions.representatives(spec)  # canonical: None without --symmetry
     pending_witnesses = set(job.witnesses)
     witness_check = job.witness_checker(pending_witnesses) if pending_witnesses else None
+    verdicts = Verdicts(spec, job.invariant_checker(), witness_check, pending_witnesses)
     found_witnesses: dict[str, bool] = {n: False for n in job.witnesses}
 
     ex = reductions.exploration(job, spec)  # fingerprint-only for --fingerprints
     release = getattr(ex, "release", None)  # drops expanded levels in that mode
     share = reductions.sharer(job)  # --compact: stored states share equal parts
     states, index = ex.states, ex.index
+    stored = getattr(index, "recent", index).get  # exact lookup (with fingerprints: the levels in memory)
     parent, parent_action = ex.parent, ex.parent_action
     src, dst, act = ex.src, ex.dst, ex.act
     keep = job.keep_graph and ex.edges_kept
@@ -183,12 +184,11 @@ def _explore(job: Job) -> Outcome:
         states.append(t)
         parent.append(par)
         parent_action.append(aid)
-        obs = observe(t)
-        bad = check(obs)
+        bad, holds = verdicts(t)
         if bad is not None and violation is None:
             violation = Violation(bad, "invariant", ex.path_to(j))
-        if witness_check is not None and pending_witnesses:
-            for n in witness_check(obs):
+        if pending_witnesses:
+            for n in holds:
                 if not found_witnesses[n]:
                     found_witnesses[n] = True
                     pending_witnesses.discard(n)
@@ -224,7 +224,13 @@ def _explore(job: Job) -> Outcome:
                     if aid is None:
                         aid = action_ids[a] = len(actions)
                         actions.append(a)
-                    j = index.get(t)
+                    if canonical is None:
+                        j = index.get(t)
+                    else:  # a stored successor is a representative already
+                        j = stored(t)
+                        if j is None:
+                            t = canonical(t)
+                            j = index.get(t)
                     if j is None:
                         j = add(t, i, aid)
                         if violation is not None:

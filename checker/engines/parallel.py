@@ -42,6 +42,7 @@ from multiprocessing.connection import wait
 from .. import reductions
 from ..encoding import Fingerprinter
 from ..job import Job, Outcome, Violation
+from ..verdicts import Verdicts
 from . import EngineError
 from .bfs import action_coverage, peak_memory_mb
 
@@ -64,6 +65,7 @@ class Part:
 
     def __init__(self, job: Job, spec) -> None:
         self.job, self.spec = job, spec
+        self.successors, self.canonical = reductions.representatives(spec)
         self.frontier, self.ids, self.pos = [], range(0), 0  # this level: states, their ids, next to expand
         self.recent: dict = {}  # the states held: this level's (-1), the proposed successors (their index)
         self.proposed: list = []
@@ -71,15 +73,9 @@ class Part:
         self.fingerprint = Fingerprinter()
         self.action_ids: dict = {}
         self.new_actions: list[str] = []
-        self.check = job.invariant_checker()
         self.pending = set(job.witnesses)
-        self.witness_check = job.witness_checker(self.pending) if self.pending else None
-
-    def attach(self) -> None:
-        """Point the symmetry reduction's cheap membership test at this part."""
-        sym = reductions.symmetry_layer(self.spec)
-        if sym is not None:  # successors equal to a held state need no canonical form
-            sym.known = self.recent.__contains__
+        witness_check = job.witness_checker(self.pending) if self.pending else None
+        self.verdicts = Verdicts(spec, job.invariant_checker(), witness_check, self.pending)
 
     def split(self, w: int, n: int) -> "Part":
         """The w-th of n contiguous slices of this part, with the same action
@@ -92,12 +88,15 @@ class Part:
         part.mult = array("L")
         part.fingerprint = Fingerprinter()
         part.action_ids, part.pending = dict(self.action_ids), set(self.pending)
+        part.verdicts = Verdicts(self.spec, self.verdicts.check, self.verdicts.witness_check, part.pending)
         return part
 
     def expand(self, limit: int) -> tuple[dict, tuple]:
         """Expand up to `limit` more states of the level. The last batch also
         carries `mult`, for the coordinator's choice among several proposers."""
-        nxt, recent, fp, proposed, mult = self.spec.next, self.recent, self.fingerprint, self.proposed, self.mult
+        nxt, canonical, recent, fp, proposed, mult = (
+            self.successors, self.canonical, self.recent, self.fingerprint, self.proposed, self.mult)
+        held_at = recent.get
         action_ids = self.action_ids
         fps, par, aids = array("Q"), array("q"), array("L")
         cov: Counter = Counter()
@@ -115,17 +114,22 @@ class Part:
                     aid = action_ids[a] = len(action_ids)
                     self.new_actions.append(repr(a))
                 cov[aid] += 1
-                held = len(recent)
-                k = recent.setdefault(t, len(proposed))  # one hash
-                if len(recent) == held:  # held already
-                    if k >= 0:
-                        mult[k] += 1
-                    continue
-                mult.append(1)
-                proposed.append(t)
-                fps.append(fp(t))
-                par.append(g)
-                aids.append(aid)
+                # Under --symmetry a held successor is a representative already.
+                k = held_at(t) if canonical is not None else None
+                if k is None:
+                    if canonical is not None:
+                        t = canonical(t)
+                    held = len(recent)
+                    k = recent.setdefault(t, len(proposed))
+                    if len(recent) > held:  # a new proposal
+                        mult.append(1)
+                        proposed.append(t)
+                        fps.append(fp(t))
+                        par.append(g)
+                        aids.append(aid)
+                        continue
+                if k >= 0:
+                    mult[k] += 1
             generated += n
             if n == 0 and deadlocks and deadlock < 0:
                 deadlock = g
@@ -145,18 +149,16 @@ class Part:
         level = [proposed[k] for k in keep]
         self.frontier, self.ids, self.pos, self.proposed = level, range(base, base + len(level)), 0, []
         self.mult = array("L")
-        self.recent.clear()  # (the same dict: symmetry's `known` holds its method)
-        self.recent.update(dict.fromkeys(level, -1))
-        observe, check, wcheck, pending = self.spec.observe, self.check, self.witness_check, self.pending
+        self.recent = dict.fromkeys(level, -1)
+        verdicts, pending = self.verdicts, self.pending
         violation, found = None, []
         for j, t in enumerate(level):
-            obs = observe(t)
-            bad = check(obs)
+            bad, holds = verdicts(t)
             if bad is not None:
                 violation = [base + j, bad]
                 break
-            if wcheck is not None and pending:
-                for name in wcheck(obs):
+            if pending:
+                for name in holds:
                     if name in pending:
                         pending.discard(name)
                         found.append(name)
@@ -228,7 +230,6 @@ def _recv(conn) -> tuple[dict, list]:
 def _serve(conn, part: Part) -> None:
     """A worker's loop: expand on demand, accept, report its peak memory."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
-    part.attach()
     try:
         while True:
             head, arrays = _recv(conn)
@@ -382,7 +383,6 @@ class _Coordinator:
                 ex.parent_action.append(-1)
         part = Part(job, self.spec)
         part.proposed = init  # the initial states, accepted and checked as a level
-        part.attach()
         local = _Local(part)
         local.accept(range(len(init)), 0)
         self.handles, self.amaps = [local], [[]]

@@ -63,12 +63,10 @@ def exploration(job, spec):
         ex = FingerprintExploration(spec)
     else:
         ex = Exploration(spec)
-    sym = _layer(spec, SymmetryReduced)
-    if sym is not None:  # exact lookups only: a fingerprint costs more than it saves
-        sym.known = getattr(ex.index, "recent", ex.index).__contains__
     por = _layer(spec, PartialOrderReduced)
     if por is not None:
         por.seen = ex.index.__contains__
+        sym = _layer(spec, SymmetryReduced)
         if sym is not None:
             por.key = sym.canonical
     return ex
@@ -100,10 +98,15 @@ def finish(job, spec, outcome):
     return outcome
 
 
-def symmetry_layer(spec):
-    """The symmetry reduction in a stack of reductions, or None (engines
-    attach their cheap membership test to its `known`)."""
-    return _layer(spec, SymmetryReduced)
+def representatives(spec):
+    """(successors, canonical) for an engine's loop. Under --symmetry the
+    successors are the wrapped spec's, and `canonical` maps one to its
+    orbit's representative. The engine looks a successor up first, and
+    canonicalizes it only when it is not stored: only representatives are
+    stored, so one found is one already. Without --symmetry: (spec.next, None)."""
+    if isinstance(spec, SymmetryReduced):  # the outermost layer, when present
+        return spec.spec.next, spec.canonical
+    return spec.next, None
 
 
 def _layer(spec, cls):

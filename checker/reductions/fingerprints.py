@@ -23,11 +23,12 @@ from ..engines.bfs import Exploration
 class FingerprintSet:
     """The engine's `index` in fingerprint mode: membership by fingerprint.
 
-    The states of the levels not yet released are also kept in an exact
-    set (they are in memory anyway), so most duplicates, which BFS meets
+    The states of the levels not yet released are also kept exactly, in
+    `recent` (they are in memory anyway), so most duplicates, which BFS meets
     within a level or two, are found without encoding them. `get` returns 0
     for a visited state (the engine only uses the index of a visited state
-    when it keeps edges, which this mode does not)."""
+    when it keeps edges, which this mode does not), and so does
+    `recent.get`."""
 
     __slots__ = ("seen", "fps", "recent", "_last", "_last_fp", "_fingerprint")
 
@@ -35,7 +36,7 @@ class FingerprintSet:
         self._fingerprint = Fingerprinter()
         self.seen: set[int] = set()
         self.fps = array("Q")  # fingerprint of each state, by index
-        self.recent: set = set()
+        self.recent: dict = {}  # state -> 0
         self._last = None
         self._last_fp = 0
 
@@ -57,7 +58,7 @@ class FingerprintSet:
         f = self._fp(t)
         self.seen.add(f)
         self.fps.append(f)
-        self.recent.add(t)
+        self.recent[t] = 0
 
     def __len__(self) -> int:
         return len(self.fps)
@@ -76,7 +77,7 @@ class FingerprintExploration(Exploration):
         """Drop the states of the expanded level [lo, hi)."""
         states, recent = self.states, self.index.recent
         for k in range(lo, hi):
-            recent.discard(states[k])
+            recent.pop(states[k], None)
             states[k] = None
 
     def fingerprints(self) -> list[int]:

@@ -164,10 +164,6 @@ class SymmetryReduced:
         self.state_signatures = base.symmetry_signatures if own else None
         self._sigs = [_Signatures(spec.schema, s, spec.symmetry_classes(s)) for s in spec.symmetric_sorts]
         self.inexact = 0  # states that kept the sorted form (too many ties)
-        # A successor equal to a stored state is a representative already
-        # (only representatives are stored), so it needs no canonicalizing.
-        # The engine attaches a cheap membership test (reductions.exploration).
-        self.known = lambda t: False
 
     def __getattr__(self, name):
         return getattr(self.spec, name)
@@ -253,14 +249,16 @@ class SymmetryReduced:
                 yield r
 
     def next(self, s):
-        canonical, known = self.canonical, self.known
+        # (bfs does not call this: it canonicalizes only the successors it
+        # has not stored, see reductions.representatives)
+        canonical = self.canonical
         for a, t in self.spec.next(s):
-            yield a, (t if known(t) else canonical(t))
+            yield a, canonical(t)
 
     def next_all(self, s):
-        canonical, known = self.canonical, self.known
+        canonical = self.canonical
         for a, t in self.inner_next(s):
-            yield a, (t if known(t) else canonical(t))
+            yield a, canonical(t)
 
     def concretize(self, path):
         """A concrete path of the wrapped spec through the same orbits as a

@@ -108,6 +108,11 @@ class Pip473(Spec):
     name = "pip473"
     variants = ("pip-text", "merged", "fixed")
     symmetric_sorts = ("Txn",)
+    # What `observe` (properties.py) reads. Not the clock, the seqs, the
+    # watermarks, the read positions, the reshape step, the budgets or the
+    # TC's in-memory work: properties see those only through their effects.
+    observed_fields = ("hdr", "ops", "arec", "ledger", "status", "cursor", "part", "pubs",
+                       "client", "fincnt", "decided", "late", "dlv", "ackw", "gcsnap")
     bounds = {
         "txns": Bound(2, "number of transactions (t1, t2, ...)", lo=1, hi=3),
         "writes": Bound("t1:0", "transactional sends, txn:routing-key each (keys 0..3)"),
