@@ -178,10 +178,8 @@ def assign(proposals: dict, shared: dict, mults: list, n: int) -> list[list[int]
     choice depends on fingerprints and counts only, not on timing.
     Without `mults` (a level stopped early) every shared state goes to the
     worker holding fewest."""
-    keep: list[list[int]] = [[] for _ in range(n)]
-    for f, c in proposals.items():
-        if f not in shared:
-            keep[c % n].append(c // n)
+    firsts = [c for f, c in proposals.items() if f not in shared] if shared else list(proposals.values())
+    keep: list[list[int]] = [[c // n for c in firsts if c % n == w] for w in range(n)]
 
     def fewest(f: int) -> int:
         return min(shared[f], key=lambda x: (len(keep[x % n]), x % n))
@@ -192,19 +190,17 @@ def assign(proposals: dict, shared: dict, mults: list, n: int) -> list[list[int]
             keep[c % n].append(c // n)
         return keep
 
-    def steps(x: int) -> int:
-        return mults[x % n][x // n]
-
-    def strength(f: int) -> tuple[int, int]:
-        best, second = sorted(map(steps, shared[f]), reverse=True)[:2]
-        return second - best, f
-
+    # The workers wait for this, so each proposal's steps are read once, and
+    # the best worker under the cap is a min, not a sort.
+    order = []  # (second most steps - most, fingerprint, [(-steps, worker, code)])
+    for f, codes in shared.items():
+        ranked = sorted([(-mults[x % n][x // n], x % n, x) for x in codes])
+        order.append((ranked[0][0] - ranked[1][0], f, ranked))
+    order.sort()  # (fingerprints differ, so the lists are never compared)
     cap = -(-len(proposals) // n)
-    for f in sorted(shared, key=strength):
-        ranked = sorted(shared[f], key=lambda x: (-steps(x), len(keep[x % n]), x % n))
-        c = next((x for x in ranked if len(keep[x % n]) < cap), None)
-        if c is None:
-            c = fewest(f)
+    for _, f, ranked in order:
+        open_ = [(st, len(keep[w]), w, x) for st, w, x in ranked if len(keep[w]) < cap]
+        c = min(open_)[3] if open_ else fewest(f)
         keep[c % n].append(c // n)
     return keep
 
@@ -442,19 +438,17 @@ class _Coordinator:
                 mults[h] = arrays[3]
             fps, par, aids = arrays[:3]
             mine = got[h]
-            k = len(mine[0])
+            code = h + n_parts * len(mine[0])  # of each proposal in turn
             for f in fps:
                 if f not in seen:
-                    c = proposals.get(f)
-                    if c is None:
-                        proposals[f] = h + n_parts * k
-                    elif c % n_parts != h:  # (the same worker twice: a fingerprint collision)
+                    c = proposals.setdefault(f, code)
+                    if c != code and c % n_parts != h:  # (the same worker twice: a fingerprint collision)
                         others = shared.get(f)
                         if others is None:
-                            shared[f] = [c, h + n_parts * k]
+                            shared[f] = [c, code]
                         elif all(x % n_parts != h for x in others):
-                            others.append(h + n_parts * k)
-                k += 1
+                            others.append(code)
+                code += n_parts
             mine[0].extend(fps)
             mine[1].extend(par)
             mine[2].extend(aids)
@@ -504,18 +498,17 @@ class _Coordinator:
         keep = assign(proposals, shared, mults, n_parts)
         ex, fps = self.ex, self.fps
         bases = []
-        for h in range(n_parts):
+        for h in range(n_parts):  # the workers wait for this part: comprehensions, not a loop
             ks = keep[h]
             ks.sort()
             bases.append(len(fps))
             f_h, p_h, a_h = got[h]
             amap = self.amaps[h]
-            for k in ks:
-                f = f_h[k]
-                seen.add(f)
-                fps.append(f)
-                ex.parent.append(p_h[k])
-                ex.parent_action.append(amap[a_h[k]])
+            new = [f_h[k] for k in ks]
+            seen.update(new)
+            fps.extend(new)
+            ex.parent.extend([p_h[k] for k in ks])
+            ex.parent_action.extend([amap[a_h[k]] for k in ks])
         del got, proposals, shared
         for h, ks, base in zip(self.handles, keep, bases):
             h.accept(ks, base)
