@@ -156,6 +156,16 @@ class Pip473(Spec):
         self.decisions = {"commit": (COMMITTED,), "abort": (ABORTED,), "both": (COMMITTED, ABORTED)}[c["decisions"]]
         self._actions: dict = {}
         self._renamings: dict = {}  # symmetry.permute's tables, per renaming
+        # The labels of the commonest actions, made once: next is the hot path.
+        a = self._a
+        self.txn_labels = {name: tuple(a(name, txn=x) for x in self.txn_names)
+                           for name in ("newTxn", "tcFinalize", "timeoutSweep", "gcSweep")}
+        self.seg_labels = {name: tuple(a(name, seg=x) for x in self.seg_names)
+                           for name in ("recover", "deliverEvent", "crash", "dispatch")}
+        self.end_labels = {(t, d): a("endTxn", txn=x, decision=d)
+                           for t, x in enumerate(self.txn_names) for d in self.decisions}
+        self.ack_labels = tuple(a("appendAck", op=ak.name, txn=self.txn_names[ak.txn], seg=self.seg_names[ak.seg],
+                                  pos=ak.pos, cumulative=ak.cumulative) for ak in self.acks)
         declare(self)
 
     def _a(self, name: str, **params):
@@ -185,11 +195,12 @@ class Pip473(Spec):
     def next(self, s: S):
         a = self._a
         tn, sn = self.txn_names, self.seg_names
+        by_txn, by_seg = self.txn_labels, self.seg_labels
         # TC V5 newTxn: ids come from a counter, in order; clients with the
         # same plan are interchangeable, so any of them may take the next id.
         for t in range(len(tn)):
             if s.client[t] == C_NONE and all(s.hdr[u] != NONE for u in self.started_before[t]):
-                yield a("newTxn", txn=tn[t]), tc.new_txn(self, s, t)
+                yield by_txn["newTxn"][t], tc.new_txn(self, s, t)
         # Publish and acks (client operations of the plan).
         for k, w in enumerate(self.writes):
             pub = s.pubs[k]
@@ -205,21 +216,20 @@ class Pip473(Spec):
         for k, ak in enumerate(self.acks):
             t2 = publish.ack(self, s, k)
             if t2 is not None:
-                yield a("appendAck", op=ak.name, txn=tn[ak.txn], seg=sn[ak.seg], pos=ak.pos,
-                        cumulative=ak.cumulative), t2
+                yield self.ack_labels[k], t2
         # Client endTxn (and its retry after a TC failover lost the answer).
         for t in range(len(tn)):
             cl = s.client[t]
             if cl == C_OPEN or cl in C_ENDING.values() and not any(x[0] == t for x in s.tcp):
                 for d in self.decisions:
                     if cl == C_OPEN or cl == C_ENDING[d]:
-                        yield a("endTxn", txn=tn[t], decision=d), tc.end_txn(self, s, t, d)
+                        yield self.end_labels[t, d], tc.end_txn(self, s, t, d)
         for (t, _, d) in sorted(s.tcp):
-            yield a("tcFinalize", txn=tn[t]), tc.finalize(self, s, t, d)
+            yield by_txn["tcFinalize"][t], tc.finalize(self, s, t, d)
         for t in tc.timeout_candidates(self, s):
-            yield a("timeoutSweep", txn=tn[t]), tc.timeout(self, s, t)
+            yield by_txn["timeoutSweep"][t], tc.timeout(self, s, t)
         for t in tc.gc_candidates(self, s):
-            yield a("gcSweep", txn=tn[t]), tc.gc(self, s, t)
+            yield by_txn["gcSweep"][t], tc.gc(self, s, t)
         # Time only matters while it can make an OPEN txn time out (retention
         # counts from the finalization time, which is at most `now`).
         if s.now < self.constants["ticks"] and any(
@@ -233,13 +243,13 @@ class Pip473(Spec):
             if s.status[j] == ABSENT:
                 continue
             if p is None:
-                yield a("recover", seg=sn[j]), recovery.recover(self, s, j)
+                yield by_seg["recover"][j], recovery.recover(self, s, j)
                 continue
             if p.events:
-                yield a("deliverEvent", seg=sn[j]), deliver_event(self, s, j)
+                yield by_seg["deliverEvent"][j], deliver_event(self, s, j)
             # A crash only matters when the broker holds something to lose.
             if s.crashes > 0 and (p.cache or p.events or p.abrt or p.packs):
-                yield a("crash", seg=sn[j]), recovery.crash(self, s, j)
+                yield by_seg["crash"][j], recovery.crash(self, s, j)
         # Split / merge, PIP-468 order.
         # It runs while a send of the plan is unfinished (the only client of the
         # segment layout) and starts while a txn is OPEN: the case PIP-473 is about.
@@ -256,7 +266,7 @@ class Pip473(Spec):
             if s.status[j] != ABSENT and s.rd[j] <= len(s.ledger[j]):
                 t2 = dispatch(self, s, j)
                 if t2 is not None:
-                    yield a("dispatch", seg=sn[j]), t2
+                    yield by_seg["dispatch"][j], t2
 
     def observe(self, s: S):
         return observe(self, s)
