@@ -199,8 +199,8 @@ def assign(proposals: dict, shared: dict, mults: list, n: int) -> list[list[int]
     order.sort()  # (fingerprints differ, so the lists are never compared)
     cap = -(-len(proposals) // n)
     for _, f, ranked in order:
-        open_ = [(st, len(keep[w]), w, x) for st, w, x in ranked if len(keep[w]) < cap]
-        c = min(open_)[3] if open_ else fewest(f)
+        room = [(neg, len(keep[w]), w, x) for neg, w, x in ranked if len(keep[w]) < cap]
+        c = min(room)[3] if room else fewest(f)
         keep[c % n].append(c // n)
     return keep
 
