@@ -174,7 +174,7 @@ def replace_at(t: tuple, i: int, v) -> tuple:
 
 
 def quick_replace(cls):
-    """Class decorator: a NamedTuple whose `_replace` costs about half the
+    """Class decorator: a NamedTuple whose `_replace` costs 60-75% of the
     standard one's, which pops every field name from the keywords. `next`
     builds successors with it: PIP-473's spent a quarter of its time there."""
     index = {name: i for i, name in enumerate(cls._fields)}
