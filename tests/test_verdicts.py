@@ -5,7 +5,8 @@
   swapping the other fields keeps the observation, and the audit does fail
   for a declaration that leaves out a field `observe` reads.
 * The remembered verdicts are the computed ones, including the witnesses,
-  across generations, and most states are not evaluated again.
+  across generations, and each combination of observed fields is evaluated
+  once while it is remembered.
 * With and without the memory, bfs (in process and with two workers) finds
   the same counts, the same violation and the same trace.
 * A declaration that names no field of the states is one line.
