@@ -69,10 +69,11 @@ class Verdicts:
 
 def _getter(t, fields) -> Callable:
     names = getattr(type(t), "_fields", None)
+    if not fields:
+        raise SpecError("the spec's observed_fields is empty; give the fields observe reads, or None")
     missing = [f for f in fields if names is None or f not in names]
-    if missing or not fields:
-        what = f"names {missing[0]!r}, which" if missing else "is empty, but"
-        raise SpecError(f"the spec's observed_fields {what} its states ({type(t).__name__}) lack")
+    if missing:
+        raise SpecError(f"the spec's observed_fields names {missing[0]!r}, which its states ({type(t).__name__}) lack")
     return itemgetter(*[names.index(f) for f in fields])
 
 

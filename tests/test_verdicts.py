@@ -9,7 +9,7 @@
   once while it is remembered.
 * With and without the memory, bfs (in process and with two workers) finds
   the same counts, the same violation and the same trace.
-* A declaration that names no field of the states is one line.
+* A declaration that names a field the states lack, or none, is one line.
 """
 
 from __future__ import annotations
@@ -109,9 +109,13 @@ def test_bfs_finds_the_same_with_and_without_the_memory(monkeypatch, tmp_path, s
     assert run("without") == with_memory
 
 
-def test_a_declaration_naming_no_field_is_one_line():
+def test_a_declaration_naming_no_field_or_none_is_one_line():
     spec = Pip473("fixed")
     spec.observed_fields = ("hdr", "nope")
     v = Verdicts(spec, lambda o: None, None, set())
     with pytest.raises(SpecError, match=r"^the spec's observed_fields names 'nope', which its states \(S\) lack$"):
+        v(next(iter(spec.init_states())))
+    spec.observed_fields = ()
+    v = Verdicts(spec, lambda o: None, None, set())
+    with pytest.raises(SpecError, match=r"^the spec's observed_fields is empty; give the fields observe reads, or None$"):
         v(next(iter(spec.init_states())))
