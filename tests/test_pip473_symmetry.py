@@ -109,6 +109,26 @@ def test_permute_is_an_automorphism_and_signatures_are_invariant(name):
             assert spec.permute(s, SWAP) == s
 
 
+def test_a_renaming_remembers_a_bounded_number_of_values(monkeypatch):
+    """permute remembers the renamed set-valued fields, ledgers and
+    participants per renaming; with room for 3 values per field (so it
+    forgets all the time) it renames as with the default room."""
+    from txncheck.spec.pip473 import symmetry
+
+    m = load_model(PIP473 / "twin-clients-fixed.toml")
+    job = Job(spec=m.instantiate(), properties={}, witnesses={}, deadlock=False, keep_graph=False)
+    states = bfs.run(job).exploration.states[::20]
+    roomy = m.instantiate()
+    expected = [roomy.permute(s, SWAP) for s in states]
+    monkeypatch.setattr(symmetry, "MEMO", 3)
+    tight = m.instantiate()
+    assert [tight.permute(s, SWAP) for s in states] == expected
+    assert [tight.permute(t, SWAP) for t in expected] == states   # a swap is its own inverse
+    [renaming] = tight._renamings.values()
+    assert all(len(memo) <= 3 for memo, _ in renaming.memos.values())
+    assert max(len(memo) for memo, _ in roomy._renamings[(1, 0)].memos.values()) > 3
+
+
 def test_a_model_file_switches_the_reduction_on(tmp_path, capsys):
     text = (PIP473 / "twin-clients-merged.toml").read_text()
     on = tmp_path / "on.toml"

@@ -59,8 +59,13 @@ def _kept(new, old):
     return old if new == old else new
 
 
+MEMO = 1 << 14  # values remembered per field and renaming; then forgotten
+
+
 class _Renaming:
-    """One renaming of txn indexes, applied to states."""
+    """One renaming of txn indexes, applied to states. The set-valued fields,
+    the ledgers and the participants repeat across states, so their renamed
+    values are remembered (frozensets keep their hash, so a lookup is cheap)."""
 
     def __init__(self, m, p: tuple) -> None:
         self.p = p
@@ -75,6 +80,28 @@ class _Renaming:
                 pub_q[k2] = k
         self.pubs = getter(pub_q)
         self.coalesced = m.flags.coalesced
+        rename = {"ops": self.ops, "arec": self.arec, "ledger": self.ledger, "part": self.parts,
+                  "tcp": self.tcp, "late": self.late, "ackw": self.ackw}
+        self.memos = {f: ({}, fn) for f, fn in rename.items()}
+
+    def ops(self, ops: frozenset) -> frozenset:
+        p, moved = self.p, self.moved
+        if not any(o.txn in moved for o in ops):
+            return ops
+        return frozenset(Op(p[o.txn], o.seq, o.kind, o.seg, o.pos, o.cumulative) for o in ops)
+
+    def arec(self, arec: frozenset) -> frozenset:
+        p = self.p
+        return _kept(frozenset((j, p[t]) for j, t in arec), arec)
+
+    def ledger(self, ledger: tuple) -> tuple:
+        p = self.p
+        if self.moved.isdisjoint(chain.from_iterable(ledger)):   # tags: txn indexes, or PLAIN
+            return ledger
+        return tuple(tuple(tag if isinstance(tag, str) else p[tag] for tag in led) for led in ledger)
+
+    def parts(self, parts: tuple) -> tuple:
+        return _kept(tuple([self.part(x) for x in parts]), parts)
 
     def part(self, x: Part | None) -> Part | None:
         p, moved = self.p, self.moved
@@ -88,27 +115,40 @@ class _Renaming:
                     frozenset(p[t] for t in x.abrt), frozenset((p[t], pos, c) for t, pos, c in x.packs),
                     events, x.hold)
 
+    def tcp(self, tcp: frozenset) -> frozenset:
+        p = self.p
+        return _kept(frozenset((p[t], step, reply) for t, step, reply in tcp), tcp)
+
+    def late(self, late: frozenset) -> frozenset:
+        p = self.p
+        return _kept(frozenset(p[t] for t in late), late)
+
+    def ackw(self, ackw: frozenset) -> frozenset:
+        p = self.p
+        return _kept(frozenset((p[t], j, pos) for t, j, pos in ackw), ackw)
+
+    def _memo(self, field: str, value):
+        memo, rename = self.memos[field]
+        r = memo.get(value)
+        if r is None:
+            if len(memo) >= MEMO:
+                memo.clear()
+            r = memo[value] = rename(value)
+        return r
+
     def __call__(self, s: S) -> S:
-        p, moved, move = self.p, self.moved, self.per_txn
-        ops = s.ops
-        if ops and any(o.txn in moved for o in ops):
-            ops = frozenset(Op(p[o.txn], o.seq, o.kind, o.seg, o.pos, o.cumulative) for o in ops)
-        ledger = s.ledger
-        if not moved.isdisjoint(chain.from_iterable(ledger)):   # tags: txn indexes, or PLAIN
-            ledger = tuple(tuple(tag if isinstance(tag, str) else p[tag] for tag in led) for led in ledger)
-        return S(
-            now=s.now, hdr=_kept(move(s.hdr), s.hdr), seqs=_kept(move(s.seqs), s.seqs), ops=ops,
-            arec=_kept(frozenset((j, p[t]) for j, t in s.arec), s.arec) if s.arec else s.arec,
-            wmark=s.wmark, status=s.status, ledger=ledger, cursor=s.cursor, rd=s.rd, reshape=s.reshape,
-            part=_kept(tuple([self.part(x) for x in s.part]), s.part), crashes=s.crashes,
-            tcp=_kept(frozenset((p[t], step, reply) for t, step, reply in s.tcp), s.tcp) if s.tcp else s.tcp,
-            failovers=s.failovers, client=_kept(move(s.client), s.client), pubs=_kept(self.pubs(s.pubs), s.pubs),
-            fincnt=_kept(move(s.fincnt), s.fincnt), decided=_kept(move(s.decided), s.decided),
-            late=_kept(frozenset(p[t] for t in s.late), s.late) if s.late else s.late,
-            dlv=s.dlv,
-            ackw=_kept(frozenset((p[t], j, pos) for t, j, pos in s.ackw), s.ackw) if s.ackw else s.ackw,
-            gcsnap=_kept(move(s.gcsnap), s.gcsnap),
-        )
+        move, memo = self.per_txn, self._memo
+        (now, hdr, seqs, ops, arec, wmark, status, ledger, cursor, rd, reshape, part, crashes,
+         tcp, failovers, client, pubs, fincnt, decided, late, dlv, ackw, gcsnap) = s
+        return _new(S, (
+            now, _kept(move(hdr), hdr), _kept(move(seqs), seqs), memo("ops", ops), memo("arec", arec),
+            wmark, status, memo("ledger", ledger), cursor, rd, reshape, memo("part", part), crashes,
+            memo("tcp", tcp), failovers, _kept(move(client), client), _kept(self.pubs(pubs), pubs),
+            _kept(move(fincnt), fincnt), _kept(move(decided), decided), memo("late", late),
+            dlv, memo("ackw", ackw), _kept(move(gcsnap), gcsnap)))
+
+
+_new = tuple.__new__
 
 
 def getter(order):
@@ -134,7 +174,8 @@ def signatures(m, s: S) -> dict:
         h = hdr[t]
         out[t] = ((0, h) if h.__class__ is str else (1, *h), s.seqs[t], s.client[t], s.fincnt[t], s.decided[t],
                   s.gcsnap[t], t in late, pubs_of(pubs))
-    if len(set(out.values())) == len(out):  # no ties: the commonest case
+    sigs = list(out.values())
+    if (sigs[0] != sigs[1]) if len(sigs) == 2 else len(set(sigs)) == len(sigs):  # no ties: the commonest case
         return {m.txn_names[t]: sig for t, sig in out.items()}
     seen: dict = {}
     for sig in out.values():
