@@ -497,11 +497,12 @@ class _Coordinator:
             return 0
         keep = assign(proposals, shared, mults, n_parts)
         ex, fps = self.ex, self.fps
-        bases = []
-        for h in range(n_parts):  # the workers wait for this part: comprehensions, not a loop
-            ks = keep[h]
+        base = len(fps)
+        for h, ks in zip(self.handles, keep):  # the workers check their parts while the coordinator records them
             ks.sort()
-            bases.append(len(fps))
+            h.accept(ks, base)
+            base += len(ks)
+        for h, ks in enumerate(keep):
             f_h, p_h, a_h = got[h]
             amap = self.amaps[h]
             new = [f_h[k] for k in ks]
@@ -510,8 +511,6 @@ class _Coordinator:
             ex.parent.extend([p_h[k] for k in ks])
             ex.parent_action.extend([amap[a_h[k]] for k in ks])
         del got, proposals, shared
-        for h, ks, base in zip(self.handles, keep, bases):
-            h.accept(ks, base)
         self._checked([h.result() for h in self.handles])
         self.sizes = [len(ks) for ks in keep]
         size = sum(self.sizes)
