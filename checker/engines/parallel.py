@@ -190,18 +190,37 @@ def assign(proposals: dict, shared: dict, mults: list, n: int) -> list[list[int]
             keep[c % n].append(c // n)
         return keep
 
-    # The workers wait for this, so each proposal's steps are read once, and
-    # the best worker under the cap is a min, not a sort.
-    order = []  # (second most steps - most, fingerprint, [(-steps, worker, code)])
+    # The workers wait for this. Strongest preference first means by (second
+    # most steps - most steps), then fingerprint: bucketed by the difference,
+    # each bucket sorts plain ints. `size` follows len(keep[w]).
+    buckets: dict[int, list[int]] = {}
     for f, codes in shared.items():
-        ranked = sorted([(-mults[x % n][x // n], x % n, x) for x in codes])
-        order.append((ranked[0][0] - ranked[1][0], f, ranked))
-    order.sort()  # (fingerprints differ, so the lists are never compared)
+        steps = [mults[x % n][x // n] for x in codes]
+        if len(steps) == 2:
+            d = -abs(steps[0] - steps[1])
+        else:
+            steps.sort(reverse=True)
+            d = steps[1] - steps[0]
+        bucket = buckets.get(d)
+        if bucket is None:
+            bucket = buckets[d] = []
+        bucket.append(f)
     cap = -(-len(proposals) // n)
-    for _, f, ranked in order:
-        room = [(neg, len(keep[w]), w, x) for neg, w, x in ranked if len(keep[w]) < cap]
-        c = min(room)[3] if room else fewest(f)
-        keep[c % n].append(c // n)
+    size = [len(k) for k in keep]
+    for d in sorted(buckets):
+        fs = buckets[d]
+        fs.sort()
+        for f in fs:
+            best = None  # (-steps, holding, worker, code): the most steps, then the fewest held
+            for x in shared[f]:
+                w = x % n
+                if size[w] < cap:
+                    cand = (-mults[w][x // n], size[w], w, x)
+                    if best is None or cand < best:
+                        best = cand
+            c = best[3] if best is not None else fewest(f)
+            keep[c % n].append(c // n)
+            size[c % n] += 1
     return keep
 
 
