@@ -8,6 +8,8 @@ import json
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from txncheck.checker.api import check_model
 from txncheck.checker.cli import main
@@ -127,6 +129,46 @@ def test_without_counts_shared_states_go_to_the_worker_holding_fewest():
     proposals = {1: 0, 2: 2, 4: 1, 3: 4}
     shared = {3: [4, 3]}
     assert _sorted(parallel.assign(proposals, shared, [None, None], 2)) == [[0, 1], [0, 1]]
+
+
+def _assign_slowly(proposals, shared, mults, n):
+    """assign's rule, written plainly: shared states in order of (second most
+    steps - most steps, fingerprint), each to the worker with most steps into
+    it, then holding fewest, among those under an even share."""
+    keep = [[c // n for f, c in proposals.items() if f not in shared and c % n == w] for w in range(n)]
+    cap = -(-len(proposals) // n)
+
+    def steps(x):
+        return mults[x % n][x // n]
+
+    def strength(f):
+        top = sorted((steps(x) for x in shared[f]), reverse=True)
+        return (top[1] - top[0], f)
+
+    for f in sorted(shared, key=strength):
+        room = [x for x in shared[f] if len(keep[x % n]) < cap] or shared[f]
+        c = min(room, key=lambda x: (-steps(x), len(keep[x % n]), x % n) if len(keep[x % n]) < cap
+                else (len(keep[x % n]), x % n))
+        keep[c % n].append(c // n)
+    return keep
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 4), st.data())
+def test_assign_follows_its_rule(n, data):
+    counts = data.draw(st.lists(st.integers(0, 12), min_size=n, max_size=n))
+    mults = [data.draw(st.lists(st.integers(1, 4), min_size=c, max_size=c)) for c in counts]
+    fps = data.draw(st.lists(st.integers(0, 15), min_size=sum(counts), max_size=sum(counts)))
+    proposals, shared, it = {}, {}, iter(fps)
+    for w in range(n):  # as the coordinator builds them, in arrival order
+        for i in range(counts[w]):
+            f, code = next(it), w + n * i
+            c = proposals.setdefault(f, code)
+            if c != code and c % n != w:
+                others = shared.setdefault(f, [c])
+                if all(x % n != w for x in others):
+                    others.append(code)
+    assert parallel.assign(proposals, shared, mults, n) == _assign_slowly(proposals, shared, mults, n)
 
 
 def test_pip473_violation_trace_is_written_and_shortest(fork_early, tmp_path, capsys):
