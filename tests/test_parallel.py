@@ -125,18 +125,38 @@ def test_no_worker_gets_more_than_an_even_share():
     assert keep == [[4, 5, 6, 7], [0, 1, 2, 3]]  # the strongest preferences first
 
 
-def test_without_counts_shared_states_go_to_the_worker_holding_fewest():
+def test_without_counts_shared_states_go_to_the_worker_with_most_room():
     proposals = {1: 0, 2: 2, 4: 1, 3: 4}
     shared = {3: [4, 3]}
     assert _sorted(parallel.assign(proposals, shared, [None, None], 2)) == [[0, 1], [0, 1]]
 
 
-def _assign_slowly(proposals, shared, mults, n):
+def test_a_costlier_worker_gets_a_smaller_share():
+    # the same eight states, but worker 0's states cost three times worker 1's
+    proposals = {f: 2 * f for f in range(8)}
+    shared = {f: [2 * f, 2 * f + 1] for f in range(8)}
+    mults = [[2 + f for f in range(8)], [1] * 8]
+    caps = parallel.shares(8, [3.0, 1.0])
+    assert caps == [2, 6]
+    assert _sorted(parallel.assign(proposals, shared, mults, 2, caps)) == [[6, 7], [0, 1, 2, 3, 4, 5]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10 ** 7), st.lists(st.floats(0.5, 50), min_size=1, max_size=4))
+def test_shares_cover_the_level_in_inverse_proportion_to_cost(total, costs):
+    caps = parallel.shares(total, costs)
+    assert total <= sum(caps) <= total + len(costs)
+    for c, cap in zip(costs, caps):  # cap * cost is the same for every worker, within rounding
+        assert abs(cap * c - caps[0] * costs[0]) <= max(costs) + 1e-6 * total * max(costs)
+    assert parallel.shares(total, [0] + costs) == [-(-total // (len(costs) + 1))] * (len(costs) + 1)
+
+
+def _assign_slowly(proposals, shared, mults, n, caps=None):
     """assign's rule, written plainly: shared states in order of (second most
     steps - most steps, fingerprint), each to the worker with most steps into
-    it, then holding fewest, among those under an even share."""
+    it, then with most room, among those under their share."""
     keep = [[c // n for f, c in proposals.items() if f not in shared and c % n == w] for w in range(n)]
-    cap = -(-len(proposals) // n)
+    caps = caps or [-(-len(proposals) // n)] * n
 
     def steps(x):
         return mults[x % n][x // n]
@@ -145,10 +165,12 @@ def _assign_slowly(proposals, shared, mults, n):
         top = sorted((steps(x) for x in shared[f]), reverse=True)
         return (top[1] - top[0], f)
 
+    def used(x):
+        return len(keep[x % n]) - caps[x % n]
+
     for f in sorted(shared, key=strength):
-        room = [x for x in shared[f] if len(keep[x % n]) < cap] or shared[f]
-        c = min(room, key=lambda x: (-steps(x), len(keep[x % n]), x % n) if len(keep[x % n]) < cap
-                else (len(keep[x % n]), x % n))
+        room = [x for x in shared[f] if used(x) < 0] or shared[f]
+        c = min(room, key=lambda x: (-steps(x), used(x), x % n) if used(x) < 0 else (used(x), x % n))
         keep[c % n].append(c // n)
     return keep
 
@@ -159,6 +181,7 @@ def test_assign_follows_its_rule(n, data):
     counts = data.draw(st.lists(st.integers(0, 12), min_size=n, max_size=n))
     mults = [data.draw(st.lists(st.integers(1, 4), min_size=c, max_size=c)) for c in counts]
     fps = data.draw(st.lists(st.integers(0, 15), min_size=sum(counts), max_size=sum(counts)))
+    caps = data.draw(st.none() | st.lists(st.integers(0, 16), min_size=n, max_size=n))
     proposals, shared, it = {}, {}, iter(fps)
     for w in range(n):  # as the coordinator builds them, in arrival order
         for i in range(counts[w]):
@@ -168,7 +191,7 @@ def test_assign_follows_its_rule(n, data):
                 others = shared.setdefault(f, [c])
                 if all(x % n != w for x in others):
                     others.append(code)
-    assert parallel.assign(proposals, shared, mults, n) == _assign_slowly(proposals, shared, mults, n)
+    assert parallel.assign(proposals, shared, mults, n, caps) == _assign_slowly(proposals, shared, mults, n, caps)
 
 
 def test_pip473_violation_trace_is_written_and_shortest(fork_early, tmp_path, capsys):

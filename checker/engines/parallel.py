@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import multiprocessing
 import signal
 import time
@@ -165,7 +166,19 @@ class Part:
         return {"violation": violation, "witnesses": found}
 
 
-def assign(proposals: dict, shared: dict, mults: list, n: int) -> list[list[int]]:
+def shares(total: int, costs: list) -> list[int]:
+    """How many of `total` new states each worker may hold: in inverse
+    proportion to its cost per state in the level it just expanded, rounded
+    up; even shares while a cost is unknown (0)."""
+    n = len(costs)
+    if not all(costs):
+        return [-(-total // n)] * n
+    inv = [1 / c for c in costs]
+    whole = sum(inv)
+    return [math.ceil(total * v / whole) for v in inv]
+
+
+def assign(proposals: dict, shared: dict, mults: list, n: int, caps: list | None = None) -> list[list[int]]:
     """Which worker keeps each new state: per worker, the indexes of its
     proposals. A proposal is encoded as `worker + n * index`.
 
@@ -173,52 +186,52 @@ def assign(proposals: dict, shared: dict, mults: list, n: int) -> list[list[int]
     to the worker with most steps into it (`mults`): that worker holds more
     of its parents and siblings, so their common successors meet in one
     `recent` and are not fingerprinted twice. The strongest preferences are
-    served first, and a worker that holds an even share of the level gets no
-    more. Ties, and states left over, go to the worker holding fewest. The
-    choice depends on fingerprints and counts only, not on timing.
+    served first, and a worker that holds its share of the level (`caps`,
+    from `shares`; even by default) gets no more. Ties, and states left
+    over, go to the worker with most room under its share. The choice
+    depends on fingerprints and counts only, not on timing.
     Without `mults` (a level stopped early) every shared state goes to the
-    worker holding fewest."""
+    worker with most room."""
     firsts = [c for f, c in proposals.items() if f not in shared] if shared else list(proposals.values())
     keep: list[list[int]] = [[c // n for c in firsts if c % n == w] for w in range(n)]
+    if caps is None:
+        caps = [-(-len(proposals) // n)] * n
+    size = [len(k) for k in keep]  # follows len(keep[w])
 
-    def fewest(f: int) -> int:
-        return min(shared[f], key=lambda x: (len(keep[x % n]), x % n))
+    def roomiest(f: int) -> int:
+        return min(shared[f], key=lambda x: (size[x % n] - caps[x % n], x % n))
 
     if any(m is None for m in mults):
         for f in sorted(shared):
-            c = fewest(f)
+            c = roomiest(f)
             keep[c % n].append(c // n)
+            size[c % n] += 1
         return keep
 
     # The workers wait for this. Strongest preference first means by (second
     # most steps - most steps), then fingerprint: bucketed by the difference,
-    # each bucket sorts plain ints. `size` follows len(keep[w]).
+    # each bucket sorts plain ints.
     buckets: dict[int, list[int]] = {}
     for f, codes in shared.items():
         steps = [mults[x % n][x // n] for x in codes]
-        if len(steps) == 2:
-            d = -abs(steps[0] - steps[1])
-        else:
-            steps.sort(reverse=True)
-            d = steps[1] - steps[0]
+        steps.sort(reverse=True)
+        d = steps[1] - steps[0]
         bucket = buckets.get(d)
         if bucket is None:
             bucket = buckets[d] = []
         bucket.append(f)
-    cap = -(-len(proposals) // n)
-    size = [len(k) for k in keep]
     for d in sorted(buckets):
         fs = buckets[d]
         fs.sort()
         for f in fs:
-            best = None  # (-steps, holding, worker, code): the most steps, then the fewest held
+            best = None  # (-steps, room used, worker, code): the most steps, then the most room
             for x in shared[f]:
                 w = x % n
-                if size[w] < cap:
-                    cand = (-mults[w][x // n], size[w], w, x)
+                if size[w] < caps[w]:
+                    cand = (-mults[w][x // n], size[w] - caps[w], w, x)
                     if best is None or cand < best:
                         best = cand
-            c = best[3] if best is not None else fewest(f)
+            c = best[3] if best is not None else roomiest(f)
             keep[c % n].append(c // n)
             size[c % n] += 1
     return keep
@@ -441,6 +454,7 @@ class _Coordinator:
         seen = self.seen
         got = [[array("Q"), array("q"), array("L")] for _ in self.handles]
         mults: list = [None] * n_parts  # per handle, from its last batch
+        gen = [0] * n_parts  # per handle: steps generated
         deadlock = -1
         stopping = False
 
@@ -449,6 +463,7 @@ class _Coordinator:
             self._learn(h, head["actions"])
             amap = self.amaps[h]
             self.generated += head["generated"]
+            gen[h] += head["generated"]
             for aid, c in head["coverage"].items():
                 self.gen_by_action[amap[int(aid)]] += c  # JSON made the keys strs
             if head["deadlock"] >= 0 and (deadlock < 0 or head["deadlock"] < deadlock):
@@ -514,7 +529,12 @@ class _Coordinator:
         if deadlock >= 0:
             self.violation = Violation("Deadlock", "deadlock", self.ex.path_to(deadlock))
             return 0
-        keep = assign(proposals, shared, mults, n_parts)
+        # A state costs about as much per step it generates as per successor it
+        # proposes (fitted on the larger PIP-473 model's levels), and its
+        # successors cost about what it did.
+        costs = [(gen[h] + len(got[h][0])) / self.sizes[h] if self.sizes and self.sizes[h] else 0
+                 for h in range(n_parts)]
+        keep = assign(proposals, shared, mults, n_parts, shares(len(proposals), costs))
         ex, fps = self.ex, self.fps
         base = len(fps)
         for h, ks in zip(self.handles, keep):  # the workers check their parts while the coordinator records them
