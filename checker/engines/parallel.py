@@ -11,9 +11,10 @@ worker processes, for machines with more than one core.
   with `ast.literal_eval`). Nothing is pickled.
 * At the end of a level the coordinator keeps the fingerprints it had not
   seen. A new state stays with a worker that generated it; one that several
-  generated goes to the one with most steps into it, within an even share
-  of the level (`assign`). Each worker then checks the invariants and
-  witnesses on its new part.
+  generated goes to the one with most steps into it, within its share of
+  the level (`assign`): shares are in inverse proportion to each worker's
+  cost per state in the level just expanded (`shares`). Each worker then
+  checks the invariants and witnesses on its new part.
 * A worker only knows the states it holds, so it canonicalizes and
   fingerprints some successors that the other workers hold. The first
   split gives each worker a contiguous slice of the level, and `assign`
