@@ -50,6 +50,8 @@ from ..reference.records import COMMITTED, OPEN, header_path, ops_prefix
 from ..reference.store import ChangeEvent
 from .replay import StepRefused
 
+RECOVERED = -1  # the spec's `Part.tpos` position of a txn that recovery found OPEN
+
 UNIT_MS = 1000
 SUB = "sub"
 
@@ -247,7 +249,7 @@ class Pip473Bridge:
             owners = {v["segment"] for v in left}
             # live participants still holding t: its ops there, or a pinned read position
             unmat = sum(1 for seg, b in c.brokers.items() if b.up and tid in b.cache and (
-                seg in owners or tid in b.tb.first or tid in b.tb.in_flight))
+                seg in owners or tid in b.tb.first or tid in b.tb.in_flight or tid in b.tb.recovery_discovered))
             ops_left = len(left)
             if c.tc.collect(tid):
                 self.gcsnap[t] = (ops_left, unmat)
@@ -386,7 +388,7 @@ class Pip473Bridge:
                 pending.add(seg)
             for tid in broker.cache.open:
                 tracks.add((seg, self.names[tid]))
-            for tid in set(broker.tb.first) | broker.tb.in_flight:  # txns pinning the read position
+            for tid in set(broker.tb.first) | broker.tb.in_flight | broker.tb.recovery_discovered:  # pins
                 tracks.add((seg, self.names[tid]))
                 pins.add((seg, self.names[tid]))
         inflight = {(r.txn and self.names[r.txn], r.segment) for r in self.requests.values()
@@ -504,7 +506,8 @@ class Pip473Bridge:
                           for tid, held in pa.held.items() for pos, cum in held)
         return (
             frozenset(idx(tid) for tid in broker.cache.open),
-            frozenset({(idx(tid), p + 1) for tid, p in tb.first.items()} | {(idx(tid), 0) for tid in tb.in_flight}),
+            frozenset({(idx(tid), p + 1) for tid, p in tb.first.items()} | {(idx(tid), 0) for tid in tb.in_flight}
+                      | {(idx(tid), RECOVERED) for tid in tb.recovery_discovered}),
             frozenset() if self.behaviour.durable_aborted_records else frozenset(idx(tid) for tid in tb.aborted),
             packs, events, -1 if tb.hold is None else tb.hold + 1,
         )

@@ -6,7 +6,12 @@ memory only, lost on a crash:
   * `first`: the first entry of each OPEN txn it tracks (pins the read position),
   * `in_flight`: txns whose op record is written but whose entry position is
     not known yet (merged: an append in flight, or any OPEN txn after recovery),
-  * `hold`: the read position held while something is in flight,
+  * `recovery_discovered`: txns recovery found OPEN with writes here, whose
+    first entries it cannot know (merged: placeholder op positions); like
+    Pulsar's `TxnEntry.recoveryDiscovered` (counted by
+    `recoveryDiscoveredOpen`), each keeps the read position pinned until
+    the txn is materialized, and a later append of it does not re-key it,
+  * `hold`: the read position held while something is in flight or recovered,
   * `aborted`: txns it materialized as aborted (the text's in-memory marks;
     with durable aborted records, a mirror of them).
 
@@ -63,6 +68,7 @@ class MetadataTransactionBuffer:
         self._materialize_participant = materialize
         self.first: dict[str, int] = {}
         self.in_flight: set[str] = set()
+        self.recovery_discovered: set[str] = set()
         self.hold: int | None = None
         self.aborted: set[str] = set()
         self.requests: dict[str, PublishRequest] = {}
@@ -128,8 +134,7 @@ class MetadataTransactionBuffer:
             if err is not None:
                 if self.b.op_before_append:  # nothing is in flight for the txn any more
                     self.in_flight.discard(req.txn)
-                    if not self.in_flight:
-                        self.hold = None
+                    self._release_hold()
                 if self.b.validate_after_op and req.op_path:
                     self.env.store.delete(req.op_path)
                 self._end(req, "rejected", TERMINATED)
@@ -154,15 +159,19 @@ class MetadataTransactionBuffer:
         if txn not in self.cache:
             return  # already materialized: nothing pins the read position
         self.in_flight.discard(txn)
-        self.first.setdefault(txn, pos)
-        if not self.in_flight:
+        if txn not in self.recovery_discovered:  # its earliest entry is unknown: keep the pin
+            self.first.setdefault(txn, pos)
+        self._release_hold()
+
+    def _release_hold(self) -> None:
+        if not self.in_flight and not self.recovery_discovered:
             self.hold = None
 
     def forget(self, txn: str) -> None:
         self.first.pop(txn, None)
         self.in_flight.discard(txn)
-        if not self.in_flight:
-            self.hold = None
+        self.recovery_discovered.discard(txn)
+        self._release_hold()
 
     def get_max_read_position(self) -> int:
         """The entry before the first entry of the oldest OPEN txn, capped at
@@ -222,7 +231,7 @@ class MetadataTransactionBuffer:
             rec = self.env.store.get(watermark_path(self.segment))
             held = rec.value["position"] if rec else self.ledger.last_confirmed
             self.hold = held if self.hold is None else min(self.hold, held)
-            self.in_flight.add(txn)
+            self.recovery_discovered.add(txn)
         else:
             self.first[txn] = min(p for p in positions if p is not None)
 

@@ -12,7 +12,7 @@ merged/fixed consult the durable aborted records, an unknown txnId is visible.
 
 from __future__ import annotations
 
-from .state import ABORTED, GONE, NONE, Part, S
+from .state import ABORTED, GONE, NONE, RECOVERED, Part, S
 from .store import header_state
 
 
@@ -42,24 +42,31 @@ def track_in_flight(s: S, j: int, p: Part, t: int) -> Part:
     return p._replace(cache=p.cache | {t}, tpos=p.tpos | {(t, 0)}, hold=hold)
 
 
+def _held(tpos: frozenset) -> bool:
+    """Something still needs the hold: an append in flight or a recovered txn."""
+    return any(q[1] <= 0 for q in tpos)
+
+
 def track_position(p: Part, t: int, pos: int) -> Part:
-    """The position of t's entry is known; release the hold when nothing is in flight."""
+    """The position of t's entry is known; release the hold when nothing is
+    in flight. A txn found by recovery keeps its hold and is not re-keyed:
+    its earlier entries sit at unknown positions below this one."""
     if t not in p.cache:
         return p  # already materialized: nothing pins the read position
     tpos = frozenset(x for x in p.tpos if not (x[0] == t and x[1] == 0))
     if not any(q[0] == t for q in tpos):
         tpos = tpos | {(t, pos)}
-    return p._replace(tpos=tpos, hold=p.hold if any(q[1] == 0 for q in tpos) else -1)
+    return p._replace(tpos=tpos, hold=p.hold if _held(tpos) else -1)
 
 
 def forget(p: Part, t: int) -> Part:
     """Commit evicts the cache entry; abort too, once marked aborted."""
     tpos = frozenset(x for x in p.tpos if x[0] != t) if p.tpos else p.tpos
     return Part(cache=p.cache - {t}, tpos=tpos, abrt=p.abrt, packs=p.packs, events=p.events,
-                hold=p.hold if any(q[1] == 0 for q in tpos) else -1)
+                hold=p.hold if _held(tpos) else -1)
 
 
 def drop_in_flight(p: Part, t: int) -> Part:
     """A failed append (TopicTerminated): nothing is in flight for t any more."""
     tpos = p.tpos - {(t, 0)}
-    return p._replace(tpos=tpos, hold=p.hold if any(q[1] == 0 for q in tpos) else -1)
+    return p._replace(tpos=tpos, hold=p.hold if _held(tpos) else -1)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..api import replace_at as _put
 from .notify import materialize
-from .state import ABORTED, APPENDED, CHECKED, COMMITTED, EMPTY_PART, OPEN, OPPUT, REJECTED, VALID, S
+from .state import ABORTED, APPENDED, GONE, CHECKED, COMMITTED, EMPTY_PART, OPEN, OPPUT, RECOVERED, REJECTED, VALID, S
 from .store import acks_by_segment_subscription, header_state, writes_by_segment
 
 IN_FLIGHT = (CHECKED, OPPUT, APPENDED, VALID)
@@ -38,6 +38,13 @@ def recover(m, s: S, j: int) -> S:
     decided = []
     for t in sorted({o.txn for o in writes} | {o.txn for o in acks}):
         st = header_state(s, t)
+        if st == GONE and m.flags.collected_not_aborted:
+            # fixed F4: the GC deletes a header only once no op is left, so this
+            # op was put after the collection by a send that F1 never admitted:
+            # its entry was never appended. Delete it; the txn's outcome was
+            # materialized here long ago (an abort left its aborted record).
+            s = s._replace(ops=frozenset(o for o in s.ops if not (o.txn == t and o.seg == j)))
+            continue
         if st != OPEN:
             decided.append((t, COMMITTED if st == COMMITTED else ABORTED))
             continue
@@ -47,7 +54,7 @@ def recover(m, s: S, j: int) -> S:
             continue
         if m.flags.merged_recovery:
             hold = s.wmark[j] if s.wmark[j] >= 0 else len(s.ledger[j])
-            p = p._replace(tpos=p.tpos | {(t, 0)}, hold=hold if p.hold < 0 else min(p.hold, hold))
+            p = p._replace(tpos=p.tpos | {(t, RECOVERED)}, hold=hold if p.hold < 0 else min(p.hold, hold))
         else:
             p = p._replace(tpos=p.tpos | {(t, min(mine))})
     s = s._replace(part=_put(s.part, j, p))

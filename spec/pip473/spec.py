@@ -124,6 +124,8 @@ class Pip473(Spec):
         "ticks": Bound(0, "logical clock units; 0 = deadlines and retention may pass at any moment", lo=0, hi=4),
         "timeout": Bound(0, "txn timeout, in clock units", lo=0, hi=4),
         "retention": Bound(0, "GC retention window after finalization, in clock units", lo=0, hi=4),
+        "prune": Bound(True, "scheduling restrictions that only shrink the state space (see the module "
+                       "docstring); false enables crash, tick, the reshape and tcFailover in every state", ),
         "watches": Bound("point", "header watches (point-watch variants only): point = every change is "
                          "notified in order with its value; zk-oneshot = a ZooKeeper one-shot watch: it fires "
                          "once, the participant reads the header when it handles the event and re-registers, "
@@ -133,6 +135,7 @@ class Pip473(Spec):
     def setup(self) -> None:
         c = self.constants
         self.flags = VARIANTS[self.variant]
+        self.prune = c["prune"]
         self.oneshot = c["watches"] == "zk-oneshot" and not self.flags.coalesced
         self.topo = segments.TOPOLOGIES[c["reshape"]]
         self.timeout, self.retention = c["timeout"], c["retention"]
@@ -232,11 +235,11 @@ class Pip473(Spec):
             yield by_txn["gcSweep"][t], tc.gc(self, s, t)
         # Time only matters while it can make an OPEN txn time out (retention
         # counts from the finalization time, which is at most `now`).
-        if s.now < self.constants["ticks"] and any(
+        if s.now < self.constants["ticks"] and (not self.prune or any(
                 isinstance(h, tuple) and (h.state == OPEN and h.deadline > s.now or h.fin_at >= 0
-                                          and h.fin_at + self.retention > s.now) for h in s.hdr):
+                                          and h.fin_at + self.retention > s.now) for h in s.hdr)):
             yield a("tick"), s._replace(now=s.now + 1)
-        if s.failovers > 0 and s.tcp:
+        if s.failovers > 0 and (s.tcp or not self.prune):
             yield a("tcFailover"), tc.failover(self, s)
         # Participants: notifications, crash, recovery.
         for j, p in enumerate(s.part):
@@ -248,14 +251,14 @@ class Pip473(Spec):
             if p.events:
                 yield by_seg["deliverEvent"][j], deliver_event(self, s, j)
             # A crash only matters when the broker holds something to lose.
-            if s.crashes > 0 and (p.cache or p.events or p.abrt or p.packs):
+            if s.crashes > 0 and (not self.prune or p.cache or p.events or p.abrt or p.packs):
                 yield by_seg["crash"][j], recovery.crash(self, s, j)
         # Split / merge, PIP-468 order.
         # It runs while a send of the plan is unfinished (the only client of the
         # segment layout) and starts while a txn is OPEN: the case PIP-473 is about.
-        if self.topo.children and s.reshape < 3 and any(s.pubs[k].stage not in ("done", "rejected")
-                                                        for k in range(len(self.writes))):
-            if s.reshape == 0 and OPEN in [header_state(s, t) for t in range(len(tn))]:
+        if self.topo.children and s.reshape < 3 and (not self.prune or any(
+                s.pubs[k].stage not in ("done", "rejected") for k in range(len(self.writes)))):
+            if s.reshape == 0 and (not self.prune or OPEN in [header_state(s, t) for t in range(len(tn))]):
                 yield a("createChildren"), segments.create_children(self.topo, s)
             elif s.reshape == 1:
                 yield a("terminateParents"), segments.terminate_parents(self.topo, s)

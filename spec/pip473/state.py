@@ -24,6 +24,13 @@ ABSENT, CREATED, ACTIVE, TERMINATED, SEALED = "-", "CREATED", "ACTIVE", "TERMINA
 
 PLAIN = "-"  # tag of a non-transactional ledger entry
 
+# `Part.tpos` position of a txn that recovery found OPEN with writes on the
+# segment (merged/fixed: the op records carry placeholders, so its first entry
+# is unknown). Like Pulsar's `TxnEntry.recoveryDiscovered`, it pins the read
+# position at the recovery hold until the txn is materialized; a later append
+# of the same txn does not re-key it (`buffer.track_position`).
+RECOVERED = -1
+
 # Client-operation stages. Writes: todo -> checked -> (op | appended) ->
 # [valid] -> done, or rejected at any step.
 TODO, CHECKED, OPPUT, APPENDED, VALID, DONE, REJECTED = (
@@ -69,7 +76,8 @@ class Part(NamedTuple):
     the MetadataPendingAckStore of the (single) subscription. Lost on crash.
 
     cache:  txns it believes OPEN (header cache + point watches)
-    tpos:   (txn, first position) the TB tracks for maxReadPosition; 0 = in flight
+    tpos:   (txn, first position) the TB tracks for maxReadPosition; 0 = in flight;
+            RECOVERED = found OPEN by recovery, position unknown (never re-keyed)
     abrt:   txns marked aborted in memory (pip-text)
     packs:  (txn, pos, cumulative) acks held in memory by the pending-ack handle
     events: pip-text: queue of (txn, new header state); merged/fixed: one

@@ -22,10 +22,11 @@ class Flags(NamedTuple):
     memory_acks: bool           # notes "pending-ack store": commit applies only in-memory acks; replay re-seeds ids only
     validate_after_op: bool     # fixed F1: linearizable header re-read after the op put admits the write
     watermark_before_op: bool   # fixed F2: persist the watermark before a txn's first op on the segment
+    collected_not_aborted: bool  # fixed F4: recovery deletes the op of a collected (missing) header, marks nothing
 
 
 VARIANTS = {
-    "pip-text": Flags(False, False, False, False, False, False, False, False, False),
-    "merged": Flags(True, True, True, True, True, True, True, False, False),
-    "fixed": Flags(True, True, True, True, True, True, False, True, True),
+    "pip-text": Flags(False, False, False, False, False, False, False, False, False, False),
+    "merged": Flags(True, True, True, True, True, True, True, False, False, False),
+    "fixed": Flags(True, True, True, True, True, True, False, True, True, True),
 }
