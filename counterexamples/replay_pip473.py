@@ -140,8 +140,9 @@ class Pip473Bridge:
         self.fincnt = {t: 0 for t in self.txn_names}
         self.late: set[str] = set()
         self.dlv: dict[tuple[str, str], str] = {}
-        self.ackw: set[tuple[str, str, str]] = set()
+        self.ackw: set[tuple[str, str, str, bool]] = set()   # and whether the header was decided
         self.gcsnap: dict[str, tuple[int, int]] = {}
+        self.fence: dict[str, int] = {}   # parent segment -> its entries when terminated
         self._finalized: dict[str, bool] = {}
         self.ops_created = {t: 0 for t in self.txn_names}
         self.crashes = self.failovers = self.reshape = 0
@@ -164,7 +165,19 @@ class Pip473Bridge:
                 return
             self.ops_created[t] += 1
             if ev.value["kind"] == "ack":
-                self.ackw.add((t, ev.value["segment"], self.pos_names[ev.value["position"]]))
+                self.ackw.add((t, ev.value["segment"], self.pos_names[ev.value["position"]],
+                               self._header(t) != OPEN))
+
+    def _ackcover(self) -> set:
+        """Positions each txn's written acks cover (a cumulative ack: its own
+        and every earlier one), by the plan's kind of each ack."""
+        cum = {(self.txn_names[a.txn], self.seg_names[a.seg], a.pos) for a in self.spec.acks if a.cumulative}
+        out = set()
+        for t, seg, p, _ in self.ackw:
+            pos = self.pos_names.index(p) + 1
+            for i in range(1, pos + 1) if (t, seg, pos) in cum else (pos,):
+                out.add((t, seg, self.pos_names[i - 1]))
+        return out
 
     def _header(self, t: str) -> str:
         tid = self.ids.get(t)
@@ -274,6 +287,8 @@ class Pip473Bridge:
             self.reshape = 1
         elif name == "terminateParents":
             c.controller.terminate(self.parents)
+            # the observer's ghost for ParentFenced: what each parent held when terminated
+            self.fence = {seg: len(c.ledgers[seg].entries) for seg in self.parents if seg in c.ledgers}
             self.reshape = 2
         elif name == "casSegmentMetadata":
             if not c.controller.seal(self.parents, list(self.children)):
@@ -354,6 +369,7 @@ class Pip473Bridge:
                 if v["kind"] == "ack":
                     ackop.add((t, v["segment"], pn[v["position"]]))
         entry, skipped, acked = {}, set(), set()
+        fenced = {(seg, pn[i]) for seg, n in self.fence.items() for i in range(n, len(c.ledgers[seg].entries))}
         up, pending, tracks, pins = set(), set(), set(), set()
         maxread, firstopen = {}, {}
         layout = c.controller.layout()
@@ -413,7 +429,10 @@ class Pip473Bridge:
             "pins": pins,
             "sealed": {seg for seg, info in layout.items() if info["state"] == "SEALED"},
             "pending": pending,
-            "ackw": set(self.ackw),
+            "ackw": {a[:3] for a in self.ackw},
+            "ackafter": {a[:3] for a in self.ackw if a[3]},
+            "ackcover": self._ackcover(),
+            "fenced": fenced,
             "ackop": ackop,
             "acked": acked,
             "opon": opon,
@@ -487,8 +506,9 @@ class Pip473Bridge:
             "decided": tuple(self.decided[t] for t in self.txn_names),
             "late": frozenset(ti[t] for t in self.late),
             "dlv": frozenset((si[seg], self.pos_names.index(p) + 1, st) for (seg, p), st in self.dlv.items()),
-            "ackw": frozenset((ti[t], si[seg], self.pos_names.index(p) + 1) for t, seg, p in self.ackw),
+            "ackw": frozenset((ti[t], si[seg], self.pos_names.index(p) + 1, a) for t, seg, p, a in self.ackw),
             "gcsnap": tuple(self.gcsnap.get(t, ()) for t in self.txn_names),
+            "fence": tuple(self.fence.get(seg, -1) for seg in self.seg_names),
         }
 
     def _part(self, broker, idx) -> tuple:

@@ -41,7 +41,7 @@ _PART = {
     "packs": (),
     "events": ("pending",),
 }
-_SIMPLE = {"_fincnt": "fincnt", "_decided": "decided", "_late": "late", "_dlv": "dlv", "_ackw": "ackw",
+_SIMPLE = {"_fincnt": "fincnt", "_decided": "decided", "_late": "late", "_dlv": "dlv",
            "_status": "sealed", "_cursor": "acked"}
 
 
@@ -73,7 +73,11 @@ class _Fields:
         if f == "_arec":                                # (seg, txn)
             return {("skipped", *k[:1])}
         if f == "_ledger":
-            return {("entry", *k), ("skipped", *k), ("maxread", *k), ("firstopen", *k)}
+            return {("entry", *k), ("skipped", *k), ("maxread", *k), ("firstopen", *k), ("fenced", *k)}
+        if f == "_fence":
+            return {("fenced", *k)}
+        if f == "_ackw":                                # (txn, seg)
+            return {("ackw", *k), ("ackafter", *k), ("ackcover", *k)}
         if f == "_part":                                # (seg, field)
             fields = k[1:] or list(_PART)
             return {(x, *k[:1]) for fl in fields for x in _PART[fl]
@@ -236,6 +240,7 @@ def footprints(m) -> dict:
         olds = {sn[p] for p in topo.parents}
         fp[a("createChildren")] = F.fp(
             guard, {("_reshape",)} | {(f, c) for c in kids for f in ("_status", "_part", "_cursor", "_rd")})
-        fp[a("terminateParents")] = F.fp(guard, {("_reshape",)} | {("_status", p) for p in olds})
+        fp[a("terminateParents")] = F.fp(guard | {("_ledger", p) for p in olds},
+                                         {("_reshape",)} | {(f, p) for p in olds for f in ("_status", "_fence")})
         fp[a("casSegmentMetadata")] = F.fp(guard, {("_reshape",)} | {("_status", x) for x in olds | kids})
     return fp

@@ -2,7 +2,8 @@
 each txn performs. Kept as data so that the state only records progress.
 
     writes = "t1:0 t2:3"             each token: txn:routing-key (one send)
-    acks   = "t1:s1:1:ind t2:s2:1:cum"  each token: txn:segment:position:ind|cum
+    acks   = "t1:s1:1:ind t2:s2:2:cum"  each token: txn:segment:position:ind|cum
+                                        (positions 1 .. 1 + the number of sends)
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ def parse_writes(text: str, txns: int, keys: int) -> tuple[Write, ...]:
     return tuple(out)
 
 
-def parse_acks(text: str, txns: int, segs: int) -> tuple[Ack, ...]:
+def parse_acks(text: str, txns: int, segs: int, positions: int) -> tuple[Ack, ...]:
+    """Positions count from 1, the plain entry every initial segment starts
+    with; an ack is sent once the dispatcher has passed its position."""
     out = []
     for tok in text.split():
         parts = tok.split(":")
@@ -57,5 +60,5 @@ def parse_acks(text: str, txns: int, segs: int) -> tuple[Ack, ...]:
             raise SpecError(f"bound acks: {tok!r} is not txn:segment:position:ind|cum")
         seg = _int(parts[1][1:], "bound acks", 1, segs) - 1
         out.append(Ack(f"a{len(out) + 1}", _txn(parts[0], "bound acks", txns), seg,
-                       _int(parts[2], "bound acks", 1, 1), parts[3] == "cum"))
+                       _int(parts[2], "bound acks", 1, positions), parts[3] == "cum"))
     return tuple(out)

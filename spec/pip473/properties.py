@@ -46,6 +46,9 @@ def declare(m) -> None:
     f["pins"] = sc.set("pins", ("Seg", "Txn"))
     f["sealed"] = sc.set("sealed", "Seg")
     f["ackw"] = sc.set("ackw", ("Txn", "Seg", "Pos"))
+    f["ackafter"] = sc.set("ackafter", ("Txn", "Seg", "Pos"))
+    f["ackcover"] = sc.set("ackcover", ("Txn", "Seg", "Pos"))
+    f["fenced"] = sc.set("fenced", ("Seg", "Pos"))
     f["ackop"] = sc.set("ackop", ("Txn", "Seg", "Pos"))
     f["acked"] = sc.set("acked", ("Seg", "Pos"))
     f["opon"] = sc.set("opon", ("Txn", "Seg"))
@@ -70,27 +73,46 @@ def _build(m, sc, f) -> None:
     # scenario model can isolate one.
     inv["NoAbortedDelivered"] = sc.forall("Txn", lambda t: entries_of(
         t, lambda s, p: z3.Implies(dlv(s, p) != V(""), decided(t) != V("ABORTED"))))
+    # Per participant: no live transaction buffer hides an entry of a
+    # committed txn, whatever the other participants have done.
     inv["CommittedVisible"] = sc.forall("Txn", lambda t: z3.Implies(
-        z3.And(decided(t) == V("COMMITTED"), matlive(t)),
+        decided(t) == V("COMMITTED"),
         entries_of(t, lambda s, p: z3.Implies(up(s), z3.Not(f["skipped"](s, p))))))
     inv["NoLateAdmission"] = sc.forall("Txn", lambda t: z3.Not(f["late"](t)))
     inv["Atomicity"] = z3.And(inv["NoAbortedDelivered"], inv["CommittedVisible"], inv["NoLateAdmission"])
     inv["NoLostCommittedAck"] = sc.forall(("Txn", "Seg", "Pos"), lambda t, s, p: z3.Implies(
         z3.And(f["ackw"](t, s, p), decided(t) == V("COMMITTED"), z3.Not(f["ackop"](t, s, p))),
         f["acked"](s, p)))
+    # finalized_ms is written at most once (the ghost counts the writes, so a
+    # finalize without its version guard breaks it), the header never leaves
+    # its first decision, and the client is told that decision, not another.
     inv["SingleFinalization"] = sc.forall("Txn", lambda t: z3.And(
         f["fincnt"](t) <= 1,
         z3.Implies(z3.Or(hdr(t) == V("COMMITTED"), hdr(t) == V("ABORTED")), hdr(t) == decided(t)),
-        z3.Implies(f["told"](t) == V("told-committed"), decided(t) == V("COMMITTED"))))
+        z3.Implies(f["told"](t) == V("told-committed"), decided(t) == V("COMMITTED")),
+        z3.Implies(f["told"](t) == V("told-aborted"), decided(t) == V("ABORTED"))))
     inv["ReadCommitted"] = sc.forall(("Seg", "Pos"), lambda s, p: z3.And(
         dlv(s, p) != V("OPEN"), dlv(s, p) != V("ABORTED")))
+    # The ghost gcsnap is what the store held when the header was deleted
+    # (ops left, live participants still pinning the txn), recorded beside
+    # the GC's own check, so a GC that skips its check breaks this.
     inv["GcSafety"] = sc.forall("Txn", lambda t: z3.Implies(
-        hdr(t) == V("GONE"), z3.And(f["gcops"](t) == 0, f["gcunmat"](t) == 0)))
+        hdr(t) == V("GONE"), z3.And(f["gcops"](t) == 0, f["gcunmat"](t) == 0, decided(t) != V(""))))
     inv["MaxReadPositionSafe"] = sc.forall("Seg", lambda s: z3.Implies(
         up(s), f["maxread"](s) < f["firstopen"](s)))
     inv["NoOrphanOp"] = sc.forall(("Txn", "Seg"), lambda t, s: z3.Not(z3.And(
         f["opon"](t, s), decided(t) != V(""), up(s), z3.Not(tracks(s, t)),
         z3.Not(f["inflight"](t, s)), z3.Not(f["pending"](s)))))
+
+    # Acks: every position the cursor covers is covered by an ack of a
+    # committed txn (no ack of an aborted txn reaches the cursor), and no
+    # ack op is written once the txn is decided (its acks are fixed then).
+    inv["NoAbortedAck"] = sc.forall(("Seg", "Pos"), lambda s, p: z3.Implies(
+        f["acked"](s, p), sc.exists("Txn", lambda t: z3.And(f["ackcover"](t, s, p), decided(t) == V("COMMITTED")))))
+    inv["AcksFixedAtDecision"] = sc.forall(("Txn", "Seg", "Pos"), lambda t, s, p: z3.Not(f["ackafter"](t, s, p)))
+    # PIP-468: a terminated parent takes no entry, so every message of a
+    # parent comes before every message of its children.
+    inv["ParentFenced"] = sc.forall(("Seg", "Pos"), lambda s, p: z3.Not(f["fenced"](s, p)))
 
     inv["NoMissedDecision"] = sc.forall(("Txn", "Seg"), lambda t, s: z3.Not(z3.And(
         decided(t) != V(""), up(s), f["pins"](s, t),
@@ -137,7 +159,7 @@ def observe(m, s: S) -> dict:
         opon.add((tn[o.txn], sn[o.seg]))
         if o.kind == "ack":
             ackop.add((tn[o.txn], sn[o.seg], pn[o.pos - 1]))
-    entry, skipped, acked = {}, set(), set()
+    entry, skipped, acked, fenced = {}, set(), set(), set()
     up, pending, tracks, pins, sealed = set(), set(), set(), set(), set()
     maxread, firstopen = {}, {}
     for j, led in enumerate(s.ledger):
@@ -146,6 +168,8 @@ def observe(m, s: S) -> dict:
         if s.status[j] == SEALED:
             sealed.add(seg)
         first = NO_OPEN
+        for i in range(s.fence[j], len(led)) if s.fence[j] >= 0 else ():
+            fenced.add((seg, pn[i]))
         for i, tag in enumerate(led):
             key = (seg, pn[i])
             if tag == PLAIN:
@@ -178,6 +202,12 @@ def observe(m, s: S) -> dict:
     for k, pub in enumerate(s.pubs):
         if pub.stage in IN_FLIGHT:
             inflight.add((tn[m.op_txn[k]], sn[pub.seg]))
+    # positions each txn's written acks cover: its own, and below a cumulative one
+    cumulative = {(a.txn, a.seg, a.pos) for a in m.acks if a.cumulative}
+    ackcover = set()
+    for (t, j, pos, _) in s.ackw:
+        for i in range(1, pos + 1) if (t, j, pos) in cumulative else (pos,):
+            ackcover.add((tn[t], sn[j], pn[i - 1]))
     fin, gcops, gcunmat = set(), {}, {}
     for t, h in enumerate(s.hdr):
         if isinstance(h, Header) and h.fin_at >= 0:
@@ -205,7 +235,10 @@ def observe(m, s: S) -> dict:
         "pending": pending,
         "pins": pins,
         "sealed": sealed,
-        "ackw": {(tn[t], sn[j], pn[pos - 1]) for (t, j, pos) in s.ackw},
+        "ackw": {(tn[t], sn[j], pn[pos - 1]) for (t, j, pos, _) in s.ackw},
+        "ackafter": {(tn[t], sn[j], pn[pos - 1]) for (t, j, pos, after) in s.ackw if after},
+        "ackcover": ackcover,
+        "fenced": fenced,
         "ackop": ackop,
         "acked": acked,
         "opon": opon,

@@ -151,7 +151,8 @@ def ack(m, s: S, k: int):
     if m.flags.memory_acks:
         part = changed.get("part", s.part)   # the admission may have cached the header
         changed["part"] = _put(part, j, part[j]._replace(packs=part[j].packs | {(t, a.pos, a.cumulative)}))
-    return _pub(s, i, Pub(DONE, j, a.pos, s.seqs[t]), ackw=s.ackw | {(t, j, a.pos)}, **changed)
+    after = header_state(s, t) != OPEN   # the ghost of AcksFixedAtDecision
+    return _pub(s, i, Pub(DONE, j, a.pos, s.seqs[t]), ackw=s.ackw | {(t, j, a.pos, after)}, **changed)
 
 
 # The steps a send may take from each unfinished stage, in the order `next`

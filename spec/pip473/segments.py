@@ -52,10 +52,13 @@ def create_children(topo: Topology, s: S) -> S:
 
 
 def terminate_parents(topo: Topology, s: S) -> S:
-    status = list(s.status)
+    """Step 3; the ghost `fence` records each parent's ledger length, so that
+    ParentFenced can tell an entry appended after the termination."""
+    status, fence = list(s.status), list(s.fence)
     for p in topo.parents:
         status[p] = TERMINATED
-    return s._replace(status=tuple(status), reshape=2)
+        fence[p] = len(s.ledger[p])
+    return s._replace(status=tuple(status), fence=tuple(fence), reshape=2)
 
 
 def cas_metadata(topo: Topology, s: S) -> S:

@@ -112,7 +112,7 @@ class Pip473(Spec):
     # watermarks, the read positions, the reshape step, the budgets or the
     # TC's in-memory work: properties see those only through their effects.
     observed_fields = ("hdr", "ops", "arec", "ledger", "status", "cursor", "part", "pubs",
-                       "client", "fincnt", "decided", "late", "dlv", "ackw", "gcsnap")
+                       "client", "fincnt", "decided", "late", "dlv", "ackw", "gcsnap", "fence")
     bounds = {
         "txns": Bound(2, "number of transactions (t1, t2, ...)", lo=1, hi=3),
         "writes": Bound("t1:0", "transactional sends, txn:routing-key each (keys 0..3)"),
@@ -142,7 +142,7 @@ class Pip473(Spec):
         n = c["txns"]
         nseg = len(self.topo.ranges)
         self.writes = parse_writes(c["writes"], n, segments.KEYS)
-        self.acks = parse_acks(c["acks"], n, 2)
+        self.acks = parse_acks(c["acks"], n, 2, 1 + len(self.writes))
         self.op_txn = tuple(w.txn for w in self.writes) + tuple(a.txn for a in self.acks)
         self.txn_names = tuple(f"t{i + 1}" for i in range(n))
         self.seg_names = tuple(f"s{j + 1}" for j in range(nseg))
@@ -192,7 +192,7 @@ class Pip473(Spec):
             crashes=self.constants["crashes"], tcp=frozenset(), failovers=self.constants["failovers"],
             client=(C_NONE,) * n, pubs=(PUB_TODO,) * len(self.op_txn),
             fincnt=(0,) * n, decided=("",) * n, late=frozenset(), dlv=frozenset(), ackw=frozenset(),
-            gcsnap=((),) * n,
+            gcsnap=((),) * n, fence=(-1,) * nseg,
         )
 
     def next(self, s: S):

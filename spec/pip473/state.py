@@ -138,5 +138,6 @@ class S(NamedTuple):
     decided: tuple      # per txn: the first terminal state, or ""
     late: frozenset     # txns that had a write/ack admitted after their decision
     dlv: frozenset      # (seg, pos, header state at delivery)
-    ackw: frozenset     # (txn, seg, pos) every ack op ever written
+    ackw: frozenset     # (txn, seg, pos, after) every ack op ever written; after = the header was decided
     gcsnap: tuple       # per txn: (ops left, live participants not materialized) when the header was deleted; () before
+    fence: tuple        # per seg: its ledger length when it was terminated; -1 before

@@ -125,7 +125,7 @@ class _Renaming:
 
     def ackw(self, ackw: frozenset) -> frozenset:
         p = self.p
-        return _kept(frozenset((p[t], j, pos) for t, j, pos in ackw), ackw)
+        return _kept(frozenset((p[t], j, pos, after) for t, j, pos, after in ackw), ackw)
 
     def _memo(self, field: str, value):
         memo, rename = self.memos[field]
@@ -139,13 +139,13 @@ class _Renaming:
     def __call__(self, s: S) -> S:
         move, memo = self.per_txn, self._memo
         (now, hdr, seqs, ops, arec, wmark, status, ledger, cursor, rd, reshape, part, crashes,
-         tcp, failovers, client, pubs, fincnt, decided, late, dlv, ackw, gcsnap) = s
+         tcp, failovers, client, pubs, fincnt, decided, late, dlv, ackw, gcsnap, fence) = s
         return _new(S, (
             now, _kept(move(hdr), hdr), _kept(move(seqs), seqs), memo("ops", ops), memo("arec", arec),
             wmark, status, memo("ledger", ledger), cursor, rd, reshape, memo("part", part), crashes,
             memo("tcp", tcp), failovers, _kept(move(client), client), _kept(self.pubs(pubs), pubs),
             _kept(move(fincnt), fincnt), _kept(move(decided), decided), memo("late", late),
-            dlv, memo("ackw", ackw), _kept(move(gcsnap), gcsnap)))
+            dlv, memo("ackw", ackw), _kept(move(gcsnap), gcsnap), fence))
 
 
 _new = tuple.__new__
