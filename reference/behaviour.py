@@ -4,7 +4,8 @@
 Pulsar where it departs from the text (protocol notes, points 1-4 and the
 recovery notes); `fixed` is merged plus the three changes the spec found
 necessary (F1 validate after the op put, F2 watermark before the op put, F3
-acks applied from the op records). Each difference is one flag, read in the
+acks applied from the op records, F4 a missing header at recovery is
+collected, not aborted). Each difference is one flag, read in the
 one method it changes; there is no second copy of any component.
 """
 
@@ -40,6 +41,9 @@ class Behaviour:
     validate_after_op: bool = False
     # F2: persist the watermark before a txn's first op on the segment.
     watermark_before_op: bool = False
+    # F4: recovery reads a missing header as collected, not as ABORTED: it
+    # deletes the txn's op records here and writes no aborted record.
+    collected_not_aborted: bool = False
     retention_ms: int = 900_000
     sweep_period_ms: int = 10_000
     txn_timeout_ms: int = 30_000
@@ -57,7 +61,8 @@ MERGED = Behaviour(
     "merged", op_before_append=True, notify_by_stream=True, durable_aborted_records=True,
     gc_redrive=True, recovery_holds_read_position=True, durable_watermark=True, acks_from_records=False,
 )
-FIXED = MERGED.with_(name="fixed", acks_from_records=True, validate_after_op=True, watermark_before_op=True)
+FIXED = MERGED.with_(name="fixed", acks_from_records=True, validate_after_op=True, watermark_before_op=True,
+                     collected_not_aborted=True)
 
 BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (PIP_TEXT, MERGED, FIXED)}
 

@@ -12,7 +12,9 @@ from .env import Env
 from .header_cache import TxnHeaderCache
 from .ledger import LedgerStorage, ManagedLedger
 from .pending_ack import MetadataPendingAckStore
-from .records import ABORTED, COMMITTED, OPEN, WRITES_BY_SEGMENT, header_path, segment_events, subscription_events
+from .records import (
+    ABORTED, COMMITTED, OPEN, WRITES_BY_SEGMENT, header_path, ops_prefix, segment_events, subscription_events,
+)
 from .transaction_buffer import MetadataTransactionBuffer
 
 
@@ -58,6 +60,9 @@ class SegmentBroker:
         decided = []
         for txn in sorted(txns, key=_txn_order):
             rec = store.get(header_path(txn))
+            if rec is None and env.behaviour.collected_not_aborted:
+                self._drop_ops(txn)   # F4: an op put after the GC by a send never admitted
+                continue
             state = rec.value["state"] if rec else None
             if state != OPEN:
                 decided.append((txn, COMMITTED if state == COMMITTED else ABORTED))
@@ -68,6 +73,12 @@ class SegmentBroker:
         for txn, state in decided:
             self.cache.add(txn)
             self.materialize(txn, state)
+
+    def _drop_ops(self, txn: str) -> None:
+        store = self.env.store
+        for path in store.children(ops_prefix(txn)):
+            if store.get(path).value["segment"] == self.segment:
+                store.delete(path)
 
     def materialize(self, txn: str, state: str) -> None:
         """The participant applies a decision ("Notification mechanism"):
