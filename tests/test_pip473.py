@@ -25,6 +25,7 @@ CORPUS = ROOT / "counterexamples" / "pip473"
 # model stem -> (property, length): every scenario that has a counterexample.
 VIOLATIONS = {
     "gc-forced-delete": ("NoLostCommittedAck", 6),
+    "gc-forced-delete-merged": ("NoLostCommittedAck", 6),
     "unknown-is-aborted": ("CommittedVisible", 8),
     "unknown-is-aborted-merged": ("CommittedVisible", 10),
     "append-before-op": ("ReadCommitted", 5),
@@ -41,15 +42,16 @@ MAIN_FIGURES = {"pip-text": (17, 18, 3), "merged": (98, 129, 4)}
 
 # model stem -> (distinct, generated, depth): exhaustive passes.
 PASSES = {
-    "gc-forced-delete-merged": (39, 52, 8),
-    "gc-forced-delete-fixed": (39, 52, 8),
-    "unknown-is-aborted-fixed": (240, 464, 13),
-    "append-before-op-fixed": (240, 464, 13),
-    "recovery-watermark-fixed": (240, 464, 13),
+    "gc-forced-delete-fixed": (63, 101, 9),
+    "unknown-is-aborted-fixed": (242, 465, 13),
+    "append-before-op-fixed": (242, 465, 13),
+    "recovery-watermark-fixed": (242, 465, 13),
     "late-write-fixed": (2355, 5325, 17),
     "orphan-op-fixed": (543, 1031, 13),
     "coalesced-events-fixed": (23534, 78866, 22),
-    "sealed-mid-txn": (86279, 220778, 21),
+    "sealed-mid-txn": (96389, 245502, 21),
+    "pip-text-safe": (32672, 103327, 18),
+    "acks-two-positions-fixed": (118760, 453599, 23),
 }
 
 SIX = ("Atomicity", "NoLostCommittedAck", "SingleFinalization", "ReadCommitted", "GcSafety",
@@ -144,13 +146,25 @@ def test_fixed_standard_model_passes_with_its_figures():
     assert (o.distinct_states, o.states_generated, o.depth) == FIXED_FIGURES
 
 
-FIXED_FIGURES = (533658, 2132908, 26)
+FIXED_FIGURES = (534460, 2134715, 26)
+
+
+@pytest.mark.slow
+def test_fixed_passes_with_crashes_anywhere():
+    """Every pruning rule off (a crash in every state): the audit's finding
+    (CommittedVisible in 14 states before F4) no longer holds."""
+    r = check_model(PIP / "fixed-crash-anywhere.toml", keep_graph=False)
+    o = r.outcome
+    assert r.spec.constants["prune"] is False
+    assert r.verdict == "ok" and o.incomplete_reason is None
+    assert all(o.witnesses_found.values())
+    assert (o.distinct_states, o.states_generated, o.depth) == (1507107, 7095780, 24)
 
 
 @pytest.mark.parametrize("bounds, message", [
     ({"writes": "t9:0"}, "bound writes: 't9' is not a txn id"),
     ({"writes": "t1"}, "is not txn:key"),
-    ({"acks": "t1:s1:2:ind"}, "bound acks: '2' must be an integer in 1..1"),
+    ({"acks": "t1:s1:3:ind"}, "bound acks: '3' must be an integer in 1..2"),
     ({"acks": "t1:s1:1:both"}, "is not txn:segment:position:ind|cum"),
     ({"reshape": "shuffle"}, "is not one of"),
 ])
