@@ -173,3 +173,29 @@ def test_bad_bounds_are_one_clear_error(bounds, message):
 
     with pytest.raises(SpecError, match=message.replace("|", r"\|").replace("(", r"\(")):
         load_spec_class("pip473")("fixed", **bounds)
+
+
+# Each change of `fixed` (spec/pip473/variants.py) with the model that fails
+# without it: the property and the length of the shortest counterexample.
+FIXES = {
+    "F1": ({"validate_after_op": False}, "fixed", "Atomicity", 5),
+    "F2": ({"watermark_before_op": False}, "fixed", "MaxReadPositionSafe", 8),
+    "F3": ({"memory_acks": True}, "fixed", "NoLostCommittedAck", 6),
+    "F4": ({"collected_not_aborted": False}, "fixed-crash-anywhere", "Atomicity", 14),
+}
+
+
+@pytest.mark.parametrize("change", sorted(FIXES))
+def test_every_change_of_fixed_is_necessary(change, monkeypatch):
+    from txncheck.spec.pip473 import variants
+
+    flags, stem, prop, length = FIXES[change]
+    monkeypatch.setitem(variants.VARIANTS, "fixed", variants.VARIANTS["fixed"]._replace(**flags))
+    r = check_model(PIP / f"{stem}.toml", keep_graph=False)
+    assert r.verdict == "violation"
+    assert [(v.property, v.length) for v in r.outcome.violations] == [(prop, length)]
+
+
+def test_every_model_names_the_bounds_that_cut_behaviour():
+    for path in sorted(PIP.glob("*.toml")):
+        assert "Bounds that cut behaviour:" in tomllib.loads(path.read_text())["description"], path.name

@@ -33,18 +33,25 @@ Abstractions (each keeps the races the reviewers raised):
   ticks = timeout = retention = 0: a deadline or a retention window may pass
   at any moment, the most adversarial timing.
 
-Scheduling restrictions that keep the standard models near half a million
-states (each removes only interleavings that cannot change a property):
+Pruning: scheduling restrictions that only shrink the state space, all
+behind the bound `prune` (default true; `prune = false` enables each action
+in every state). Each is a claim that it removes no behaviour a property can
+see; tests/test_pruning_audit.py checks it at small bounds (same verdict and
+shortest-trace length per property, same witnesses, pruned and not), and
+models/pip473/fixed-crash-anywhere.toml checks `fixed` unpruned. The crash
+rule was wrong before F4: a broker with empty caches but a send in flight
+whose op landed after the GC could crash, and fixed then failed.
 * `crash` is enabled only for a broker that holds something to lose (cached
   headers, pending events, aborted marks or in-memory acks);
 * `tick` only while the clock can still make a deadline or a retention
   window pass;
 * the split/merge runs while a send of the plan is unfinished (sends are the
   only users of the segment layout) and starts while a txn is OPEN;
-* `tcFailover` only while the TC has in-memory work to lose;
-* txn ids are allocated in order (t2 after t1), as the coordinator's counter
-  does; txns whose clients run the same plan are interchangeable clients,
-  and either may take the next id (symmetry.py), so `--symmetry` applies.
+* `tcFailover` only while the TC has in-memory work to lose.
+Not pruning, and not switched: txn ids are allocated in order (t2 after t1),
+as the coordinator's counter does; txns whose clients run the same plan are
+interchangeable clients, and either may take the next id (symmetry.py), so
+`--symmetry` applies.
 
 Variants (flags in `variants.py`, read inside the action bodies):
 * pip-text: the text. Publish appends, then puts the op (the TB learns the
@@ -58,8 +65,9 @@ Variants (flags in `variants.py`, read inside the action bodies):
   keeps the header while ops remain; recovery holds maxReadPosition at the
   watermark or the LAC; the pending-ack handle applies only in-memory acks
   and its replay re-seeds only txn ids.
-* fixed: merged plus three changes, the smallest set found that makes every
-  safety property hold at the standard bounds (models/pip473/fixed.toml):
+* fixed: merged plus four changes, the smallest set found that makes every
+  safety property hold at the standard bounds (models/pip473/fixed.toml)
+  and with crashes anywhere (fixed-crash-anywhere.toml):
   F1 (publishValidate) admission moves after the op put: a linearizable
      header re-read (not the cache) admits the write; a decided header
      rejects it, and the broker deletes its op and materializes the decision
@@ -72,18 +80,32 @@ Variants (flags in `variants.py`, read inside the action bodies):
   F3 (pendingack) the pending-ack store applies the acks of the op records
      (as the text's range query does), not only those in memory, so a
      replayed store still applies a committed txn's acks.
-  Each change is necessary: dropping any one of them from `fixed` gives a
-  violation of fixed.toml (F1: Atomicity in 5 states, a stale cache admits
-  an ack after the commit; F2: MaxReadPositionSafe in 8, recovery holds the
-  read position at the LAC; F3: NoLostCommittedAck in 6, a replayed store
-  applies no acks and deletes the ops).
+  F4 (recovery) a missing header is a collected txn, not an aborted one:
+     recovery deletes its op records on the segment and writes no aborted
+     record. The GC deletes a header only once no op is left, so such an op
+     was put after the collection by a send F1 never admitted.
+  Each change is necessary (tests/test_pip473.py checks it): dropping one
+  gives a violation (F1: fixed.toml, Atomicity in 5 states, a stale cache
+  admits an ack after the commit; F2: fixed.toml, MaxReadPositionSafe in 8,
+  recovery holds the read position at the LAC; F3: fixed.toml,
+  NoLostCommittedAck in 6, a replayed store applies no acks and deletes the
+  ops; F4: fixed-crash-anywhere.toml, Atomicity (CommittedVisible) in 14,
+  a late send's op lands after the GC, the broker crashes before validating
+  it, and recovery marks the committed txn aborted).
+
+Recovery keeps its hold: a txn recovery finds OPEN is tracked at the
+position RECOVERED (state.py), as Pulsar's TxnEntry.recoveryDiscovered, and a
+later append of the same txn does not re-key it; re-keying released the hold
+on the earlier entry (fixed failed MaxReadPositionSafe in 12 states).
 
 Extra properties beyond the issue's six: NoOrphanOp (an op record of a
 decided txn that no live participant will ever materialize: the GC re-drives
-forever) and NoMissedDecision (a participant pins the read position for a
-decided txn with no event left to tell it). Atomicity is also available as
-its three clauses, NoAbortedDelivered, CommittedVisible and NoLateAdmission,
-so a scenario model can isolate one.
+forever), NoMissedDecision (a participant pins the read position for a
+decided txn with no event left to tell it), NoAbortedAck and
+AcksFixedAtDecision (acks), and ParentFenced (PIP-468 order). Atomicity is
+also available as its three clauses, NoAbortedDelivered, CommittedVisible
+and NoLateAdmission, so a scenario model can isolate one. Every property has
+a truth table in tests/test_pip473_truth_tables.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ pip-text  the document as written.
 merged    the four departures of the shipped code (protocol-notes.md, "PIP-473
           as written versus as merged") and its recovery facts.
 fixed     merged plus the smallest change set found to make every safety
-          property hold at the standard bounds (see spec.py's docstring).
+          property hold at the standard bounds and with crashes anywhere:
+          F1-F4 (see spec.py's docstring, and tests/test_pip473.py for the
+          model that fails without each).
 """
 
 from __future__ import annotations
