@@ -232,6 +232,30 @@ def _successor(spec: Spec, s: Any, name: str, params: Mapping[str, Any], fp: str
     return None
 
 
+def _lasso_goal(spec, trace, where):
+    """The compiled goal of the lasso's temporal property (`F leads_to G`:
+    G), read from the model file the trace names; None when the file is not
+    at hand. A cycle is a counterexample only where G never holds on it."""
+    from ..checker.invariants import compile_predicate
+    from ..checker.liveness.check import resolve
+    from ..checker.model import ModelError, load_model
+
+    name = trace.meta.get("model")
+    if not isinstance(name, str) or not name:
+        return None
+    candidates = [Path(name)] + [d / name for d in Path(str(where)).resolve().parents]
+    path = next((c for c in candidates if c.is_file()), None)
+    if path is None:
+        return None
+    try:
+        m = load_model(path)
+        props = resolve(m, spec)
+    except (ModelError, OSError, ValueError):
+        return None
+    prop = props.get(trace.meta.get("property"))
+    return None if prop is None else compile_predicate(spec.schema, prop[1])
+
+
 def _close_lasso(spec, trace, s, bridge, observations, res: Result, where, actions: list[str]) -> Result:
     """After the stem and the cycle's states, take the closing step (the
     file's `#meta.loop_action`, or "stutter" when the last state is the loop
@@ -271,6 +295,14 @@ def _close_lasso(spec, trace, s, bridge, observations, res: Result, where, actio
                       f"implementation is not back at its observation of state {loop}", variant=spec.variant,
                       trace=str(where), steps_run=len(trace.steps))
     prop = trace.meta.get("property")
+    goal = _lasso_goal(spec, trace, where)
+    if goal is not None:
+        for k, obs in enumerate(observations[loop:] + [impl_obs], start=loop):
+            if goal(obs):
+                return Result("not_reproduced", None, None, {}, variant=spec.variant, trace=str(where),
+                              steps_run=len(trace.steps),
+                              note=f"the implementation follows the cycle, but {prop}'s goal holds on it "
+                                   f"(state {k}), so the cycle does not violate {prop} under {spec.variant}")
     return Result("reproduced", loop, prop, {}, note=f"the implementation ran the stem and one turn of the "
                   f"cycle back to state {loop}; it can repeat the cycle forever", variant=spec.variant,
                   trace=str(where), steps_run=len(trace.steps), kind="lasso")

@@ -44,6 +44,13 @@ class Behaviour:
     # F4: recovery reads a missing header as collected, not as ABORTED: it
     # deletes the txn's op records here and writes no aborted record.
     collected_not_aborted: bool = False
+    # The decision CAS writes finalized_ms in the same header update (the
+    # merged TransactionCoordinatorV5); the text sets it after the CAS.
+    cas_finalizes: bool = False
+    # The pending-ack store writes an ACK op with no check of the txn's state
+    # (the merged MetadataPendingAckStore relies on the handle, which does
+    # not read the header either), then adds the txn to its open set.
+    acks_unchecked: bool = False
     retention_ms: int = 900_000
     sweep_period_ms: int = 10_000
     txn_timeout_ms: int = 30_000
@@ -60,9 +67,10 @@ PIP_TEXT = Behaviour(
 MERGED = Behaviour(
     "merged", op_before_append=True, notify_by_stream=True, durable_aborted_records=True,
     gc_redrive=True, recovery_holds_read_position=True, durable_watermark=True, acks_from_records=False,
+    cas_finalizes=True, acks_unchecked=True,
 )
 FIXED = MERGED.with_(name="fixed", acks_from_records=True, validate_after_op=True, watermark_before_op=True,
-                     collected_not_aborted=True)
+                     collected_not_aborted=True, acks_unchecked=False)
 
 BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (PIP_TEXT, MERGED, FIXED)}
 

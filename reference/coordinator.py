@@ -75,7 +75,10 @@ class TransactionCoordinatorV5:
     def _decide(self, txn: str, target: str) -> bool:
         rec = self.env.store.get(header_path(txn))
         try:
-            self.env.store.put(rec.path, {**rec.value, "state": target}, expected_version=rec.version)
+            value = {**rec.value, "state": target}
+            if self.b.cas_finalizes:  # merged: one header update, state and finalizedAt
+                value["finalized_ms"] = self.env.now_ms
+            self.env.store.put(rec.path, value, expected_version=rec.version)
         except BadVersion:
             return False
         if self.b.notify_by_stream:

@@ -56,7 +56,10 @@ class MetadataPendingAckStore:
 
     def _ack(self, req: AckRequest) -> None:
         txn = req.txn
-        if self.b.validate_after_op:
+        if self.b.acks_unchecked:
+            ok = True  # merged: no header read; the txn joins the open set
+            self.cache.add(txn)
+        elif self.b.validate_after_op:
             ok = self.cache.read(txn) == OPEN  # fixed: a store read, not the cache
             if ok:
                 self.cache.add(txn)

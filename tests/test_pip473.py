@@ -27,7 +27,7 @@ VIOLATIONS = {
     "gc-forced-delete": ("NoLostCommittedAck", 6),
     "gc-forced-delete-merged": ("NoLostCommittedAck", 6),
     "unknown-is-aborted": ("CommittedVisible", 8),
-    "unknown-is-aborted-merged": ("CommittedVisible", 10),
+    "unknown-is-aborted-merged": ("CommittedVisible", 9),
     "append-before-op": ("ReadCommitted", 5),
     "recovery-watermark": ("ReadCommitted", 8),
     "late-write": ("NoLateAdmission", 5),
@@ -35,23 +35,27 @@ VIOLATIONS = {
     "coalesced-events": ("NoMissedDecision", 6),
     "orphan-op": ("NoOrphanOp", 8),
     "pip-text": ("MaxReadPositionSafe", 4),
-    "merged": ("Atomicity", 5),
+    "merged": ("Atomicity", 4),
+    "late-ack-merged": ("AcksFixedAtDecision", 4),
+    "pas-restart-merged": ("NoLostCommittedAck", 6),
 }
 
-MAIN_FIGURES = {"pip-text": (17, 18, 3), "merged": (98, 129, 4)}
+MAIN_FIGURES = {"pip-text": (17, 18, 3), "merged": (28, 32, 3)}
 
 # model stem -> (distinct, generated, depth): exhaustive passes.
 PASSES = {
-    "gc-forced-delete-fixed": (63, 101, 9),
-    "unknown-is-aborted-fixed": (242, 465, 13),
-    "append-before-op-fixed": (242, 465, 13),
-    "recovery-watermark-fixed": (242, 465, 13),
-    "late-write-fixed": (2355, 5325, 17),
-    "orphan-op-fixed": (543, 1031, 13),
-    "coalesced-events-fixed": (23534, 78866, 22),
-    "sealed-mid-txn": (96389, 245502, 21),
+    "gc-forced-delete-fixed": (79, 144, 9),
+    "unknown-is-aborted-fixed": (322, 698, 13),
+    "append-before-op-fixed": (322, 698, 13),
+    "recovery-watermark-fixed": (322, 698, 13),
+    "late-write-fixed": (3227, 8253, 17),
+    "orphan-op-fixed": (724, 1575, 13),
+    "coalesced-events-fixed": (43856, 172149, 22),
+    "sealed-mid-txn": (147435, 434830, 21),
     "pip-text-safe": (32672, 103327, 18),
-    "acks-two-positions-fixed": (118760, 453599, 23),
+    "acks-two-positions-fixed": (148823, 644220, 22),
+    "late-ack-fixed": (51, 81, 8),
+    "pas-restart-fixed": (39, 67, 8),
 }
 
 SIX = ("Atomicity", "NoLostCommittedAck", "SingleFinalization", "ReadCommitted", "GcSafety",
@@ -146,7 +150,7 @@ def test_fixed_standard_model_passes_with_its_figures():
     assert (o.distinct_states, o.states_generated, o.depth) == FIXED_FIGURES
 
 
-FIXED_FIGURES = (534460, 2134715, 26)
+FIXED_FIGURES = (881649, 4047379, 25)
 
 
 @pytest.mark.slow
@@ -158,7 +162,7 @@ def test_fixed_passes_with_crashes_anywhere():
     assert r.spec.constants["prune"] is False
     assert r.verdict == "ok" and o.incomplete_reason is None
     assert all(o.witnesses_found.values())
-    assert (o.distinct_states, o.states_generated, o.depth) == (1507107, 7095780, 24)
+    assert (o.distinct_states, o.states_generated, o.depth) == (1629324, 8124018, 24)
 
 
 @pytest.mark.parametrize("bounds, message", [
@@ -181,7 +185,7 @@ FIXES = {
     "F1": ({"validate_after_op": False}, "fixed", "Atomicity", 5),
     "F2": ({"watermark_before_op": False}, "fixed", "MaxReadPositionSafe", 8),
     "F3": ({"memory_acks": True}, "fixed", "NoLostCommittedAck", 6),
-    "F4": ({"collected_not_aborted": False}, "fixed-crash-anywhere", "Atomicity", 14),
+    "F4": ({"collected_not_aborted": False}, "fixed-crash-anywhere", "Atomicity", 13),
 }
 
 

@@ -57,7 +57,8 @@ def test_standard_models_refuse_symmetry_in_one_line(capsys, tmp_path):
     assert err.strip().splitlines() == [
         "txncheck: error: --symmetry: no two elements of Txn are interchangeable in "
         "pip473[fixed](txns=2, writes=t1:0, acks=t1:s1:1:ind t2:s2:1:cum, reshape=merge, decisions=commit, "
-        "crashes=1, failovers=1, ticks=0, timeout=0, retention=0, prune=True, watches=point); check it without --symmetry"]
+        "client=permissive, crashes=1, failovers=1, ticks=0, timeout=0, retention=0, prune=True, watches=point); "
+        "check it without --symmetry"]
 
 
 def test_twin_clients_fixed_is_halved_with_the_same_verdict():
@@ -66,23 +67,23 @@ def test_twin_clients_fixed_is_halved_with_the_same_verdict():
     keeps the verdict with no more states."""
     full = check_model(PIP473 / "twin-clients-fixed.toml", keep_graph=False)
     o = full.outcome
-    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == ("ok", 46751, 162906, 24)
+    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == ("ok", 85337, 344822, 24)
     for mode in ({}, {"fingerprints": True}, {"compact": True}):
         red = check_model(PIP473 / "twin-clients-fixed.toml", keep_graph=False, options={"symmetry": True, **mode})
         r = red.outcome
-        assert (r.verdict, r.distinct_states, r.states_generated, r.depth) == ("ok", 23461, 81739, 24), mode
+        assert (r.verdict, r.distinct_states, r.states_generated, r.depth) == ("ok", 42784, 172857, 24), mode
         assert r.witnesses_found == o.witnesses_found and all(o.witnesses_found.values())
         assert r.extra["reductions"]["symmetry"]["inexact_states"] == 0
     both = check_model(PIP473 / "twin-clients-fixed.toml", keep_graph=False,
                        options={"symmetry": True, "por": True}).outcome
-    assert both.verdict == "ok" and both.distinct_states <= 23461 and both.witnesses_found == o.witnesses_found
+    assert both.verdict == "ok" and both.distinct_states <= 42784 and both.witnesses_found == o.witnesses_found
 
 
 def test_twin_clients_merged_trace_is_concrete_and_replays(tmp_path):
     full = check_model(PIP473 / "twin-clients-merged.toml", keep_graph=False, out_dir=tmp_path / "full")
     red = check_model(PIP473 / "twin-clients-merged.toml", keep_graph=False, out_dir=tmp_path / "sym",
                       options={"symmetry": True})
-    assert (full.outcome.distinct_states, red.outcome.distinct_states) == (198, 108)
+    assert (full.outcome.distinct_states, red.outcome.distinct_states) == (242, 130)
     [v] = red.outcome.violations
     [u] = full.outcome.violations
     assert (v.property, v.length) == (u.property, u.length) == ("NoMissedDecision", 6)
@@ -134,13 +135,13 @@ def test_a_model_file_switches_the_reduction_on(tmp_path, capsys):
     on = tmp_path / "on.toml"
     on.write_text("symmetry = true\n" + text)
     code, rep, _ = _cli(capsys, on, "--out", tmp_path)
-    assert code == 1 and rep["distinct_states"] == 108 and "symmetry" in rep["reductions"]
+    assert code == 1 and rep["distinct_states"] == 130 and "symmetry" in rep["reductions"]
     code, rep, _ = _cli(capsys, on, "--out", tmp_path, "--no-symmetry")   # the command line wins
-    assert code == 1 and rep["distinct_states"] == 198 and "symmetry" not in (rep.get("reductions") or {})
+    assert code == 1 and rep["distinct_states"] == 242 and "symmetry" not in (rep.get("reductions") or {})
     main(["check", str(on), "--quiet", "--out", str(tmp_path), "--fingerprints"])   # the text report says so
     lines = capsys.readouterr().out.splitlines()
-    # 108 distinct x (178 - 108) generated / 2^64
-    assert lines[2] == "reductions: symmetry over Txn; 64-bit fingerprints (collision probability 4.1e-16)"
+    # 130 distinct x (220 - 130) generated / 2^64
+    assert lines[2] == "reductions: symmetry over Txn; 64-bit fingerprints (collision probability 6.3e-16)"
     main(["check", str(on), "--quiet", "--out", str(tmp_path), "--no-symmetry"])
     assert not any(x.startswith("reductions:") for x in capsys.readouterr().out.splitlines())
     bad = tmp_path / "bad.toml"

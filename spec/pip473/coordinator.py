@@ -29,11 +29,18 @@ def new_txn(m, s: S, t: int) -> S:
 
 def _decide(m, s: S, t: int, d: str) -> dict:
     """The single CAS OPEN -> d on the header: the linearization point, and
-    the fan-out. Returns the fields it changes (the caller builds the state)."""
+    the fan-out. Returns the fields it changes (the caller builds the state).
+    merged/fixed: the same header update writes finalizedAt (the merged
+    TransactionCoordinatorV5.endTransaction); pip-text: the TC table sets
+    finalized_ms after the CAS returns (`finalize`)."""
     h = s.hdr[t]
-    return {"hdr": _put(s.hdr, t, Header(d, h.deadline, h.fin_at)),
-            "decided": s.decided if s.decided[t] else _put(s.decided, t, d),
-            "part": fanout(m, s, t, d)}
+    changed = {"hdr": _put(s.hdr, t, Header(d, h.deadline, h.fin_at)),
+               "decided": s.decided if s.decided[t] else _put(s.decided, t, d),
+               "part": fanout(m, s, t, d)}
+    if m.flags.cas_finalizes:
+        changed["hdr"] = _put(s.hdr, t, Header(d, h.deadline, s.now))
+        changed["fincnt"] = _put(s.fincnt, t, s.fincnt[t] + 1)
+    return changed
 
 
 def end_txn(m, s: S, t: int, d: str) -> S:
@@ -53,7 +60,8 @@ def finalize(m, s: S, t: int, reply: str) -> S:
     """After the CAS returns, set finalized_ms (a version CAS: at most once),
     then ack the client (`reply` is the decision it asked for; "" for the
     timeout sweep, which has no client waiting). One step: a failover
-    between the two would only make the client retry, as it does here."""
+    between the two would only make the client retry, as it does here.
+    merged/fixed: the CAS already wrote finalizedAt; this only answers."""
     h = s.hdr[t]
     changed = {"tcp": s.tcp - {(t, "fin", reply)}}
     if isinstance(h, Header) and h.fin_at < 0:

@@ -164,6 +164,9 @@ def footprints(m) -> dict:
         # coordinator.end_txn / timeout: the decision CAS, fan-out (lists the txn's ops)
         decide_r = seen[t] | {("_decided", t), ("_ops", t)} | fan_r
         decide_w = {cas[t], ("_decided", t), ("_tcp", t)} | fan_w
+        if m.flags.cas_finalizes:   # the CAS writes finalizedAt too
+            decide_r |= {("_now",), ("_fincnt", t)}
+            decide_w |= {("_hdr", t, "fin"), ("_fincnt", t)}
         for d in m.decisions:
             fp[a("endTxn", txn=t, decision=d)] = F.fp(
                 decide_r | {("_client", t), ("_tcp", t)}, decide_w | {("_client", t, "phase")})

@@ -14,7 +14,10 @@ Publish, by variant:
 
 The ghost `late` records a write or ack admitted while the store header
 was already decided: the admission is the header check (cache first) in
-pip-text and merged, the post-op re-read in fixed.
+pip-text and merged, the post-op re-read in fixed. merged writes an ack op
+with no header check at all (its pending-ack store relies on the handle,
+which does not read the header either); the ghost in `ackw` records an ack
+written after the decision (AcksFixedAtDecision).
 """
 
 from __future__ import annotations
@@ -30,6 +33,11 @@ from .state import (
 from .store import header_state, put_op
 
 SENDING = (C_OPEN,) + tuple(C_ENDING.values())   # the client may still send (the late-write race)
+
+
+def _sending(m, client: str) -> bool:
+    """The stock client sends nothing once it has sent endTxn."""
+    return client == C_OPEN if m.stock_client else client in SENDING
 
 
 def _pub(s: S, k: int, pub: Pub, **changed) -> S:
@@ -58,7 +66,7 @@ def _admit(m, s: S, j: int, t: int, from_store: bool) -> tuple[dict, bool]:
 def check(m, s: S, k: int):
     """publishCheck: route to the ACTIVE segment of the key, read the header."""
     w = m.writes[k]
-    if s.pubs[k].stage != TODO or s.client[w.txn] not in SENDING:
+    if s.pubs[k].stage != TODO or not _sending(m, s.client[w.txn]):
         return None
     j = route(m.topo, s, w.key)
     if j is None or s.part[j] is None:
@@ -140,11 +148,19 @@ def ack(m, s: S, k: int):
     a = m.acks[k]
     t, j = a.txn, a.seg
     i = len(m.writes) + k
-    if s.pubs[i].stage != TODO or s.client[t] not in SENDING:
+    if s.pubs[i].stage != TODO or not _sending(m, s.client[t]):
         return None
     if s.part[j] is None or s.rd[j] <= a.pos:
         return None
-    changed, ok = _admit(m, s, j, t, from_store=m.flags.validate_after_op)
+    if m.flags.acks_unchecked:
+        # merged: the pending-ack store writes the op without reading the
+        # header, then counts the txn among its open ones (the cache)
+        p = s.part[j]
+        changed, ok = ({} if t in p.cache else {"part": _put(s.part, j, p._replace(cache=p.cache | {t}))}), True
+        if header_state(s, t) != OPEN:
+            changed["late"] = s.late | {t}   # accepted after the decision
+    else:
+        changed, ok = _admit(m, s, j, t, from_store=m.flags.validate_after_op)
     if not ok:
         return _pub(s, i, Pub(REJECTED, j, a.pos, -1), **changed)
     changed.update(put_op(s, t, "ack", j, a.pos, a.cumulative))

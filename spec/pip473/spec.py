@@ -141,6 +141,10 @@ class Pip473(Spec):
         "acks": Bound("t1:s1:1:ind t2:s2:1:cum", "transactional acks, txn:segment:position:ind|cum"),
         "reshape": Bound("merge", "one split or merge during the run", choices=("none", "merge", "split")),
         "decisions": Bound("commit", "what clients ask endTxn for", choices=("commit", "abort", "both")),
+        "client": Bound("permissive", "stock = the stock client: it sends endTxn only once every send and ack "
+                        "of the txn has its answer, and sends nothing after; permissive = sends and acks may "
+                        "still arrive at a broker after endTxn (a resend after a reconnect, another client)",
+                        choices=("permissive", "stock")),
         "crashes": Bound(1, "participant broker crashes", lo=0, hi=2),
         "failovers": Bound(1, "TC failovers", lo=0, hi=2),
         "ticks": Bound(0, "logical clock units; 0 = deadlines and retention may pass at any moment", lo=0, hi=4),
@@ -158,6 +162,7 @@ class Pip473(Spec):
         c = self.constants
         self.flags = VARIANTS[self.variant]
         self.prune = c["prune"]
+        self.stock_client = c["client"] == "stock"
         self.oneshot = c["watches"] == "zk-oneshot" and not self.flags.coalesced
         self.topo = segments.TOPOLOGIES[c["reshape"]]
         self.timeout, self.retention = c["timeout"], c["retention"]
@@ -243,8 +248,12 @@ class Pip473(Spec):
             if t2 is not None:
                 yield self.ack_labels[k], t2
         # Client endTxn (and its retry after a TC failover lost the answer).
+        # The stock client first waits for the answers to its sends and acks.
         for t in range(len(tn)):
             cl = s.client[t]
+            if self.stock_client and cl == C_OPEN and any(
+                    s.pubs[k].stage not in ("done", "rejected") for k in self.op_slots[t]):
+                continue
             if cl == C_OPEN or cl in C_ENDING.values() and not any(x[0] == t for x in s.tcp):
                 for d in self.decisions:
                     if cl == C_OPEN or cl == C_ENDING[d]:

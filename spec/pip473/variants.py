@@ -25,10 +25,12 @@ class Flags(NamedTuple):
     validate_after_op: bool     # fixed F1: linearizable header re-read after the op put admits the write
     watermark_before_op: bool   # fixed F2: persist the watermark before a txn's first op on the segment
     collected_not_aborted: bool  # fixed F4: recovery deletes the op of a collected (missing) header, marks nothing
+    cas_finalizes: bool          # merged-code mechanism: the decision CAS also writes finalizedAt
+    acks_unchecked: bool         # merged-code mechanism: the ACK op is written with no check of the txn's state
 
 
 VARIANTS = {
-    "pip-text": Flags(False, False, False, False, False, False, False, False, False, False),
-    "merged": Flags(True, True, True, True, True, True, True, False, False, False),
-    "fixed": Flags(True, True, True, True, True, True, False, True, True, True),
+    "pip-text": Flags(False, False, False, False, False, False, False, False, False, False, False, False),
+    "merged": Flags(True, True, True, True, True, True, True, False, False, False, True, True),
+    "fixed": Flags(True, True, True, True, True, True, False, True, True, True, True, False),
 }
