@@ -62,6 +62,7 @@ ACTIONS: dict[str, dict[str, type]] = {
     "publishAppend": {"op": str, "txn": str, "seg": str},
     "publishPutOp": {"op": str, "txn": str, "seg": str},
     "publishValidate": {"op": str, "txn": str, "seg": str},
+    "publishOpFails": {"op": str, "txn": str, "seg": str},
     "appendAck": {"op": str, "txn": str, "seg": str, "pos": int, "cumulative": bool},
     "endTxn": {"txn": str, "decision": str},
     "tcFinalize": {"txn": str},
@@ -234,6 +235,12 @@ class Pip473Bridge:
                 self._run("ledger-add", params["seg"])
             if name == "publishValidate" and req.stage == "valid":
                 self._admitted(t)
+        elif name == "publishOpFails":
+            req = self.requests.get(params["op"])
+            if req is None:
+                raise StepRefused(f"{params['op']} was never sent")
+            req.op_write_fails = True   # the metadata store fails the op put
+            self._run("publish", params["seg"], req.rid, "op")
         elif name == "appendAck":
             seg, pos = params["seg"], params["pos"] - 1
             broker = self._broker(seg)

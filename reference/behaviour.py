@@ -5,7 +5,8 @@ Pulsar where it departs from the text (protocol notes, points 1-4 and the
 recovery notes); `fixed` is merged plus the three changes the spec found
 necessary (F1 validate after the op put, F2 watermark before the op put, F3
 acks applied from the op records, F4 a missing header at recovery is
-collected, not aborted). Each difference is one flag, read in the
+collected, not aborted, F5 a failed send drops a cache entry nothing else
+holds). Each difference is one flag, read in the
 one method it changes; there is no second copy of any component.
 """
 
@@ -51,6 +52,9 @@ class Behaviour:
     # (the merged MetadataPendingAckStore relies on the handle, which does
     # not read the header either), then adds the txn to its open set.
     acks_unchecked: bool = False
+    # F5: a send that fails (op write error, TopicTerminated) drops the cache
+    # entry when the buffer holds no op and no position of the txn here.
+    drop_cache_on_failed_send: bool = False
     retention_ms: int = 900_000
     sweep_period_ms: int = 10_000
     txn_timeout_ms: int = 30_000
@@ -70,7 +74,7 @@ MERGED = Behaviour(
     cas_finalizes=True, acks_unchecked=True,
 )
 FIXED = MERGED.with_(name="fixed", acks_from_records=True, validate_after_op=True, watermark_before_op=True,
-                     collected_not_aborted=True, acks_unchecked=False)
+                     collected_not_aborted=True, acks_unchecked=False, drop_cache_on_failed_send=True)
 
 BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (PIP_TEXT, MERGED, FIXED)}
 

@@ -33,6 +33,7 @@ from .ledger import ManagedLedger
 from .records import ABORTED, COMMITTED, OPEN, WRITES_BY_SEGMENT, aborted_prefix, ops_prefix, watermark_path
 
 CONFLICT = "TxnConflict"
+OP_WRITE_FAILED = "MetadataStoreException"
 TERMINATED = "TopicTerminated"
 DISCONNECTED = "Disconnected"
 
@@ -50,6 +51,7 @@ class PublishRequest:
     position: int | None = None   # the ledger entry once appended
     op_path: str | None = None    # the WRITE op record once put
     result: str | None = None
+    op_write_fails: bool = False  # a metadata-store error injected for the op put (tests, replay)
 
     def finish(self, stage: str, result: str | None = None) -> None:
         self.stage, self.result = stage, result
@@ -96,6 +98,9 @@ class MetadataTransactionBuffer:
 
     def _put_op(self, req: PublishRequest) -> None:
         txn = req.txn
+        if req.op_write_fails:
+            self._op_write_failed(req)
+            return
         if self.b.watermark_before_op and txn not in self.first and txn not in self.in_flight:
             self._persist_watermark()  # F2: recovery can hold below this entry
         rec = self.env.store.create_sequential(
@@ -115,6 +120,24 @@ class MetadataTransactionBuffer:
         else:
             self._track(txn, req.position)  # the index now tells the TB where the txn starts
             self._end(req, "done")
+
+    def _op_write_failed(self, req: PublishRequest) -> None:
+        """The op put failed, so the send fails. The merged buffer keeps the
+        cache entry its header read created (protocol notes); F5 drops it."""
+        self._end(req, "rejected", OP_WRITE_FAILED)
+        self._release_failed(req.txn)
+
+    def _release_failed(self, txn: str) -> None:
+        """F5: after a failed send, forget a txn this buffer holds nothing of
+        (no op record here, no tracked position): no event would clear it."""
+        if not self.b.drop_cache_on_failed_send or txn not in self.cache:
+            return
+        if txn in self.first or txn in self.in_flight or txn in self.recovery_discovered:
+            return
+        store = self.env.store
+        if any(store.get(p).value["segment"] == self.segment for p in store.children(ops_prefix(txn))):
+            return  # an op here (the broker's pending-ack stores share this cache)
+        self.cache.evict(txn)
 
     def _validate(self, req: PublishRequest) -> None:
         """F1: a linearizable header read admits the write; a decided header
@@ -138,6 +161,7 @@ class MetadataTransactionBuffer:
                 if self.b.validate_after_op and req.op_path:
                     self.env.store.delete(req.op_path)
                 self._end(req, "rejected", TERMINATED)
+                self._release_failed(req.txn)
                 return
             req.position = pos
             if self.b.op_before_append:

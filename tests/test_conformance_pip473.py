@@ -129,6 +129,10 @@ EXHAUSTIVE = {
             "failovers": 0, "ticks": 1, "timeout": 2, "retention": 2},
     "two-sends": {"txns": 1, "writes": "t1:0 t1:1", "acks": "", "reshape": "none", "decisions": "commit",
                   "crashes": 1, "failovers": 0},
+    # merged-code mechanisms: failing op writes, the stock client, an ack
+    # and a send on one segment, a split (F5 on the terminated parent)
+    "mechanisms": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "split", "decisions": "both",
+                   "crashes": 0, "failovers": 0, "opfail": True, "client": "stock"},
 }
 CASES = [(c, v, "point") for c in EXHAUSTIVE for v in VARIANTS] + [("small", "pip-text", "zk-oneshot")]
 
@@ -170,6 +174,8 @@ def test_every_transition_of_a_small_model_conforms(config, variant, watches):
                 parent[t] = (s, a)
                 queue.append(t)
     assert len(parent) > 400 and edges > 1.8 * len(parent)
+    if config == "mechanisms" and variant != "pip-text":  # the text writes the op after the append
+        assert "publishOpFails" in kinds
     if config in ("merge", "split"):
         assert {"createChildren", "terminateParents", "casSegmentMetadata"} <= kinds
         children = spec.topo.children

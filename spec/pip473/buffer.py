@@ -66,6 +66,17 @@ def forget(p: Part, t: int) -> Part:
                 hold=p.hold if _held(tpos) else -1)
 
 
+def release_failed(m, s: S, j: int, p: Part, t: int) -> Part:
+    """fixed F5: after a failed send, a broker that holds no op and no
+    tracked position of t forgets its cache entry, which no event would
+    ever clear (no op there, so the coordinator publishes nothing to it)."""
+    if not m.flags.drop_failed or t not in p.cache or any(x[0] == t for x in p.tpos):
+        return p
+    if any(o.txn == t and o.seg == j for o in s.ops):
+        return p
+    return p._replace(cache=p.cache - {t})
+
+
 def drop_in_flight(p: Part, t: int) -> Part:
     """A failed append (TopicTerminated): nothing is in flight for t any more."""
     tpos = p.tpos - {(t, 0)}

@@ -124,6 +124,11 @@ def _materialize(g: str, t: str) -> tuple[set, set]:
     return reads, writes
 
 
+def m_ops(m):
+    """(name, txn index) of every plan operation, writes then acks."""
+    return [(w.name, w.txn) for w in m.writes] + [(x.name, x.txn) for x in m.acks]
+
+
 def footprints(m) -> dict:
     tn, sn, topo = m.txn_names, m.seg_names, m.topo
     F = _Fields(m)
@@ -167,9 +172,11 @@ def footprints(m) -> dict:
         if m.flags.cas_finalizes:   # the CAS writes finalizedAt too
             decide_r |= {("_now",), ("_fincnt", t)}
             decide_w |= {("_hdr", t, "fin"), ("_fincnt", t)}
+        # the stock client waits for the answers to its sends and acks
+        waits = {("_pubs", n) for n, x in m_ops(m) if x == m.txn_index[t]} if m.stock_client else set()
         for d in m.decisions:
             fp[a("endTxn", txn=t, decision=d)] = F.fp(
-                decide_r | {("_client", t), ("_tcp", t)}, decide_w | {("_client", t, "phase")})
+                decide_r | waits | {("_client", t), ("_tcp", t)}, decide_w | {("_client", t, "phase")})
         fp[a("timeoutSweep", txn=t)] = F.fp(decide_r | {("_hdr", t), ("_now",)}, decide_w)
         # coordinator.finalize: finalized_ms, then the reply
         fp[a("tcFinalize", txn=t)] = F.fp(
@@ -204,6 +211,9 @@ def footprints(m) -> dict:
                 pub | track | {("_ops", t, g), ("_ledger", g)})
             mr, mw = _materialize(g, t)
             fp[a("publishValidate", op=k, txn=t, seg=g)] = F.fp(pub | mr | seen[t], pub | mw)
+            if m.op_fail:
+                fp[a("publishOpFails", op=k, txn=t, seg=g)] = F.fp(
+                    pub | track | _part(g, "up") | {("_ops", t, g)}, pub | _part(g, "cache"))
     # publish.ack: the header check (cache, or the store in fixed), the op put, the handle's memory
     for ak in m.acks:
         t, g, k = tn[ak.txn], sn[ak.seg], ak.name

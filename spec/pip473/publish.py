@@ -23,7 +23,7 @@ written after the decision (AcksFixedAtDecision).
 from __future__ import annotations
 
 from ..api import replace_at as _put
-from .buffer import drop_in_flight, max_read, track_in_flight, track_position
+from .buffer import drop_in_flight, max_read, release_failed, track_in_flight, track_position
 from .notify import materialize
 from .segments import route
 from .state import (
@@ -98,6 +98,9 @@ def append(m, s: S, k: int):
             changed["part"] = _put(s.part, j, drop_in_flight(s.part[j], t))
         if m.flags.validate_after_op:
             changed["ops"] = frozenset(o for o in s.ops if not (o.txn == t and o.seq == pub.seq))
+        if m.flags.drop_failed:
+            s2 = s._replace(**changed)
+            changed["part"] = _put(s2.part, j, release_failed(m, s2, j, s2.part[j], t))
         return _pub(s, k, pub._replace(stage=REJECTED), **changed)
     pos = len(s.ledger[j]) + 1
     ledger = _put(s.ledger, j, s.ledger[j] + (t,))
@@ -125,6 +128,20 @@ def put_write_op(m, s: S, k: int):
         return None
     return _pub(s, k, pub._replace(stage=DONE, seq=s.seqs[t]), **put_op(s, t, "write", j, pub.pos),
                 part=_put(s.part, j, track_position(p, t, pub.pos)))   # the index tells the TB
+
+
+def op_fails(m, s: S, k: int):
+    """publishOpFails (bound opfail): the WRITE op put fails with a
+    metadata-store error and the send is rejected. The merged buffer keeps
+    the cache entry its header read created (protocol notes); fixed F5
+    drops it when the broker holds nothing else of the txn."""
+    w, pub = m.writes[k], s.pubs[k]
+    if not m.op_fail or pub.stage != CHECKED:
+        return None
+    j = pub.seg
+    if s.part[j] is None:
+        return None
+    return _pub(s, k, pub._replace(stage=REJECTED), part=_put(s.part, j, release_failed(m, s, j, s.part[j], w.txn)))
 
 
 def validate(m, s: S, k: int):
@@ -175,7 +192,7 @@ def ack(m, s: S, k: int):
 # tries them (which one applies depends on the variant; each checks its guard).
 STEPS = {
     TODO: (("publishCheck", check),),
-    CHECKED: (("publishPutOp", put_write_op), ("publishAppend", append)),
+    CHECKED: (("publishPutOp", put_write_op), ("publishAppend", append), ("publishOpFails", op_fails)),
     OPPUT: (("publishAppend", append), ("publishValidate", validate)),
     APPENDED: (("publishPutOp", put_write_op),),
     VALID: (("publishAppend", append),),

@@ -150,6 +150,8 @@ class Pip473(Spec):
         "ticks": Bound(0, "logical clock units; 0 = deadlines and retention may pass at any moment", lo=0, hi=4),
         "timeout": Bound(0, "txn timeout, in clock units", lo=0, hi=4),
         "retention": Bound(0, "GC retention window after finalization, in clock units", lo=0, hi=4),
+        "opfail": Bound(False, "merged/fixed: an op write may fail (a metadata-store error); the send is "
+                        "rejected and, in merged, the header read's cache entry stays"),
         "prune": Bound(True, "scheduling restrictions that only shrink the state space (see the module "
                        "docstring); false enables crash, tick, the reshape and tcFailover in every state", ),
         "watches": Bound("point", "header watches (point-watch variants only): point = every change is "
@@ -163,6 +165,7 @@ class Pip473(Spec):
         self.flags = VARIANTS[self.variant]
         self.prune = c["prune"]
         self.stock_client = c["client"] == "stock"
+        self.op_fail = c["opfail"] and self.flags.op_first
         self.oneshot = c["watches"] == "zk-oneshot" and not self.flags.coalesced
         self.topo = segments.TOPOLOGIES[c["reshape"]]
         self.timeout, self.retention = c["timeout"], c["retention"]

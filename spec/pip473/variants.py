@@ -27,10 +27,11 @@ class Flags(NamedTuple):
     collected_not_aborted: bool  # fixed F4: recovery deletes the op of a collected (missing) header, marks nothing
     cas_finalizes: bool          # merged-code mechanism: the decision CAS also writes finalizedAt
     acks_unchecked: bool         # merged-code mechanism: the ACK op is written with no check of the txn's state
+    drop_failed: bool            # fixed F5: a failed send drops the cache entry when the broker holds nothing of the txn
 
 
 VARIANTS = {
-    "pip-text": Flags(False, False, False, False, False, False, False, False, False, False, False, False),
-    "merged": Flags(True, True, True, True, True, True, True, False, False, False, True, True),
-    "fixed": Flags(True, True, True, True, True, True, False, True, True, True, True, False),
+    "pip-text": Flags(False, False, False, False, False, False, False, False, False, False, False, False, False),
+    "merged": Flags(True, True, True, True, True, True, True, False, False, False, True, True, False),
+    "fixed": Flags(True, True, True, True, True, True, False, True, True, True, True, False, True),
 }
