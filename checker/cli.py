@@ -1,8 +1,10 @@
 """The `txncheck` command line: a thin layer over `checker.api`.
 
 Every subcommand lives in `checker/commands/<name>.py` with `register(sub)`
-and `run(args) -> int`. Bad input of any kind ends here as one line on stderr
-and exit code 2; nothing below prints a traceback for it.
+and `run(args) -> int`. Every failure ends here as one line on stderr with
+the exit code of the contract (checker/failures.py): bad input and spec bugs
+2, faults of the environment and internal errors 3, never 1. `--debug`,
+anywhere on the command line, adds the traceback.
 """
 
 from __future__ import annotations
@@ -12,14 +14,11 @@ import importlib
 import sys
 
 from .. import __version__
+from .failures import (  # noqa: F401  (UsageError and bad_input_errors are imported from here too)
+    EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, UsageError, bad_input_errors, report,
+)
 
 COMMANDS = ["check", "list", "show", "replay", "graph", "sweep"]
-
-EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
-
-
-class UsageError(Exception):
-    """Bad command-line use; the message is one line."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,6 +29,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="txncheck", description="Model checker for transaction protocols.")
     p.add_argument("--version", action="version", version=f"txncheck {__version__}")
+    p.add_argument("--debug", action="store_true", help="on a failure, show the traceback too (anywhere on the line)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     for name in COMMANDS:
         try:
@@ -42,19 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def bad_input_errors() -> tuple[type[BaseException], ...]:
-    from ..spec.api import SpecError
-    from .encoding import EncodingError
-    from .engines import EngineError
-    from .invariants import PropertyError
-    from .itf import TraceError
-    from .model import ModelError
-
-    return (UsageError, ModelError, SpecError, PropertyError, TraceError, EngineError, EncodingError)
-
-
 def main(argv: list[str] | None = None) -> int:
-    errors = bad_input_errors()
+    """Every failure ends here as one line on stderr and the exit code of the
+    contract (checker/failures.py); `--debug` adds the traceback."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    if debug:
+        argv.remove("--debug")
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -62,14 +56,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
         return int(args.run(args))
-    except errors as exc:
-        print(f"txncheck: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
-    except KeyboardInterrupt:
-        print("txncheck: interrupted", file=sys.stderr)
-        return EXIT_INCOMPLETE
+    except (Exception, KeyboardInterrupt) as exc:
+        return report(exc, debug)
 
 
 if __name__ == "__main__":

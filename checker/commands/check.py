@@ -106,7 +106,17 @@ def run(args) -> int:
         print(json.dumps(report.to_json()))
     else:
         print(human_report(report))
+    report_output_errors(report.outcome.extra)
     return EXIT[report.verdict]
+
+
+def report_output_errors(extra: dict) -> None:
+    """An output that could not be written: one line each on stderr, after
+    the verdict (which is printed and decides the exit code all the same)."""
+    import sys
+
+    for err in extra.get("output_errors", ()):
+        print(f"txncheck: error: {err}", file=sys.stderr)
 
 
 def engine_options(args) -> dict:
@@ -165,7 +175,8 @@ def human_report(report: Report) -> str:
             lines.append(f"  deadlock: a state with no successor, reached in {v.length} states -> {v.trace_file}")
         else:
             shortest = "shortest " if o.engine != "simulate" else ""
-            lines.append(f"  {v.kind} {v.property} violated; {shortest}counterexample has {v.length} states -> {v.trace_file}")
+            where = v.trace_file or "(the trace could not be written; see the error below)"
+            lines.append(f"  {v.kind} {v.property} violated; {shortest}counterexample has {v.length} states -> {where}")
             if v.trace_file:
                 lines.append(f"  see it with: txncheck show {v.trace_file}")
     live = o.extra.get("liveness")

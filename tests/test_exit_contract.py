@@ -1,0 +1,122 @@
+"""The exit-code contract under faults (checker/failures.py): a crash is
+never exit 1 (a CI pipeline reads 1 as "a bug was found"), every failure is
+one line on stderr, `--debug` adds the traceback, and a verdict is printed
+even when its trace cannot be written."""
+
+from __future__ import annotations
+
+import json
+import operator
+import sys
+
+import pytest
+
+from txncheck.checker import api
+from txncheck.checker.cli import main
+from txncheck.spec.classic.diehard import DieHard
+
+from .conftest import MODELS
+
+DIEHARD = str(MODELS / "classic" / "diehard.toml")      # a violation of NotSolved in 7 states
+TWOPHASE = str(MODELS / "classic" / "twophase-rm3.toml")  # ok
+
+
+def run(capsys, *argv):
+    rc = main(list(argv))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def one_line(err: str) -> str:
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_a_spec_whose_next_raises_is_a_spec_error_naming_file_and_line(capsys, tmp_path, monkeypatch):
+    def broken(self, s):
+        raise ValueError("jug overflow")
+
+    monkeypatch.setattr(DieHard, "next", broken)
+    rc, _, err = run(capsys, "check", DIEHARD, "--quiet", "--out", str(tmp_path))
+    line = one_line(err)
+    assert rc == 2
+    assert "spec error: ValueError: jug overflow" in line and f"{__file__}:" in line and "in broken()" in line
+
+
+def test_debug_shows_the_traceback(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(DieHard, "next", lambda self, s: 1 / 0)
+    rc, _, err = run(capsys, "check", DIEHARD, "--quiet", "--out", str(tmp_path), "--debug")
+    assert rc == 2 and "Traceback (most recent call last)" in err and "ZeroDivisionError" in err
+    assert err.strip().splitlines()[-1].startswith("txncheck: error: spec error: ZeroDivisionError")
+
+
+def test_a_state_holding_a_list_is_a_spec_error(capsys, tmp_path, monkeypatch):
+    original = DieHard.next
+
+    def with_list(self, s):
+        for a, t in original(self, s):
+            yield a, [t]
+
+    monkeypatch.setattr(DieHard, "next", with_list)
+    rc, _, err = run(capsys, "check", DIEHARD, "--quiet", "--out", str(tmp_path))
+    assert rc == 2 and "spec error" in one_line(err)
+
+
+def test_an_observation_missing_a_symbol_is_a_spec_error(capsys, tmp_path, monkeypatch):
+    original = DieHard.observe
+
+    def partial(self, s):
+        obs = dict(original(self, s))
+        obs.pop(sorted(obs)[0])
+        return obs
+
+    monkeypatch.setattr(DieHard, "observe", partial)
+    rc, _, err = run(capsys, "check", DIEHARD, "--quiet", "--out", str(tmp_path))
+    line = one_line(err)
+    assert rc == 2 and "observe() gave no value for the schema symbol" in line
+
+
+def test_an_internal_error_is_not_a_violation(capsys, tmp_path, monkeypatch):
+    # a fault inside the checker itself (a builtin called wrongly from
+    # checker/api.py), after a run that found a violation
+    monkeypatch.setattr(api, "check_temporal", operator.itemgetter("x"))
+    rc, out, err = run(capsys, "check", DIEHARD, "--quiet", "--out", str(tmp_path))
+    assert rc == 3 and out == ""
+    line = one_line(err)
+    assert line.startswith("txncheck: internal error: TypeError: ") and line.endswith(
+        "(no verdict; --debug shows the traceback)")
+
+
+def test_a_missing_dependency_is_one_line_and_exit_3(capsys, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyspark", None)   # import pyspark now fails
+    rc, _, err = run(capsys, "check", TWOPHASE, "--engine", "spark", "--quiet", "--out", str(tmp_path))
+    line = one_line(err)
+    assert rc == 3 and "a dependency is missing: pyspark" in line and "txncheck[spark]" in line
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_violation_is_reported_when_its_trace_cannot_be_written(capsys, tmp_path, as_json):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    argv = ["check", DIEHARD, "--quiet", "--out", str(blocker / "traces")] + (["--json"] if as_json else [])
+    rc, out, err = run(capsys, *argv)
+    assert rc == 1   # the verdict stands: a violation was found
+    line = one_line(err)
+    assert line.startswith("txncheck: error: cannot write the trace ") and "diehard.itf.json" in line
+    if as_json:
+        doc = json.loads(out)
+        assert doc["verdict"] == "violation" and doc["violations"][0]["trace"] is None
+        assert doc["output_errors"] == [line.removeprefix("txncheck: error: ")]
+    else:
+        assert "verdict: violation" in out and "the trace could not be written" in out
+    assert not (tmp_path / "traces").exists()
+
+
+def test_interrupt_is_exit_3(capsys, tmp_path, monkeypatch):
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "get_engine", lambda name: interrupted)
+    rc, _, err = run(capsys, "check", DIEHARD, "--quiet", "--out", str(tmp_path))
+    assert rc == 3 and one_line(err) == "txncheck: interrupted"
