@@ -25,6 +25,7 @@ from typing import Any, Mapping
 
 from .. import __version__
 from .encoding import encode, fingerprint
+from .inputs import InputError, read_regular
 
 MAX_TRACE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
@@ -185,15 +186,12 @@ def read_trace(path: str | Path) -> Trace:
     def bad(msg: str):
         raise TraceError(f"{path}: {msg}")
 
-    if not path.exists():
-        bad("no such trace file")
-    if path.is_dir():
-        bad("is a directory, not a trace file")
-    size = path.stat().st_size
-    if size > MAX_TRACE_BYTES:
-        bad(f"trace file is too large ({size} bytes; limit {MAX_TRACE_BYTES})")
     try:
-        text = path.read_bytes().decode("utf-8")
+        data = read_regular(path, "trace file", MAX_TRACE_BYTES)
+    except InputError as exc:
+        raise TraceError(str(exc)) from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         bad("not a UTF-8 text file")
     try:

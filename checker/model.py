@@ -22,6 +22,7 @@ Every problem is reported as a `ModelError` naming the file, in one line.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any
 
 from ..spec.api import Spec, SpecError
 from ..spec.registry import load_spec_class
+from .inputs import InputError, read_regular
 from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, parse_fairness, parse_temporal
 
 TOP_KEYS = {
@@ -101,24 +103,27 @@ class Model:
         return {n: spec.invariants[n] for n in names}
 
 
+MAX_MODEL_BYTES = 4 * 1024 * 1024  # a model file is a few hundred bytes
+
+
 def _fail(path: Path, msg: str):
     raise ModelError(f"{path}: {msg}")
 
 
 def load_model(path: str | Path) -> Model:
     path = Path(path)
-    if not path.exists():
-        _fail(path, "no such model file")
-    if path.is_dir():
-        _fail(path, "is a directory, not a model file")
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = read_regular(path, "model file", MAX_MODEL_BYTES)
+    except InputError as exc:
+        raise ModelError(str(exc)) from None
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         _fail(path, f"malformed TOML: {exc}")
     except UnicodeDecodeError:
         _fail(path, "not a UTF-8 text file")
-    except OSError as exc:
-        _fail(path, f"cannot read: {exc.strerror}")
+    except RecursionError:
+        _fail(path, "TOML nests too deeply")
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
         _fail(path, f"unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_KEYS))})")
@@ -145,8 +150,8 @@ def load_model(path: str | Path) -> Model:
             _fail(path, f"'{key}' must be true or false")
     for key in ("max_states", "max_seconds"):
         v = raw.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0
-                              or key == "max_states" and not isinstance(v, int)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0
+                              or not math.isfinite(v) or key == "max_states" and not isinstance(v, int)):
             _fail(path, f"'{key}' must be a positive {'integer' if key == 'max_states' else 'number'}")
     if not isinstance(raw.get("engine", "bfs"), str):
         _fail(path, "'engine' must be a string")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import operator
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,48 @@ def test_interrupt_is_exit_3(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(api, "get_engine", lambda name: interrupted)
     rc, _, err = run(capsys, "check", DIEHARD, "--quiet", "--out", str(tmp_path))
     assert rc == 3 and one_line(err) == "txncheck: interrupted"
+
+
+# -- hostile input files: each is one line and exit 2, never a hang -----------------
+
+
+def _hostile_inputs(tmp: Path) -> dict:
+    import os
+
+    fifo = tmp / "fifo.toml"
+    os.mkfifo(fifo)
+    deep = tmp / "deep.toml"
+    deep.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    nan = tmp / "nan.toml"
+    nan.write_text('spec = "diehard"\nmax_seconds = nan\n')
+    digits = tmp / "digits.toml"
+    digits.write_text((MODELS / "pip473" / "merged.toml").read_text().replace('writes = "t1:0"', 'writes = "t1:\u00b2"'))
+    return {
+        "a FIFO as a model": (["check", str(fifo)], "is not a regular file"),
+        "a FIFO as a trace": (["show", str(fifo)], "is not a regular file"),
+        "a device as a model": (["check", "/dev/zero"], "is not a regular file"),
+        "a device as a trace": (["replay", "/dev/zero"], "is not a regular file"),
+        "a name too long": (["check", str(tmp / ("a" * 300 + ".toml"))], "File name too long"),
+        "TOML nested 100,000 deep": (["check", str(deep)], "TOML nests too deeply"),
+        "max_seconds = nan": (["check", str(nan)], "'max_seconds' must be a positive number"),
+        "a Unicode digit in a bound": (["check", str(digits)], "must be an integer in 0..3"),
+    }
+
+
+HOSTILE = ["a FIFO as a model", "a FIFO as a trace", "a device as a model", "a device as a trace",
+           "a name too long", "TOML nested 100,000 deep", "max_seconds = nan", "a Unicode digit in a bound"]
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_hostile_input_file_is_one_line_exit_2_and_no_hang(case, tmp_path):
+    import subprocess
+
+    argv, needle = _hostile_inputs(tmp_path)[case]
+    out_dir = tmp_path / "out"
+    before = set(tmp_path.iterdir())
+    p = subprocess.run([sys.executable, "-m", "txncheck.checker.cli", *argv, "--out", str(out_dir)]
+                       if argv[0] == "check" else [sys.executable, "-m", "txncheck.checker.cli", *argv],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode == 2, p.stderr
+    assert needle in one_line(p.stderr)
+    assert set(tmp_path.iterdir()) == before   # nothing written, not even --out

@@ -28,13 +28,13 @@ class Ack(NamedTuple):
 
 
 def _txn(tok: str, what: str, txns: int) -> int:
-    if not tok.startswith("t") or not tok[1:].isdigit() or not 1 <= int(tok[1:]) <= txns:
+    if not tok.startswith("t") or not (tok[1:].isascii() and tok[1:].isdigit()) or not 1 <= int(tok[1:]) <= txns:
         raise SpecError(f"{what}: {tok!r} is not a txn id t1..t{txns}")
     return int(tok[1:]) - 1
 
 
 def _int(tok: str, what: str, lo: int, hi: int) -> int:
-    if not tok.isdigit() or not lo <= int(tok) <= hi:
+    if not (tok.isascii() and tok.isdigit()) or not lo <= int(tok) <= hi:
         raise SpecError(f"{what}: {tok!r} must be an integer in {lo}..{hi}")
     return int(tok)
 
