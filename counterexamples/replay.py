@@ -202,8 +202,8 @@ def _initial(spec: Spec, trace: Trace, own_variant: bool, where) -> Any:
     fp0 = trace.steps[0]["fingerprint"]
     inits = list(spec.init_states())
     if own_variant and fp0:
-        for s in inits:
-            if f"{fingerprint(s):016x}" == fp0 or dict(spec.state_vars(s)) == dict(trace.states[0]):
+        for s in inits:   # the values decide: a fingerprint alone can be copied onto edited values
+            if dict(spec.state_vars(s)) == dict(trace.states[0]):
                 return s
         raise TraceError(f"{where}: state 0 is not an initial state of {spec.describe()}")
     if len(inits) != 1:
@@ -222,14 +222,14 @@ def _successor(spec: Spec, s: Any, name: str, params: Mapping[str, Any], fp: str
                   if aname == name and tuple(sorted(aparams)) == want]
     if fp is None:
         return candidates[0] if candidates else None
-    for t in candidates:
+    # The recorded values decide (a trace whose values were edited but whose
+    # fingerprints were kept must not replay); the fingerprint only picks
+    # among successors with equal values.
+    same = [t for t in candidates if values is None or dict(spec.state_vars(t)) == dict(values)]
+    for t in same:
         if f"{fingerprint(t):016x}" == fp:
             return t
-    if values is not None:
-        for t in candidates:
-            if dict(spec.state_vars(t)) == dict(values):
-                return t
-    return None
+    return same[0] if same and values is not None else None
 
 
 def _lasso_goal(spec, trace, where):

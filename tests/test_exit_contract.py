@@ -166,3 +166,17 @@ def test_hostile_input_file_is_one_line_exit_2_and_no_hang(case, tmp_path):
     assert p.returncode == 2, p.stderr
     assert needle in one_line(p.stderr)
     assert set(tmp_path.iterdir()) == before   # nothing written, not even --out
+
+
+def test_replay_refuses_edited_values_under_kept_fingerprints(capsys, tmp_path):
+    """A trace whose state values were edited but whose fingerprints were
+    kept used to replay as reproduced: the values decide now."""
+    src = MODELS.parent / "counterexamples" / "pip473" / "merged.itf.json"
+    doc = json.loads(src.read_text())
+    rc, _, _ = run(capsys, "replay", str(src))
+    assert rc == 1
+    doc["states"][2]["client"] = {"#tup": ["told-committed", "none"]}   # fingerprint of state 2 kept
+    edited = tmp_path / "edited.itf.json"
+    edited.write_text(json.dumps(doc))
+    rc, out, err = run(capsys, "replay", str(edited))
+    assert rc == 2 and "state 2: endTxn" in one_line(err) and "does not follow the spec" in err
