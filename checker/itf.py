@@ -211,12 +211,19 @@ def parse_trace(doc: Any, path: Path | None = None) -> Trace:
 
     if not isinstance(doc, dict):
         bad("an ITF trace must be a JSON object")
+    try:   # JSON may spell lone surrogates (\\ud800), which no terminal or file can take
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        bad("contains a lone surrogate (an invalid Unicode string)")
     meta = doc.get("#meta")
     if not isinstance(meta, dict):
         bad("missing '#meta' object")
     for key in ("spec", "variant"):
         if not isinstance(meta.get(key), str):
             bad(f"'#meta' lacks the string field {key!r}")
+    for key in ("property", "kind", "model", "engine", "temporal"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            bad(f"'#meta.{key}' must be a string")
     if not isinstance(meta.get("bounds", {}), dict):
         bad("'#meta.bounds' must be an object")
     vars_ = doc.get("vars")
@@ -240,6 +247,8 @@ def parse_trace(doc: Any, path: Path | None = None) -> Trace:
         action = m.get("action")
         if not isinstance(action, str) or not action:
             bad(f"state {k} lacks an action name")
+        if not action.isprintable():
+            bad(f"state {k}: the action name {action!r} has control characters")
         params = m.get("params", {})
         if not isinstance(params, dict):
             bad(f"state {k} has non-object params")

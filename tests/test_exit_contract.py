@@ -180,3 +180,32 @@ def test_replay_refuses_edited_values_under_kept_fingerprints(capsys, tmp_path):
     edited.write_text(json.dumps(doc))
     rc, out, err = run(capsys, "replay", str(edited))
     assert rc == 2 and "state 2: endTxn" in one_line(err) and "does not follow the spec" in err
+
+
+def _edited_trace(tmp_path, edit) -> str:
+    doc = json.loads((MODELS.parent / "counterexamples" / "pip473" / "merged.itf.json").read_text())
+    edit(doc)
+    p = tmp_path / "t.itf.json"
+    p.write_text(json.dumps(doc))
+    return str(p)
+
+
+@pytest.mark.parametrize("name,edit,needle", [
+    ("a lone surrogate in an action", lambda d: d["states"][1]["#meta"].__setitem__("action", "new\ud800Txn"),
+     "lone surrogate"),
+    ("#meta.property as an object", lambda d: d["#meta"].__setitem__("property", {"x": 1}),
+     "'#meta.property' must be a string"),
+    ("an escape sequence in an action", lambda d: d["states"][1]["#meta"].__setitem__("action", "a\x1b[31mb"),
+     "has control characters"),
+])
+@pytest.mark.parametrize("command", [["show"], ["show", "--format", "html"], ["show", "--format", "dot"], ["replay"]])
+def test_hostile_trace_is_one_line_exit_2(capsys, tmp_path, name, edit, needle, command):
+    path = _edited_trace(tmp_path, edit)
+    rc, out, err = run(capsys, *command, path)
+    assert rc == 2 and needle in one_line(err) and out == ""
+
+
+def test_escape_sequences_in_trace_values_never_reach_the_terminal(capsys, tmp_path):
+    path = _edited_trace(tmp_path, lambda d: d["states"][1].__setitem__("hdr", {"#tup": ["\x1b[31mRED", "NONE"]}))
+    rc, out, _ = run(capsys, "show", path)
+    assert rc == 0 and "\x1b" not in out and "\\x1b[31mRED" in out

@@ -9,6 +9,13 @@ from ..render.mermaid import render_mermaid
 from ..render.table import render_table
 
 FORMATS = {"table": render_table, "mermaid": render_mermaid, "dot": render_dot, "html": render_html}
+# A trace's strings are untrusted: no escape sequence of theirs reaches the
+# terminal (or a file) raw.
+_CONTROLS = {c: f"\\x{c:02x}" for c in range(32) if chr(c) not in "\n\t"} | {127: "\\x7f"}
+
+
+def _escape_controls(text: str) -> str:
+    return text.translate(_CONTROLS)
 
 
 def register(sub) -> None:
@@ -21,7 +28,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     trace = read_trace(args.trace)
-    text = FORMATS[args.format](trace)
+    text = _escape_controls(FORMATS[args.format](trace))
     if args.output:
         from ..reports.output import write_text_atomic
 
