@@ -73,6 +73,7 @@ ACTIONS: dict[str, dict[str, type]] = {
     "deliverEvent": {"seg": str},
     "crash": {"seg": str},
     "recover": {"seg": str},
+    "recoverComplete": {"seg": str},
     "createChildren": {},
     "terminateParents": {},
     "casSegmentMetadata": {},
@@ -289,6 +290,8 @@ class Pip473Bridge:
             if broker is None or broker.up:
                 raise StepRefused(f"the broker of {params['seg']} is not down")
             c.restart(params["seg"])
+        elif name == "recoverComplete":
+            self._run("tb-recover", self._broker(params["seg"]).segment)
         elif name == "createChildren":
             c.create_children(self.parents, self.children)
             self.reshape = 1
@@ -536,7 +539,7 @@ class Pip473Bridge:
             frozenset({(idx(tid), p + 1) for tid, p in tb.first.items()} | {(idx(tid), 0) for tid in tb.in_flight}
                       | {(idx(tid), RECOVERED) for tid in tb.recovery_discovered}),
             frozenset() if self.behaviour.durable_aborted_records else frozenset(idx(tid) for tid in tb.aborted),
-            packs, events, -1 if tb.hold is None else tb.hold + 1,
+            packs, events, -1 if tb.hold is None else tb.hold + 1, tb.ready,
         )
 
     def state_diff(self, spec_state) -> dict:
@@ -549,8 +552,8 @@ class Pip473Bridge:
         for task in self.cluster.scheduler.pending():
             if task.owner != broker.owner:
                 continue
-            if task.label[0] == "stream" or (task.label[0] == "watch" and _is_decision(task.payload)):
-                return True
+            if task.label[0] in ("stream", "tb-recover") or (task.label[0] == "watch" and _is_decision(task.payload)):
+                return True   # an event to handle, or a recovery to finish
         return False
 
 

@@ -6,7 +6,7 @@ recovery notes); `fixed` is merged plus the three changes the spec found
 necessary (F1 validate after the op put, F2 watermark before the op put, F3
 acks applied from the op records, F4 a missing header at recovery is
 collected, not aborted, F5 a failed send drops a cache entry nothing else
-holds). Each difference is one flag, read in the
+holds, F6 dispatch waits for the buffer's recovery). Each difference is one flag, read in the
 one method it changes; there is no second copy of any component.
 """
 
@@ -55,6 +55,12 @@ class Behaviour:
     # F5: a send that fails (op write error, TopicTerminated) drops the cache
     # entry when the buffer holds no op and no position of the txn here.
     drop_cache_on_failed_send: bool = False
+    # The transaction buffer recovers asynchronously after a restart: until
+    # then maxReadPosition is the constructor's LAC and the aborted set is
+    # empty; dispatchers do not wait (the merged MetadataTransactionBuffer).
+    async_recovery: bool = False
+    # F6: until recovery completes, maxReadPosition is the earliest position.
+    dispatch_waits_for_recovery: bool = False
     retention_ms: int = 900_000
     sweep_period_ms: int = 10_000
     txn_timeout_ms: int = 30_000
@@ -71,10 +77,11 @@ PIP_TEXT = Behaviour(
 MERGED = Behaviour(
     "merged", op_before_append=True, notify_by_stream=True, durable_aborted_records=True,
     gc_redrive=True, recovery_holds_read_position=True, durable_watermark=True, acks_from_records=False,
-    cas_finalizes=True, acks_unchecked=True,
+    cas_finalizes=True, acks_unchecked=True, async_recovery=True,
 )
 FIXED = MERGED.with_(name="fixed", acks_from_records=True, validate_after_op=True, watermark_before_op=True,
-                     collected_not_aborted=True, acks_unchecked=False, drop_cache_on_failed_send=True)
+                     collected_not_aborted=True, acks_unchecked=False, drop_cache_on_failed_send=True,
+                     dispatch_waits_for_recovery=True)
 
 BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (PIP_TEXT, MERGED, FIXED)}
 

@@ -27,7 +27,7 @@ class SegmentBroker:
         self.owner = f"broker:{segment}"
         self.up = False
 
-    def start(self) -> None:
+    def start(self, restart: bool = False) -> None:
         env = self.env
         self.ledger = ManagedLedger(self.storage, env.scheduler, self.owner)
         self.cache = TxnHeaderCache(env, self.owner, self.materialize)
@@ -40,16 +40,21 @@ class SegmentBroker:
             consumer = self.consumers.setdefault(f"{self.segment}/{sub}", Consumer(sub))
             self.dispatchers[sub] = Dispatcher(self.ledger, cursor, self.tb, consumer)
         self.up = True
-        self.recover()
+        if env.behaviour.notify_by_stream:   # subscribe first: events during recovery wait for it
+            env.streams.subscribe(self.owner, segment_events(self.segment), self.cache.on_stream_event)
+            for sub in self.pending_acks:
+                env.streams.subscribe(self.owner, subscription_events(self.segment, sub), self.cache.on_stream_event)
+        if restart and env.behaviour.async_recovery:
+            self.tb.start_recovering()
+            env.scheduler.submit(("tb-recover", self.segment), self.recover, owner=self.owner)
+        else:
+            self.recover()
 
     def recover(self) -> None:
         """Read the indexes for this segment and the headers they name: watch
         the OPEN txns, finish materializing the decided ones."""
         env, store = self.env, self.env.store
-        if env.behaviour.notify_by_stream:
-            env.streams.subscribe(self.owner, segment_events(self.segment), self.cache.on_stream_event)
-            for sub in self.pending_acks:
-                env.streams.subscribe(self.owner, subscription_events(self.segment, sub), self.cache.on_stream_event)
+        self.tb.recovered()
         self.tb.load_aborted_records()
         writes: dict[str, list] = {}
         for (_, txn), path in store.scan(WRITES_BY_SEGMENT.name, (self.segment,), (self.segment,)):

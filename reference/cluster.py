@@ -55,11 +55,11 @@ class Cluster:
     def store(self):
         return self.env.store
 
-    def _start_broker(self, seg: str) -> SegmentBroker:
+    def _start_broker(self, seg: str, restart: bool = False) -> SegmentBroker:
         broker = self.brokers.get(seg)
         if broker is None:
             broker = self.brokers[seg] = SegmentBroker(seg, self.ledgers[seg], self.env, self.consumers)
-        broker.start()
+        broker.start(restart=restart)
         return broker
 
     # -- client operations -----------------------------------------------------------
@@ -87,7 +87,9 @@ class Cluster:
         self.brokers[segment].crash()
 
     def restart(self, segment: str) -> None:
-        self._start_broker(segment)
+        """After a crash. merged/fixed: the buffer's recovery then runs as the
+        task ("tb-recover", segment)."""
+        self._start_broker(segment, restart=True)
 
     def split(self, parents: list[str], children: dict[str, tuple[int, int]]) -> None:
         self.create_children(parents, children)

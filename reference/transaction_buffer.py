@@ -72,6 +72,7 @@ class MetadataTransactionBuffer:
         self.in_flight: set[str] = set()
         self.recovery_discovered: set[str] = set()
         self.hold: int | None = None
+        self.ready = True   # False while an asynchronous recovery runs
         self.aborted: set[str] = set()
         self.requests: dict[str, PublishRequest] = {}
 
@@ -197,9 +198,21 @@ class MetadataTransactionBuffer:
         self.recovery_discovered.discard(txn)
         self._release_hold()
 
+    def start_recovering(self) -> None:
+        """merged: the constructor's maxReadPosition is the LAC, and it stays
+        there until recovery completes; F6: the earliest position instead."""
+        self.ready = False
+        self.hold = -1 if self.b.dispatch_waits_for_recovery else self.ledger.last_confirmed
+
+    def recovered(self) -> None:
+        self.ready = True
+        self.hold = None
+
     def get_max_read_position(self) -> int:
         """The entry before the first entry of the oldest OPEN txn, capped at
         the last confirmed entry, and no higher than a held value."""
+        if not self.ready:
+            return self.hold
         v = self.ledger.last_confirmed
         if self.first:
             v = min(v, min(self.first.values()) - 1)
@@ -212,6 +225,8 @@ class MetadataTransactionBuffer:
 
     # -- the dispatcher's question -----------------------------------------------------
     def is_txn_aborted(self, txn: str) -> bool:
+        if not self.ready:
+            return False   # the aborted set is not loaded yet
         if self.b.durable_aborted_records:
             return txn in self.aborted  # mirrors the durable records; unknown is visible
         if txn in self.aborted:

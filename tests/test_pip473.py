@@ -25,9 +25,9 @@ CORPUS = ROOT / "counterexamples" / "pip473"
 # model stem -> (property, length): every scenario that has a counterexample.
 VIOLATIONS = {
     "gc-forced-delete": ("NoLostCommittedAck", 6),
-    "gc-forced-delete-merged": ("NoLostCommittedAck", 6),
+    "gc-forced-delete-merged": ("NoLostCommittedAck", 7),
     "unknown-is-aborted": ("CommittedVisible", 8),
-    "unknown-is-aborted-merged": ("CommittedVisible", 9),
+    "unknown-is-aborted-merged": ("CommittedVisible", 10),
     "append-before-op": ("ReadCommitted", 5),
     "recovery-watermark": ("ReadCommitted", 8),
     "late-write": ("NoLateAdmission", 5),
@@ -37,25 +37,27 @@ VIOLATIONS = {
     "pip-text": ("MaxReadPositionSafe", 4),
     "merged": ("Atomicity", 4),
     "late-ack-merged": ("AcksFixedAtDecision", 4),
-    "pas-restart-merged": ("NoLostCommittedAck", 6),
+    "pas-restart-merged": ("NoLostCommittedAck", 7),
+    "tb-recovery-dispatch-merged": ("ReadCommitted", 8),
 }
 
 MAIN_FIGURES = {"pip-text": (17, 18, 3), "merged": (28, 32, 3)}
 
 # model stem -> (distinct, generated, depth): exhaustive passes.
 PASSES = {
-    "gc-forced-delete-fixed": (79, 144, 9),
-    "unknown-is-aborted-fixed": (322, 698, 13),
-    "append-before-op-fixed": (322, 698, 13),
-    "recovery-watermark-fixed": (322, 698, 13),
+    "gc-forced-delete-fixed": (106, 212, 10),
+    "unknown-is-aborted-fixed": (427, 958, 14),
+    "append-before-op-fixed": (427, 958, 14),
+    "recovery-watermark-fixed": (427, 958, 14),
     "late-write-fixed": (3227, 8253, 17),
     "orphan-op-fixed": (724, 1575, 13),
     "coalesced-events-fixed": (43856, 172149, 22),
     "sealed-mid-txn": (147435, 434830, 21),
     "pip-text-safe": (32672, 103327, 18),
-    "acks-two-positions-fixed": (148823, 644220, 22),
+    "acks-two-positions-fixed": (201397, 889137, 23),
     "late-ack-fixed": (51, 81, 8),
-    "pas-restart-fixed": (39, 67, 8),
+    "pas-restart-fixed": (59, 105, 9),
+    "tb-recovery-dispatch-fixed": (357, 863, 14),
 }
 
 SIX = ("Atomicity", "NoLostCommittedAck", "SingleFinalization", "ReadCommitted", "GcSafety",
@@ -150,7 +152,7 @@ def test_fixed_standard_model_passes_with_its_figures():
     assert (o.distinct_states, o.states_generated, o.depth) == FIXED_FIGURES
 
 
-FIXED_FIGURES = (871809, 4000911, 25)
+FIXED_FIGURES = (1355537, 6362758, 26)
 
 
 @pytest.mark.slow
@@ -162,7 +164,7 @@ def test_fixed_passes_with_crashes_anywhere():
     assert r.spec.constants["prune"] is False
     assert r.verdict == "ok" and o.incomplete_reason is None
     assert all(o.witnesses_found.values())
-    assert (o.distinct_states, o.states_generated, o.depth) == (1613688, 8063980, 24)
+    assert (o.distinct_states, o.states_generated, o.depth) == (2573752, 12488986, 25)
 
 
 @pytest.mark.parametrize("bounds, message", [
@@ -183,10 +185,11 @@ def test_bad_bounds_are_one_clear_error(bounds, message):
 # without it: the property and the length of the shortest counterexample.
 FIXES = {
     "F1": ({"validate_after_op": False}, "fixed", "Atomicity", 5),
-    "F2": ({"watermark_before_op": False}, "fixed", "MaxReadPositionSafe", 8),
-    "F3": ({"memory_acks": True}, "fixed", "NoLostCommittedAck", 6),
-    "F4": ({"collected_not_aborted": False}, "fixed-crash-anywhere", "Atomicity", 13),
+    "F2": ({"watermark_before_op": False}, "fixed", "MaxReadPositionSafe", 9),
+    "F3": ({"memory_acks": True}, "fixed", "NoLostCommittedAck", 7),
+    "F4": ({"collected_not_aborted": False}, "fixed-crash-anywhere", "Atomicity", 14),
     "F5": ({"drop_failed": False}, "fixed-split-liveness", "Materialized", 11),
+    "F6": ({"dispatch_waits": False}, "tb-recovery-dispatch-fixed", "ReadCommitted", 9),
 }
 
 

@@ -17,6 +17,8 @@ from .store import header_state
 
 
 def max_read(s: S, j: int, p: Part) -> int:
+    if not p.ready:   # recovering: the constructor's value (hold), or the earliest position (F6: hold 0)
+        return p.hold
     v = len(s.ledger[j])
     for _, pos in p.tpos:
         if 0 < pos <= v:
@@ -27,6 +29,8 @@ def max_read(s: S, j: int, p: Part) -> int:
 
 
 def is_txn_aborted(m, s: S, j: int, p: Part, t: int) -> bool:
+    if not p.ready:
+        return False   # recovering: the aborted set is not loaded yet
     if m.flags.durable_aborts:
         return (j, t) in s.arec
     if t in p.abrt:

@@ -235,6 +235,8 @@ def footprints(m) -> dict:
             # recovery.recover: the segment's op indexes, the headers, watermark and LAC
             fp[a("recover", seg=g)] = F.fp(whole | mat_r | {("_wmark", g), ("_ledger", g)},
                                            mat_w | {("_part", g)})
+            if m.flags.async_recovery:   # whether the buffer is ready counts as part of "up"
+                fp[a("recoverComplete", seg=g)] = fp[a("recover", seg=g)]
             # recovery.crash: the broker's memory, and the in-flight operations on the segment
             pubs = {("_pubs", k) for k in on_seg[g]}
             fp[a("crash", seg=g)] = F.fp(whole | {("_crashes",)} | pubs,

@@ -191,7 +191,7 @@ def observe(m, s: S) -> dict:
             continue
         up.add(seg)
         maxread[seg] = max_read(s, j, p)
-        if p.events:
+        if p.events or not p.ready:   # a recovering buffer will read its ops and headers
             pending.add(seg)
         for t in p.cache:
             tracks.add((seg, tn[t]))

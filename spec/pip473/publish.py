@@ -69,7 +69,7 @@ def check(m, s: S, k: int):
     if s.pubs[k].stage != TODO or not _sending(m, s.client[w.txn]):
         return None
     j = route(m.topo, s, w.key)
-    if j is None or s.part[j] is None:
+    if j is None or s.part[j] is None or not s.part[j].ready:   # appendBufferToTxn waits for recovery
         return None
     changed, ok = _admit(m, s, j, w.txn, from_store=False) if not m.flags.validate_after_op else _check_only(s, j, w.txn)
     return _pub(s, k, Pub(CHECKED if ok else REJECTED, j, 0, -1), **changed)
@@ -167,7 +167,7 @@ def ack(m, s: S, k: int):
     i = len(m.writes) + k
     if s.pubs[i].stage != TODO or not _sending(m, s.client[t]):
         return None
-    if s.part[j] is None or s.rd[j] <= a.pos:
+    if s.part[j] is None or not s.part[j].ready or s.rd[j] <= a.pos:
         return None
     if m.flags.acks_unchecked:
         # merged: the pending-ack store writes the op without reading the

@@ -10,6 +10,11 @@ the decided ones.
 
 pip-text: the write ops carry positions, so OPEN txns pin maxReadPosition at
 their first entry; an unknown (missing) header counts as aborted.
+merged/fixed: recovery is asynchronous, in steps (protocol notes,
+"Merged-code mechanisms"): `recover` constructs the buffer, whose
+maxReadPosition is the LAC and whose aborted set is empty until
+`recoverComplete`; dispatch does not wait (fixed F6: it reads nothing until
+the buffer is ready), while publishes, acks and event handling do.
 merged: the write ops carry placeholder positions: OPEN txns hold
 maxReadPosition at the persisted watermark if there is one, else at the
 current value (the LAC); a missing header is ABORTED with a durable aborted
@@ -32,9 +37,23 @@ def crash(m, s: S, j: int) -> S:
 
 
 def recover(m, s: S, j: int) -> S:
+    """The broker is back. pip-text: recover() in one step. merged/fixed: the
+    MetadataTransactionBuffer is constructed (maxReadPosition = the LAC; F6:
+    the earliest position, as the legacy buffer answers until it is ready)
+    and subscribes to its events; its recovery completes later
+    (`recover_complete`), with dispatch running meanwhile."""
+    if m.flags.async_recovery:
+        hold = 0 if m.flags.dispatch_waits else len(s.ledger[j])
+        return s._replace(part=_put(s.part, j, EMPTY_PART._replace(hold=hold, ready=False)))
+    return recover_complete(m, s, j)
+
+
+def recover_complete(m, s: S, j: int) -> S:
+    """Load the watermark and aborted records, scan the segment's op records,
+    read their headers; events that arrived meanwhile stay pending."""
     writes = writes_by_segment(s, j)
     acks = acks_by_segment_subscription(s, j)
-    p = EMPTY_PART
+    p = EMPTY_PART if s.part[j] is None else EMPTY_PART._replace(events=s.part[j].events)
     decided = []
     for t in sorted({o.txn for o in writes} | {o.txn for o in acks}):
         st = header_state(s, t)

@@ -194,7 +194,7 @@ class Pip473(Spec):
         self.txn_labels = {name: tuple(a(name, txn=x) for x in self.txn_names)
                            for name in ("newTxn", "tcFinalize", "timeoutSweep", "gcSweep")}
         self.seg_labels = {name: tuple(a(name, seg=x) for x in self.seg_names)
-                           for name in ("recover", "deliverEvent", "crash", "dispatch")}
+                           for name in ("recover", "recoverComplete", "deliverEvent", "crash", "dispatch")}
         self.end_labels = {(t, d): a("endTxn", txn=x, decision=d)
                            for t, x in enumerate(self.txn_names) for d in self.decisions}
         self.ack_labels = tuple(a("appendAck", op=ak.name, txn=self.txn_names[ak.txn], seg=self.seg_names[ak.seg],
@@ -282,7 +282,9 @@ class Pip473(Spec):
             if p is None:
                 yield by_seg["recover"][j], recovery.recover(self, s, j)
                 continue
-            if p.events:
+            if not p.ready:
+                yield by_seg["recoverComplete"][j], recovery.recover_complete(self, s, j)
+            elif p.events:
                 yield by_seg["deliverEvent"][j], deliver_event(self, s, j)
             # A crash only matters when the broker holds something to lose.
             if s.crashes > 0 and (not self.prune or p.cache or p.events or p.abrt or p.packs):

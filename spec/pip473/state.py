@@ -83,6 +83,9 @@ class Part(NamedTuple):
     events: pip-text: queue of (txn, new header state); merged/fixed: one
             coalesced "something changed" flag, as a tuple () or (True,)
     hold:   maxReadPosition held while an append is in flight / after recovery; -1 none
+    ready:  merged/fixed: False while the transaction buffer's asynchronous
+            recovery runs (maxReadPosition is the constructor's LAC, the
+            aborted set is empty, publishes and acks wait for it)
     """
 
     cache: frozenset
@@ -91,6 +94,7 @@ class Part(NamedTuple):
     packs: frozenset
     events: tuple
     hold: int
+    ready: bool = True
 
 
 EMPTY_PART = Part(frozenset(), frozenset(), frozenset(), frozenset(), (), -1)

@@ -113,7 +113,7 @@ class _Renaming:
         events = x.events if self.coalesced else tuple((p[t], st) for t, st in x.events)
         return Part(frozenset(p[t] for t in x.cache), frozenset((p[t], pos) for t, pos in x.tpos),
                     frozenset(p[t] for t in x.abrt), frozenset((p[t], pos, c) for t, pos, c in x.packs),
-                    events, x.hold)
+                    events, x.hold, x.ready)
 
     def tcp(self, tcp: frozenset) -> frozenset:
         p = self.p

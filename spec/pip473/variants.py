@@ -28,10 +28,13 @@ class Flags(NamedTuple):
     cas_finalizes: bool          # merged-code mechanism: the decision CAS also writes finalizedAt
     acks_unchecked: bool         # merged-code mechanism: the ACK op is written with no check of the txn's state
     drop_failed: bool            # fixed F5: a failed send drops the cache entry when the broker holds nothing of the txn
+    async_recovery: bool         # merged-code mechanism: TB recovery in steps; dispatch does not wait for it
+    dispatch_waits: bool         # fixed F6: maxReadPosition is the earliest position until TB recovery completes
 
 
 VARIANTS = {
-    "pip-text": Flags(False, False, False, False, False, False, False, False, False, False, False, False, False),
-    "merged": Flags(True, True, True, True, True, True, True, False, False, False, True, True, False),
-    "fixed": Flags(True, True, True, True, True, True, False, True, True, True, True, False, True),
+    "pip-text": Flags(False, False, False, False, False, False, False, False, False, False, False, False, False,
+                      False, False),
+    "merged": Flags(True, True, True, True, True, True, True, False, False, False, True, True, False, True, False),
+    "fixed": Flags(True, True, True, True, True, True, False, True, True, True, True, False, True, True, True),
 }
