@@ -58,7 +58,12 @@ Variants (flags in `variants.py`, read inside the action bodies):
   position from the index); isTxnAborted falls back to "aborted" for an
   unknown txnId; point watches on cached headers; the GC sweep force-deletes
   leftover ops and deletes the header after the retention window.
-* merged: notes 1-4 and the recovery facts: op (placeholder position) before
+* merged: notes 1-4, the recovery facts and the merged-code mechanisms
+  modelled so far (the decision CAS writes finalizedAt; acks are written
+  with no check of the txn's state; a failed op write keeps its cache
+  entry, bound `opfail`; the transaction buffer recovers asynchronously
+  and dispatch does not wait; bound `client` for the stock client):
+  op (placeholder position) before
   the append, maxReadPosition held while in flight; durable aborted records
   and unknown = visible; one coalesced event per written participant, which
   re-reads every OPEN cached header (missing = ABORTED); the GC re-drives and
@@ -84,14 +89,20 @@ Variants (flags in `variants.py`, read inside the action bodies):
      recovery deletes its op records on the segment and writes no aborted
      record. The GC deletes a header only once no op is left, so such an op
      was put after the collection by a send F1 never admitted.
+  F5 (buffer) a failed send drops the broker's cache entry for the txn
+     when it holds no op and no tracked position of it there.
+  F6 (recovery) until the buffer's recovery completes, maxReadPosition is
+     the earliest position, so nothing is dispatched meanwhile.
   Each change is necessary (tests/test_pip473.py checks it): dropping one
   gives a violation (F1: fixed.toml, Atomicity in 5 states, a stale cache
-  admits an ack after the commit; F2: fixed.toml, MaxReadPositionSafe in 8,
+  admits an ack after the commit; F2: fixed.toml, MaxReadPositionSafe in 9,
   recovery holds the read position at the LAC; F3: fixed.toml,
-  NoLostCommittedAck in 6, a replayed store applies no acks and deletes the
+  NoLostCommittedAck in 7, a replayed store applies no acks and deletes the
   ops; F4: fixed-crash-anywhere.toml, Atomicity (CommittedVisible) in 14,
   a late send's op lands after the GC, the broker crashes before validating
-  it, and recovery marks the committed txn aborted).
+  it, and recovery marks the committed txn aborted; F5:
+  fixed-split-liveness.toml, a Materialized lasso; F6:
+  tb-recovery-dispatch-fixed.toml, ReadCommitted in 9).
 
 Recovery keeps its hold: a txn recovery finds OPEN is tracked at the
 position RECOVERED (state.py), as Pulsar's TxnEntry.recoveryDiscovered, and a
