@@ -2,10 +2,11 @@
 
 pip-text  the document as written.
 merged    the four departures of the shipped code (protocol-notes.md, "PIP-473
-          as written versus as merged") and its recovery facts.
+          as written versus as merged"), its recovery facts and the
+          merged-code mechanisms modelled so far.
 fixed     merged plus the smallest change set found to make every safety
           property hold at the standard bounds and with crashes anywhere:
-          F1-F4 (see spec.py's docstring, and tests/test_pip473.py for the
+          F1-F6 (see spec.py's docstring, and tests/test_pip473.py for the
           model that fails without each).
 """
 
