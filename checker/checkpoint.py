@@ -35,6 +35,7 @@ import importlib
 import json
 import os
 import sys
+import tempfile
 import time
 from array import array
 from dataclasses import dataclass, field
@@ -583,18 +584,24 @@ class Checkpointer:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    """Temp file + fsync + rename. The temp file is created with O_EXCL under
+    a random name (mkstemp), so a symlink planted in the folder cannot
+    redirect the write; os.replace swaps a planted link, never follows it."""
+    tmp = None
     try:
-        with open(tmp, "wb") as f:
+        fd, name = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        tmp = Path(name)
+        with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except OSError as exc:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+        if tmp is not None:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
         raise CheckpointError(f"{path}: cannot write checkpoint ({exc.strerror})") from None
 
 

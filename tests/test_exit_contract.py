@@ -209,3 +209,22 @@ def test_escape_sequences_in_trace_values_never_reach_the_terminal(capsys, tmp_p
     path = _edited_trace(tmp_path, lambda d: d["states"][1].__setitem__("hdr", {"#tup": ["\x1b[31mRED", "NONE"]}))
     rc, out, _ = run(capsys, "show", path)
     assert rc == 0 and "\x1b" not in out and "\\x1b[31mRED" in out
+
+
+def test_a_symlink_planted_in_a_checkpoint_folder_redirects_no_write(capsys, tmp_path):
+    """The temp files of a checkpoint had predictable names: a link planted
+    at one redirected the write outside the folder."""
+    import os
+
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    # the names bfs's checkpoint (.tmp-PID-NAME) and Spark's manifest (NAME.tmp) used
+    for name in ("checkpoint.json", "manifest.json"):
+        os.symlink(victim, ck / f".tmp-{os.getpid()}-{name}")
+        os.symlink(victim, ck / name.replace(".json", ".tmp"))
+    rc, _, _ = run(capsys, "check", str(MODELS / "classic" / "twophase-rm6.toml"), "--quiet", "--json",
+                   "--out", str(tmp_path / "out"), "--max-states", "20000", "--checkpoint", str(ck))
+    assert rc == 3 and (ck / "checkpoint.json").is_file() and not (ck / "checkpoint.json").is_symlink()
+    assert victim.read_text() == "untouched"
