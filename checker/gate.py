@@ -56,6 +56,8 @@ class ModelResult:
 
     @property
     def exit_code(self) -> int:
+        if self.interrupted and self.report is None:   # Ctrl-C before the search began
+            return 3
         if self.error is not None or any(c.status == ERROR for c in self.cases):
             return 2
         if any(c.status == FAILED for c in self.cases) and not self._only_incomplete():
@@ -184,7 +186,7 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
               max_seconds: float | None = None, max_states: int | None = None,
               options: dict | None = None) -> ModelResult:
     """Check one model file and judge it; never raises for a bad model."""
-    from .cli import bad_input_errors
+    from .failures import bad_input_errors, describe
 
     r = ModelResult(path, shown_path(path))
     t0 = time.monotonic()
@@ -202,8 +204,11 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
                                max_seconds=max_seconds, max_states=max_states, options=options)
     except bad_input_errors() as exc:
         r.error = str(exc)
+    except KeyboardInterrupt:   # outside the search loop (loading, Z3's checks): stop, report what was done
+        r.error = f"{path}: interrupted"
+        r.interrupted = True
     except Exception as exc:  # a crash inside a spec must not stop the gate
-        r.error = f"{path}: internal error: {type(exc).__name__}: {exc}".splitlines()[0]
+        r.error = f"{path}: {describe(exc)[1].removeprefix('txncheck: ')}"
     r.seconds = time.monotonic() - t0
     if r.error is not None:
         r.cases = [Case("load", ERROR, r.error, kind="model")]

@@ -228,3 +228,26 @@ def test_a_symlink_planted_in_a_checkpoint_folder_redirects_no_write(capsys, tmp
                    "--out", str(tmp_path / "out"), "--max-states", "20000", "--checkpoint", str(ck))
     assert rc == 3 and (ck / "checkpoint.json").is_file() and not (ck / "checkpoint.json").is_symlink()
     assert victim.read_text() == "untouched"
+
+
+def test_ctrl_c_while_the_gate_loads_a_model_still_writes_the_summary_and_reports(capsys, tmp_path, monkeypatch):
+    """Ctrl-C outside the search loop (loading a model, Z3's checks) used to
+    end `check --all` with no summary and no JUnit file."""
+    from txncheck.checker import gate
+
+    real = gate.load_model
+    calls = []
+
+    def load(path):
+        calls.append(path)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(path)
+
+    monkeypatch.setattr(gate, "load_model", load)
+    junit = tmp_path / "gate.xml"
+    rc, out, _ = run(capsys, "check", "--all", str(MODELS / "classic"), "--out", str(tmp_path / "out"),
+                     "--junit", str(junit), "--quiet")
+    assert rc == 3 and len(calls) == 2
+    assert "gate: 2 models" in out and "interrupted" in out
+    assert junit.is_file() and "<testsuite" in junit.read_text()
