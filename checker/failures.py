@@ -97,6 +97,8 @@ def describe(exc: BaseException) -> tuple[int, str]:
     if fs is not None:
         return EXIT_USAGE, (f"txncheck: error: spec error: {type(exc).__name__}: {text} at {fs.filename}:"
                             f"{fs.lineno} in {fs.name}() (--debug shows the traceback)")
+    if isinstance(exc, RecursionError):
+        return EXIT_USAGE, "txncheck: error: the input nests too deeply (a formula, a table or a document)"
     if isinstance(exc, TypeError) and "unhashable" in text:
         return EXIT_USAGE, (f"txncheck: error: spec error: a state is not hashable ({text}); states are "
                             f"tuples, frozensets, ints, strs, bools and None")

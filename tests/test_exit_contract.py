@@ -135,6 +135,9 @@ def _hostile_inputs(tmp: Path) -> dict:
     deep.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
     nan = tmp / "nan.toml"
     nan.write_text('spec = "diehard"\nmax_seconds = nan\n')
+    deep_formula = tmp / "deep-formula.toml"
+    deep_formula.write_text('spec = "diehard"\n[temporal]\nP = "eventually ' + "(" * 50_000 + "NotSolved"
+                            + ")" * 50_000 + '"\n')
     digits = tmp / "digits.toml"
     digits.write_text((MODELS / "pip473" / "merged.toml").read_text().replace('writes = "t1:0"', 'writes = "t1:\u00b2"'))
     return {
@@ -145,12 +148,14 @@ def _hostile_inputs(tmp: Path) -> dict:
         "a name too long": (["check", str(tmp / ("a" * 300 + ".toml"))], "File name too long"),
         "TOML nested 100,000 deep": (["check", str(deep)], "TOML nests too deeply"),
         "max_seconds = nan": (["check", str(nan)], "'max_seconds' must be a positive number"),
+        "a temporal formula nested 50,000 deep": (["check", str(deep_formula)], "nests too deeply"),
         "a Unicode digit in a bound": (["check", str(digits)], "must be an integer in 0..3"),
     }
 
 
 HOSTILE = ["a FIFO as a model", "a FIFO as a trace", "a device as a model", "a device as a trace",
-           "a name too long", "TOML nested 100,000 deep", "max_seconds = nan", "a Unicode digit in a bound"]
+           "a name too long", "TOML nested 100,000 deep", "max_seconds = nan", "a Unicode digit in a bound",
+           "a temporal formula nested 50,000 deep"]
 
 
 @pytest.mark.parametrize("case", HOSTILE)
