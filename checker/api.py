@@ -91,10 +91,36 @@ def check_model(
         options={**(options or {}), "model": m},
     )
     outcome = run(job)
+    if (options or {}).get("resume"):
+        _check_resumed_paths(spec, outcome, options["resume"])
     check_temporal(m, spec, outcome)
     if out_dir is not None:
         write_traces(m, spec, outcome, out_dir)
     return Report(m, spec, outcome)
+
+
+def _check_resumed_paths(spec: Spec, outcome: Outcome, where) -> None:
+    """A resumed run's counterexamples are rebuilt from the checkpoint's
+    parent pointers, which a crafted checkpoint can forge: each one must be a
+    real run of the spec (an initial state, then successors by `next`), or
+    the checkpoint is refused. Its counts cannot be checked this way; the
+    README says a checkpoint must come from a trusted run."""
+    from .checkpoint import CheckpointError
+
+    for v in outcome.violations:
+        if not v.path:
+            continue
+        (_, first), *steps = v.path
+        ok = first in set(spec.init_states())
+        prev = first
+        for action, state in steps if ok else ():
+            if not any(a == action and t == state for a, t in spec.next(prev)):
+                ok = False
+                break
+            prev = state
+        if not ok:
+            raise CheckpointError(f"{where}: the counterexample of {v.property} rebuilt from this checkpoint is "
+                                  f"not a run of {spec.describe()}: the checkpoint is damaged or forged")
 
 
 def write_traces(m: Model, spec: Spec, outcome: Outcome, out_dir: str | Path) -> None:

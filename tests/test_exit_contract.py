@@ -256,3 +256,25 @@ def test_ctrl_c_while_the_gate_loads_a_model_still_writes_the_summary_and_report
     assert rc == 3 and len(calls) == 2
     assert "gate: 2 models" in out and "interrupted" in out
     assert junit.is_file() and "<testsuite" in junit.read_text()
+
+
+def test_a_resumed_counterexample_must_be_a_run_of_the_spec(capsys, tmp_path):
+    """A crafted checkpoint could make --resume report a violation that does
+    not exist: the counterexample rebuilt from it is now checked step by
+    step against the spec, and a forged one is refused (exit 2)."""
+    from txncheck.checker.api import _check_resumed_paths
+    from txncheck.checker.checkpoint import CheckpointError
+
+    ck = tmp_path / "ck"
+    rc, first, _ = run(capsys, "check", DIEHARD, "--quiet", "--json", "--out", str(tmp_path), "--max-states", "2",
+                       "--checkpoint", str(ck))
+    assert rc == 3
+    rc, out, _ = run(capsys, "check", DIEHARD, "--quiet", "--json", "--out", str(tmp_path), "--resume", str(ck))
+    doc = json.loads(out)
+    assert rc == 1 and doc["violations"][0]["length"] == 7   # a real counterexample passes the check
+    rep = api.check_model(DIEHARD)
+    (v,) = rep.outcome.violations
+    action, state = v.path[3]
+    v.path[3] = (action, state._replace(big=state.big + 1))   # one forged step
+    with pytest.raises(CheckpointError, match="not a run of diehard"):
+        _check_resumed_paths(rep.spec, rep.outcome, ck)
