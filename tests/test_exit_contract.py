@@ -278,3 +278,20 @@ def test_a_resumed_counterexample_must_be_a_run_of_the_spec(capsys, tmp_path):
     v.path[3] = (action, state._replace(big=state.big + 1))   # one forged step
     with pytest.raises(CheckpointError, match="not a run of diehard"):
         _check_resumed_paths(rep.spec, rep.outcome, ck)
+
+
+@pytest.mark.parametrize("argv,code,needle", [
+    (["--master", "spark://127.0.0.1:1", "--checkpoint", "{ck}"], 3, "cannot reach the Spark master"),
+    (["--master", "spark://127.0.0.1:1"], 2, "needs --checkpoint DIR on storage every executor shares"),
+    (["--master", "spark://nohostport", "--checkpoint", "{ck}"], 2, "expected spark://HOST:PORT"),
+])
+def test_bad_cluster_options_are_refused_before_spark_starts(capsys, tmp_path, monkeypatch, argv, code, needle):
+    from txncheck.checker.engines import spark
+
+    def must_not_start(*a, **k):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(spark, "spark_session", must_not_start)
+    argv = [a.replace("{ck}", str(tmp_path / "ck")) for a in argv]
+    rc, _, err = run(capsys, "check", TWOPHASE, "--engine", "spark", "--quiet", "--out", str(tmp_path), *argv)
+    assert rc == code and needle in one_line(err)

@@ -41,7 +41,7 @@ from .spark_checkpoint import (
     Manifest, check_identity, identity, is_remote, level_path, read_manifest, write_manifest,
 )
 from .spark_revive import ShapeError, Shapes, class_name, resolve_class
-from .spark_session import is_local, spark_session
+from .spark_session import check_master, is_local, spark_session
 from .spark_worker import OUT_DDL, WorkerJob, expander, signed_fingerprint
 
 SUPPORTED_OPTIONS = {"master", "checkpoint", "resume", "stop_after_level"}
@@ -91,6 +91,7 @@ def run(job: Job) -> Outcome:
     if resume:
         manifest = read_manifest(resume)  # fail on a bad checkpoint before starting Spark
         check_identity(resume, manifest, identity(wj))
+    check_master(job.options.get("master"), resume or ckpt)   # before Spark starts, in seconds
     session = spark_session(job.options.get("master"))
     root = resume or ckpt
     temporary = root is None

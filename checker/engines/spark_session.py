@@ -46,5 +46,31 @@ def spark_session(master: str | None = None):
     return session
 
 
+def check_master(master: str | None, shared_dir: str | None) -> None:
+    """Refuse a cluster run before Spark starts (which takes a minute to give
+    up on a master it cannot reach): a cluster needs a shared checkpoint
+    folder (bad usage, exit 2), and the master must answer on its port
+    (ConnectionError: a fault of the environment, exit 3)."""
+    import socket
+
+    if not master or master.startswith("local"):
+        return
+    if not shared_dir:
+        raise EngineError("engine 'spark' on a cluster needs --checkpoint DIR on storage every executor shares")
+    if not master.startswith("spark://"):
+        return   # yarn, k8s, ...: Spark's own checks
+    errors = []
+    for hostport in master.removeprefix("spark://").split(","):
+        host, _, port = hostport.rpartition(":")
+        if not host or not port.isdigit():
+            raise EngineError(f"--master {master}: expected spark://HOST:PORT")
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
+            return
+        except OSError as exc:
+            errors.append(f"{hostport}: {exc.strerror or exc}")
+    raise ConnectionError(f"cannot reach the Spark master ({'; '.join(errors)})")
+
+
 def is_local(session) -> bool:
     return session.sparkContext.master.startswith("local")
