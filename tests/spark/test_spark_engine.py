@@ -41,6 +41,9 @@ def test_spark_matches_bfs_on_shipped_models(spark, path, tmp_path):
     assert sp.verdict == bfs.verdict
     assert [(v.property, v.kind, v.length) for v in sp.violations] == \
         [(v.property, v.kind, v.length) for v in bfs.violations]
+    if bfs.verdict == "violation":   # Spark finishes the violating level; bfs stops at its first violation
+        assert sp.distinct_states >= bfs.distinct_states and sp.states_generated >= bfs.states_generated
+        assert sp.depth in (bfs.depth, bfs.depth + 1)
     if bfs.verdict == "ok":
         assert (sp.distinct_states, sp.states_generated, sp.depth) == \
             (bfs.distinct_states, bfs.states_generated, bfs.depth)
