@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 
 from .. import __version__
 from .failures import (  # noqa: F401  (UsageError and bad_input_errors are imported from here too)
-    EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, UsageError, bad_input_errors, report,
+    EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, UsageError, bad_input_errors, on_sigterm, report,
 )
 
 COMMANDS = ["check", "list", "show", "replay", "graph", "sweep"]
@@ -47,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     contract (checker/failures.py); `--debug` adds the traceback."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_sigterm)
     if debug:
         argv.remove("--debug")
     try:

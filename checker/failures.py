@@ -67,6 +67,15 @@ def _compiled_property_key(exc: BaseException) -> str | None:
     return None
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is: the engines stop at a clean point
+    (writing their checkpoint) and the run ends incomplete, exit 3."""
+
+
+def on_sigterm(signum, frame):
+    raise Terminated()
+
+
 class UsageError(Exception):
     """Bad command-line use; the message is one line."""
 
@@ -85,6 +94,8 @@ def bad_input_errors() -> tuple[type[BaseException], ...]:
 def describe(exc: BaseException) -> tuple[int, str]:
     """(exit code, one line) for an exception that reached the command line."""
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if isinstance(exc, Terminated):
+        return EXIT_INCOMPLETE, "txncheck: terminated (SIGTERM)"
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INCOMPLETE, "txncheck: interrupted"
     if isinstance(exc, bad_input_errors()):

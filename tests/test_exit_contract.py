@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import operator
+import random
 import sys
 from pathlib import Path
 
@@ -295,3 +296,28 @@ def test_bad_cluster_options_are_refused_before_spark_starts(capsys, tmp_path, m
     argv = [a.replace("{ck}", str(tmp_path / "ck")) for a in argv]
     rc, _, err = run(capsys, "check", TWOPHASE, "--engine", "spark", "--quiet", "--out", str(tmp_path), *argv)
     assert rc == code and needle in one_line(err)
+
+
+# -- signals at seeded moments of a real run --------------------------------------------
+
+_DELAYS = [round(random.Random(seed).uniform(1.0, 3.0), 2) for seed in range(3)]
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("delay", _DELAYS)
+def test_a_signal_mid_run_ends_incomplete_with_a_report(sig, delay, tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    model = MODELS / "pip473" / "fixed.toml"   # about a minute of search: the signal lands inside it
+    proc = subprocess.Popen([sys.executable, "-m", "txncheck.checker.cli", "check", str(model), "--json", "--quiet",
+                             "--no-graph", "--out", str(tmp_path / "out")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    time.sleep(delay)
+    proc.send_signal(getattr(signal, sig))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 3, err
+    assert "Traceback" not in err
+    doc = json.loads(out)   # the report is printed, as one JSON object
+    assert doc["verdict"] == "incomplete" and doc["incomplete_reason"] == "interrupted"
