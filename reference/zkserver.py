@@ -49,6 +49,18 @@ def find_server() -> tuple[str, str]:
     return java, jar
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: the kernel sends it SIGKILL when the
+    process that started it dies, even by SIGKILL (Linux PR_SET_PDEATHSIG),
+    so a killed replay leaves no ZooKeeper JVM behind."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass   # not Linux: stop() and close() still end it on every exit Python sees
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -80,6 +92,7 @@ class ZooKeeperServer:
         self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="txncheck-zk-"))
         self.port = port or free_port()
         self.proc: subprocess.Popen | None = None
+        self._ever_up = False
 
     @property
     def hosts(self) -> str:
@@ -111,19 +124,26 @@ class ZooKeeperServer:
         try:
             self.proc = subprocess.Popen([self.java, *JVM_FLAGS, "-cp", self.jar, MAIN, str(cfg)],
                                          stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True)
+                                         start_new_session=True, preexec_fn=_die_with_parent)
         finally:
             log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise ZooKeeperStartError(f"ZooKeeper exited with {self.proc.returncode} at start: {self._tail()}")
-            if four_letter(self.host, self.port, "ruok", 0.5) == "imok" and \
-                    "Mode: standalone" in four_letter(self.host, self.port, "srvr", 0.5):
-                return self
-            time.sleep(0.1)
-        self.stop()
-        raise ZooKeeperStartError(f"ZooKeeper on {self.hosts} did not answer within {timeout:.0f}s: {self._tail()}")
+        try:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    raise ZooKeeperStartError(f"ZooKeeper exited with {self.proc.returncode} at start: {self._tail()}")
+                if four_letter(self.host, self.port, "ruok", 0.5) == "imok" and \
+                        "Mode: standalone" in four_letter(self.host, self.port, "srvr", 0.5):
+                    self._ever_up = True
+                    return self
+                time.sleep(0.1)
+            tail = self._tail()
+            raise ZooKeeperStartError(f"ZooKeeper on {self.hosts} did not answer within {timeout:.0f}s: {tail}")
+        except BaseException:   # Ctrl-C, SIGTERM or a failure while it starts: leave no JVM behind,
+            self.stop()         # nor the folder of a server that never came up
+            if self._own_dir and not self._ever_up:
+                shutil.rmtree(self.data_dir, ignore_errors=True)
+            raise
 
     def _tail(self) -> str:
         try:
