@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .api import Report, check_model
-from .model import Model, ModelError, find_models, load_model
+from .model import HOLDS_FOR, Model, ModelError, find_models, load_model
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 
@@ -77,6 +77,24 @@ class ModelResult:
     def passed(self) -> bool:
         return self.exit_code == 0
 
+    @property
+    def label(self) -> str:
+        """What the verdict holds for, from the model's [label] ("" when it has none)."""
+        return label_text(self.model) if self.model is not None else ""
+
+
+def label_text(m: Model) -> str:
+    """One line: what the model's verdict holds for. A violation expected of a
+    model that holds for the document's text or a past release is said not to
+    be a defect of the current code."""
+    if not m.label:
+        return ""
+    kind = m.label["holds_for"]
+    text = f"holds for {HOLDS_FOR[kind]} ({m.label['source']})"
+    if kind != "code" and m.expect.get("verdict") == "violation":
+        text += "; not a defect of the current code"
+    return text
+
 
 @dataclass
 class GateResult:
@@ -107,6 +125,8 @@ class GateResult:
             entry: dict[str, Any] = {"model": r.shown, "exit_code": r.exit_code, "seconds": round(r.seconds, 3)}
             if r.model is not None:
                 entry["expect"] = r.model.expect
+                if r.model.label:
+                    entry["label"] = {**r.model.label, "text": r.label}
             if r.report is not None:
                 entry["report"] = r.report.to_json()
             if r.error is not None:

@@ -8,6 +8,9 @@
     deadlock = true                # report states with no successor
     [constants]                    # the spec's bounds
     rm = 3
+    [label]                        # optional: what the verdict holds for
+    holds_for = "code"             # code (the current code) | release (a past release) | text (the document's text)
+    source = "apache/kafka@d276027e MetadataBatchLoader"   # the commit read, the release, or the section
     [expect]                       # optional: what the CI gate expects
     verdict = "violation"
     property = "NotSolved"
@@ -35,12 +38,14 @@ from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, pa
 
 TOP_KEYS = {
     "spec", "variant", "description", "properties", "witnesses", "deadlock", "constants",
-    "expect", "temporal", "fairness", "symmetry", "por", "fingerprints", "engine", "max_states", "max_seconds",
+    "expect", "label", "temporal", "fairness", "symmetry", "por", "fingerprints", "engine", "max_states", "max_seconds",
 }
 # Reductions a model file can switch on (as the check command's flags do).
 REDUCTION_KEYS = ("symmetry", "por", "fingerprints")
 EXPECT_KEYS = {"verdict", "property", "length"}
 VERDICTS = ("ok", "violation", "incomplete")
+# [label] holds_for: what a model's verdict is evidence about.
+HOLDS_FOR = {"code": "the current code", "release": "a past release", "text": "the document's text"}
 
 
 class ModelError(ValueError):
@@ -63,6 +68,7 @@ class Model:
     raw: dict[str, Any] = field(default_factory=dict)
     temporal: dict[str, TemporalProperty] = field(default_factory=dict)
     fairness: list[Fairness] = field(default_factory=list)
+    label: dict[str, str] = field(default_factory=dict)  # [label]: holds_for, source
 
     def reductions(self, cli: dict | None = None) -> dict:
         """The engine options: the model file's reductions, then the command
@@ -165,6 +171,7 @@ def load_model(path: str | Path) -> Model:
         _fail(path, f"[expect] verdict must be one of {', '.join(VERDICTS)}")
     if "length" in expect and (isinstance(expect["length"], bool) or not isinstance(expect["length"], int)):
         _fail(path, "[expect] length must be an integer")
+    label = _label(path, raw.get("label", {}))
     desc = raw.get("description", "")
     try:
         temporal = parse_temporal(raw.get("temporal", {}))
@@ -172,7 +179,23 @@ def load_model(path: str | Path) -> Model:
     except TemporalSyntaxError as exc:
         _fail(path, str(exc))
     return Model(path, spec, variant, dict(constants), props, list(witnesses), deadlock,
-                 desc if isinstance(desc, str) else "", dict(expect), raw, temporal, fairness)
+                 desc if isinstance(desc, str) else "", dict(expect), raw, temporal, fairness, label)
+
+
+def _label(path: Path, label) -> dict[str, str]:
+    """[label]: holds_for (one of HOLDS_FOR) and source (non-empty text), both required."""
+    if not isinstance(label, dict):
+        _fail(path, "[label] must be a table")
+    if not label:
+        return {}
+    bad = sorted(set(label) - {"holds_for", "source"})
+    if bad:
+        _fail(path, f"unknown key {bad[0]!r} in [label] (known: holds_for, source)")
+    if label.get("holds_for") not in HOLDS_FOR:
+        _fail(path, f"[label] holds_for must be one of {', '.join(HOLDS_FOR)}")
+    if not isinstance(label.get("source"), str) or not label["source"].strip():
+        _fail(path, "[label] source must name the commit read, the release or the document's section")
+    return {"holds_for": label["holds_for"], "source": label["source"]}
 
 
 def shipped_models_dir() -> Path | None:

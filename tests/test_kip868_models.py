@@ -22,6 +22,7 @@ CORPUS = ROOT / "counterexamples" / "kip868"
 EXPECTED = {
     "kafka-loader": ("violation", "BrokerSeesOnlyCommittedTxns", 7, 261, 393, 6),
     "kafka-loader-record-after-abort": ("violation", "BrokerSeesOnlyCommittedTxns", 7, 194, 303, 6),
+    "dropping-loader": ("violation", "BrokerPublishesCommitted", 6, 122, 164, 5),
     "pipelined-controller": ("violation", "ControllerReadsOnlyCommittedTxns", 4, 44, 54, 3),
     "pipelined-controller-committed-lso": ("ok", None, 0, 38085, 158243, 22),
     "clearing-loader": ("ok", None, 0, 20926, 77479, 22),
@@ -116,3 +117,15 @@ def test_bootstrap_reactivation_batch_is_reached(reports):
     """The new leader's Abort+Begin batch (ActivationRecordsGenerator, empty log) occurs."""
     states = reports("clearing-loader").outcome.exploration.states
     assert any((("A", 1), ("B", 2)) in s.log for s in states)
+
+
+def test_dropping_loader_keeps_every_safety_property():
+    """Completeness is what catches a loader that drops committed records:
+    without BrokerPublishesCommitted the dropping loader passes."""
+    m = load_model(KIP / "dropping-loader.toml")
+    spec = m.instantiate()
+    safety = {k: v for k, v in spec.invariants.items() if k != "BrokerPublishesCommitted"}
+    from .helpers import explore
+
+    out = explore(spec, props=safety)
+    assert out.verdict == "ok" and out.distinct_states > 1000

@@ -30,6 +30,7 @@ EXPECTED = {
     "timeout-race-markers": ("violation", "Atomicity", 8, 119, 153, 7),
     "timeout-fixed": ("ok", None, 0, 212, 417, 14),
     "retry-strict": ("violation", "CommitReplyTruthful", 7, 97, 127, 6),
+    "retry-current": ("violation", "CommitReplyTruthful", 7, 90, 123, 6),
     "retry-fixed": ("ok", None, 0, 5208, 15027, 24),
 }
 
@@ -88,6 +89,28 @@ def test_retry_strict_trace_tells_a_committed_txn_it_failed():
     assert actions.index("TcRestart") < actions.index("ClientRetryEndTxn")
     last = trace.states[-1]
     assert (last["clientResult"]["t1"], last["outcome"]["t1"]) == ("failed", "COMMITTED")
+
+
+def test_retry_current_fails_only_after_the_txn_finished():
+    """Current Pulsar re-drives a retry while COMMITTING; the wrong answer
+    comes from a retry after COMMITTED (InvalidTxnStatus)."""
+    trace = read_trace(CORPUS / "retry-current.itf.json")
+    assert trace.meta["variant"] == "current"
+    actions = [s["action"] for s in trace.steps]
+    assert actions.index("ClientRetryEndTxn") > actions.index("EndTxnComplete")
+    last = trace.states[-1]
+    assert (last["clientResult"]["t1"], last["outcome"]["t1"]) == ("failed", "COMMITTED")
+
+
+def test_current_re_drives_a_retry_while_committing():
+    from txncheck.spec.legacy_v4.spec import COMMITTING, LegacyV4
+
+    for variant, result in (("current", ""), ("retry-strict", "failed")):
+        spec = LegacyV4(variant, txns=1, segments=1, splits=0, restarts=1)
+        s = next(iter(spec.init_states()))
+        s = s._replace(status=(COMMITTING,), parts=(frozenset({0}),), asked=("commit",))
+        retried = spec._tc_end(s, 0, "commit")
+        assert retried.result == (result,) and retried.live == (variant == "current",)
 
 
 def test_stranded_states_are_exactly_those_that_can_never_complete():

@@ -58,6 +58,8 @@ def model_line(r: ModelResult) -> str:
         got += " of " + ", ".join(f"{v.property} ({v.length} states)" for v in o.violations)
     lines = [f"{head}: {got}; expected {want}" + (f" of {r.model.expect['property']}" if r.model.expect.get("property") else "")
              + f" ({stats})"]
+    if r.label:
+        lines.append(f"           {r.label}")
     if r.note:
         lines.append(f"           {r.note}")
     for c in r.cases:

@@ -4,7 +4,9 @@ One <testsuite> per model file, one <testcase> per property of the model
 (classname: the model path, dotted; name: the property). A failed expectation
 is a <failure> whose text is the counterexample's step table; a model that
 cannot be checked is an <error>; a property the search did not settle is
-<skipped>. Each suite's <properties> carry the model's figures.
+<skipped>. Each suite's <properties> carry the model's figures and its
+label (label.holds_for, label.source, label: what the verdict holds for), and
+every case's text starts with the label.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def junit_tree(result: GateResult) -> ET.Element:
                 "classname": classname(r), "name": c.name, "file": r.shown, "time": f"{share:.3f}"})
             if c.status == FAILED:
                 el = ET.SubElement(tc, "failure", {"message": c.message, "type": c.kind})
-                el.text = _body(c)
+                el.text = _body(c, r.label)
             elif c.status == ERROR:
                 el = ET.SubElement(tc, "error", {"message": c.message, "type": "ModelError"})
                 el.text = c.message
@@ -50,12 +52,12 @@ def junit_tree(result: GateResult) -> ET.Element:
                 ET.SubElement(tc, "skipped", {"message": c.message})
             elif c.message or c.detail:
                 out = ET.SubElement(tc, "system-out")
-                out.text = _body(c)
+                out.text = _body(c, r.label)
     return root
 
 
-def _body(c) -> str:
-    text = c.message
+def _body(c, label: str = "") -> str:
+    text = (f"[{label}]\n" if label else "") + c.message
     if c.violation is not None and c.violation.trace_file and not c.detail:
         text += f"\ntrace: {c.violation.trace_file}"
     if c.detail:
@@ -70,6 +72,10 @@ def _figures(r: ModelResult) -> dict:
         out["variant"] = r.model.variant
         for k, v in r.model.expect.items():
             out[f"expect.{k}"] = v
+        for k, v in r.model.label.items():
+            out[f"label.{k}"] = v
+        if r.label:
+            out["label"] = r.label
     if r.report is not None:
         o = r.report.outcome
         out.update({"engine": o.engine, "verdict": o.verdict, "distinct_states": o.distinct_states,

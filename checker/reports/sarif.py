@@ -167,13 +167,16 @@ def _violation_result(r: ModelResult, c: Case, rules: _Rules) -> dict:
     text = (f"{c.kind} {c.name} is violated in model {r.shown}: a shortest counterexample has {v.length} states"
             + (f", ending with {_action_label(last_action)}" if last_action else "")
             + (f"; trace {v.trace_file}" if v.trace_file else "")
-            + (" (a known bug this model expects)" if expected else ""))
+            + (" (a known bug this model expects)" if expected else "")
+            + (f"; {r.label}" if r.label else ""))
     result: dict[str, Any] = {
         "ruleId": rule_id, "ruleIndex": idx, "kind": "fail", "level": "note" if expected else "error",
         "message": {"text": text}, "locations": locations,
         "properties": {"model": r.shown, "spec": spec.name, "variant": spec.variant,
                        "bounds": dict(spec.constants), "length": v.length, "expected": expected},
     }
+    if r.model.label:
+        result["properties"]["label"] = {**r.model.label, "text": r.label}
     if steps:
         result["codeFlows"] = [{"message": {"text": f"shortest trace to the violation of {c.name}"},
                                 "threadFlows": [{"locations": steps}]}]
@@ -182,7 +185,8 @@ def _violation_result(r: ModelResult, c: Case, rules: _Rules) -> dict:
                                        "message": {"text": "the counterexample as an ITF trace"}}]
     if expected:
         result["suppressions"] = [{"kind": "inSource", "status": "accepted",
-                                   "justification": f"{r.shown} expects this violation ([expect] table)"}]
+                                   "justification": f"{r.shown} expects this violation ([expect] table)"
+                                   + (f"; it {r.label}" if r.label else "")}]
     return result
 
 

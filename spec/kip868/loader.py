@@ -13,7 +13,10 @@ outside a transaction, as Kafka's MetadataBatchLoader does:
 
 The two variants differ only in what an Abort does to the pending delta:
 `kafka-loader` keeps it (the delta is dropped only by the next publish of an
-empty change, at flush); `clearing-loader` clears it at once.
+empty change, at flush); `clearing-loader` clears it at once. `dropping`
+(the spec's `dropping-loader`, a deliberately broken loader) clears it on
+End as well, so a committed transaction never reaches the image: it keeps
+every safety property and must fail the completeness one.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def _publish(ld: Loader, delta: frozenset, offset: int, published: list) -> Load
                        image=ld.image | delta, image_offset=offset)
 
 
-def _replay(ld: Loader, rec: tuple, clearing: bool) -> Loader:
+def _replay(ld: Loader, rec: tuple, clearing: bool, dropping: bool = False) -> Loader:
     kind, st = rec[0], ld.txn_state
     if kind == BEGIN:
         if st in IN_TXN:
@@ -54,7 +57,7 @@ def _replay(ld: Loader, rec: tuple, clearing: bool) -> Loader:
     if kind == END:
         if st not in IN_TXN:
             return _fault(ld, f"End(t{rec[1]}) without Begin")
-        return ld._replace(txn_state=ENDED)
+        return ld._replace(txn_state=ENDED, delta=frozenset() if dropping else ld.delta)
     if kind == ABORT:
         if st not in IN_TXN:
             return _fault(ld, f"Abort(t{rec[1]}) without Begin")
@@ -73,11 +76,12 @@ def _fault(ld: Loader, msg: str) -> Loader:
     return ld if ld.fault else ld._replace(fault=msg)
 
 
-def load_batch(ld: Loader, batch: tuple, base_offset: int, clearing: bool, published: list) -> Loader:
+def load_batch(ld: Loader, batch: tuple, base_offset: int, clearing: bool, published: list,
+               dropping: bool = False) -> Loader:
     """MetadataBatchLoader.loadBatch: replay one batch; `published` collects
     the deltas of any images published on the way."""
     for index, rec in enumerate(batch):
-        ld = _replay(ld, rec, clearing)
+        ld = _replay(ld, rec, clearing, dropping)
         if ld.txn_state == STARTED and (index > 0 or ld.pending):
             # Publish what preceded the Begin, then carry on inside the transaction.
             ld = _publish(ld, ld.delta, base_offset + index - 1, published)._replace(txn_state=STARTED)

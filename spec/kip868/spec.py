@@ -16,6 +16,36 @@ Variants (the candidate loader bug of protocol-notes.md):
   kafka-loader     the loader keeps its pending delta across an Abort, as
                    MetadataBatchLoader does;
   clearing-loader  the loader clears the delta when it replays the Abort.
+  dropping-loader  a deliberately broken clearing loader that also clears the
+                   delta on End, dropping every committed transaction: safe,
+                   but it fails BrokerPublishesCommitted (completeness).
+
+Properties, and why each can fail (tests/test_kip868_truth.py holds a truth
+table for each and, for the ones a correct model cannot reach, the broken
+mechanism that does):
+  * BrokerSeesOnlyCommittedTxns, ControllerReadsOnlyCommittedTxns (safety)
+    fail with kafka-loader and with the pipelined controller.
+  * BrokerPublishesCommitted (completeness): once the loader has handled
+    every committed batch, every committed record (of a committed
+    transaction, or outside any) is in the published image. A loader that
+    never publishes passes both safety properties and fails this one
+    (dropping-loader).
+  * TxnPublishedAtOnce fails for a loader that publishes inside a
+    transaction.
+  * SnapshotOutsideTxn: the snapshot's offset is not inside a transaction.
+    It fails for a loader that publishes between a Begin and its first
+    record (nothing uncommitted is exposed, so the two visibility properties
+    still hold). Its former second half ("the snapshot holds committed
+    records only") is dropped: a snapshot is a copy of the published image
+    and a committed status never reverts, so it could fail only in a state
+    after one that already violates BrokerSeesOnlyCommittedTxns.
+  * IdleMeansNoOpenTxn fails when a failover leaves a transaction open
+    without the new leader's Abort (a broken activation batch).
+  * RecordsWellFormed fails when the activation batch repeats a Begin.
+
+No pruning: every enabling condition is a rule of the protocol (the writer
+waits for its batch to commit unless `pipelined`, one transaction at a time,
+snapshots only at batch-aligned images).
 
 Bound `bootstrap_reactivation` (default true) follows Kafka's
 ActivationRecordsGenerator: when no metadata record has been replayed yet (a
@@ -66,7 +96,7 @@ class KState(NamedTuple):
 
 class Kip868(Spec):
     name = "kip868"
-    variants = ("kafka-loader", "clearing-loader")
+    variants = ("kafka-loader", "clearing-loader", "dropping-loader")
     bounds = {
         "txns": Bound(2, "metadata transactions the controller runs", lo=1, hi=3),
         "txn_records": Bound(2, "records in each transaction", lo=1, hi=3),
@@ -88,7 +118,8 @@ class Kip868(Spec):
     def setup(self) -> None:
         c = self.constants
         self.ntxns = c["txns"]
-        self.clearing = self.variant == "clearing-loader"
+        self.clearing = self.variant in ("clearing-loader", "dropping-loader")
+        self.dropping = self.variant == "dropping-loader"
         self.scripts = {t: txn_script(t, c["txn_records"]) for t in range(1, self.ntxns + 1)}
         self.txn_names = tuple(f"t{t}" for t in range(1, self.ntxns + 1))
         txn_recs = [(RECORD, t, i) for t in range(1, self.ntxns + 1) for i in range(1, c["txn_records"] + 1)]
@@ -101,7 +132,7 @@ class Kip868(Spec):
         status = sc.fun("status", "Txn", Str())            # in the committed log
         image = sc.set("broker_image", "Rec")              # the broker's published image
         view = sc.set("controller_view", "Rec")            # what controller reads return (at the LSO)
-        snap = sc.set("snapshot", "Rec")
+        sc.set("snapshot", "Rec")                         # shown in traces
         snap_in_txn = sc.var("snapshot_in_txn", Bool())
         pubs = sc.fun("publishes", "Txn", Int(lo=0))
         fault = sc.var("replay_fault", Str())
@@ -109,6 +140,8 @@ class Kip868(Spec):
         failovers = sc.var("failovers", Int(lo=0, hi=c["failovers"]))
         snapped = sc.var("snapshot_taken", Bool())
         passed = sc.set("broker_passed", "Txn")           # the image offset is past the txn's End/Abort
+        committed = sc.set("committed_records", "Rec")     # data records a reader may see: committed log only
+        caught_up = sc.var("broker_caught_up", Bool())     # the loader handled every committed batch
 
         T = lambda t: sc.const("Txn", f"t{t}")
         R = lambda r: sc.const("Rec", self.names[r])
@@ -126,8 +159,12 @@ class Kip868(Spec):
         # A committed transaction's records are published all at once, by one image.
         self.invariants["TxnPublishedAtOnce"] = z3.And([
             z3.And(pubs(T(t)) <= 1, all_or_none(image, t)) for t in per_txn])
+        # Record Visibility, completeness: a broker that has handled every
+        # committed batch publishes every committed record.
+        self.invariants["BrokerPublishesCommitted"] = z3.Implies(caught_up, z3.And([
+            z3.Implies(committed(R(r)), image(R(r))) for r in txn_recs + normal_recs]))
         # Snapshots: taken at batch-aligned images outside transactions only.
-        self.invariants["SnapshotOutsideTxn"] = z3.And(z3.Not(snap_in_txn), only_committed(snap))
+        self.invariants["SnapshotOutsideTxn"] = z3.Not(snap_in_txn)
         # Nested Begin, End or Abort without Begin: replay errors.
         self.invariants["RecordsWellFormed"] = fault == z3.StringVal("")
         # Safety stand-in for "every transaction is eventually ended or aborted":
@@ -218,7 +255,8 @@ class Kip868(Spec):
             published: list = []
             new = ld
             for b in range(ld.loaded, ld.loaded + n):
-                new = loader.load_batch(new, s.log[b], ends[b] - len(s.log[b]) + 1, self.clearing, published)
+                new = loader.load_batch(new, s.log[b], ends[b] - len(s.log[b]) + 1, self.clearing, published,
+                                        self.dropping)
             new = loader.flush(new, ends[ld.loaded + n - 1], published)
             pubs = s.publishes
             for delta in published:
@@ -264,6 +302,9 @@ class Kip868(Spec):
             "failovers": s.failovers,
             "snapshot_taken": s.snapshots > 0,
             "broker_passed": {f"t{t}" for t, (_, e) in markers.items() if e is not None and e <= ld.image_offset},
+            "committed_records": {names[r] for r in committed
+                                  if r[0] == NORMAL or r[0] == RECORD and status[r[1] - 1] == "committed"},
+            "broker_caught_up": ld.loaded == s.hw,
         }
 
     def state_vars(self, s: KState):

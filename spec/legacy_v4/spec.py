@@ -22,7 +22,33 @@ seen in the field") are variants, each changing one action's body:
     TC answers any end on a non-OPEN txn with an error ("expected COMMITTING
     but COMMITTED"), or with TransactionNotFound once it dropped the txn.
   * `default`: the fixed behaviour: the timeout's status write is a CAS from
-    OPEN, and an end repeated in the txn's own direction is idempotent.
+    OPEN, and an end repeated in the txn's own direction is idempotent, also
+    after the txn finished.
+  * `current`: the coordinator as Pulsar ships it today
+    (MLTransactionMetadataStore / TransactionMetadataStoreService at
+    apache/pulsar@30dd4f343cfc, as the issue 29 audit read it): the timeout
+    checks the status under the txn's lock (a CAS from OPEN, as `default`);
+    an end retried in the txn's own direction while it is COMMITTING or
+    ABORTING is accepted and re-driven; once the txn is COMMITTED or ABORTED
+    a retry gets InvalidTxnStatus, and once the TC dropped it (after it
+    finished, or across a restart) TransactionNotFound.
+
+Properties, and why each can fail (tests/test_legacy_v4_truth.py holds a
+truth table for each):
+  * `EndTxnNotStranded` restates the document's own premise (a sealed
+    segment rejects the marker): kept, on purpose, as the check that the
+    model reaches the stall PIP-473 describes; its models are labelled as
+    holding for the document's text.
+  * `Atomicity`, `CommittingIsFinal` and `CommitReplyTruthful` hold or fail
+    by each variant's definition of the timeout and retry steps: the
+    variants are the mechanisms under test (timeout-race breaks the first
+    two, retry-strict and current the third), so the properties stay as the
+    observable symptoms of those field failures.
+  * `ReadCommitted` fails with timeout-race (a consumer reads data the TC
+    then aborts).
+
+No pruning: every enabling condition is a rule of the protocol or a bound
+(a txn writes at most once per segment, one split/merge budget).
 
 Modelling choices (bounded, so every model is exhaustive):
   * a txn writes at most once to a segment and acks at most once per
@@ -77,7 +103,7 @@ class V4State(NamedTuple):
 
 class LegacyV4(Spec):
     name = "legacy_v4"
-    variants = ("default", "timeout-race", "retry-strict")
+    variants = ("default", "timeout-race", "retry-strict", "current")
     bounds = {
         "txns": Bound(1, "transactions", lo=1, hi=3),
         "segments": Bound(2, "segments ACTIVE at the start", lo=1, hi=3),
@@ -218,6 +244,8 @@ class LegacyV4(Spec):
                 committing=s.committing | {t} if new == COMMITTING else s.committing)
         s = s._replace(asked=_put(s.asked, t, d))
         same = (st in (COMMITTING, COMMITTED)) if d == "commit" else (st in (ABORTING, ABORTED, TIME_OUT))
+        if self.variant == "current" and st in TERMINAL:
+            same = False  # InvalidTxnStatus once the txn finished
         if same and self.variant != "retry-strict":
             # Fixed: an end repeated in the txn's direction is the same request.
             if st in TERMINAL:
@@ -303,7 +331,7 @@ class LegacyV4(Spec):
                         nxt = nxt._replace(result=_put(s.result, t, "ok" if ok else "failed"),
                                            live=_put(s.live, t, False))
                     yield self.a_complete[t], nxt
-            if st in TERMINAL and variant == "retry-strict":
+            if st in TERMINAL and variant in ("retry-strict", "current"):
                 # v4 drops a finished txn's metadata from the TC's memory, so a
                 # late retry meets TransactionNotFound (protocol-notes, v4 field failures).
                 yield self.a_remove[t], s._replace(status=_put(s.status, t, REMOVED))

@@ -38,6 +38,12 @@ aborted set and maxReadPosition are functions of it.
   * `RecoveredAbortsExact`: a ready TB knows every aborted txn whose marker
     is still in a live ledger, and invents none.
   * `RecoveredMaxRead`: a ready TB's maxReadPosition is the never-crashed one.
+    Every shipped model keeps it because the replay recomputes the limit
+    from the entries it reads (`_first_open(ledger, start)`), and `start`,
+    the index's maxReadPosition, is never past an open txn's first entry;
+    it is kept as the guard of that replay start: an index captured past an
+    open txn (a buggy snapshot) breaks it, as tests/test_pip196_truth.py
+    shows from a hand-built recovering state.
   * `MaxReadNeverAhead`: ready or recovering, maxReadPosition never passes
     the first entry of an open txn.
   * `NoOrphanWhenQuiescent`: when the TB is ready and its worker idle with
@@ -46,6 +52,15 @@ aborted set and maxReadPosition are functions of it.
     only a later write that happens to reuse its sequence id, or deleting the
     whole topic, removes it. See tests/test_pip196.py for the graph check
     that, within the model's bounds, it is never removed.
+  * `RecoveryNotStuck`: no shipped model reaches it; a hand-built index that
+    lists a segment missing from the segment topic while its ledger lives
+    does (tests/test_pip196_truth.py).
+
+Pruning: bound `prune` (default true) enables the ledger rollover only while
+the TB is ready and the current ledger holds an entry: an empty ledger, or
+one rolled while the TB recovers, changes nothing the properties read but
+multiplies states. With `prune = false` the rollover is enabled whenever a
+ledger is left (compare `merged.toml` both ways: tests/test_pip196_truth.py).
 """
 
 from __future__ import annotations
@@ -113,6 +128,7 @@ class Pip196(Spec):
         "commits": Bound(False, "txns may also commit (otherwise every txn aborts)"),
         "upgrade": Bound(False, "start from a topic with an old single snapshot and no index"),
         "publishes": Bound(0, "non-transactional publishes, which may arrive while the TB recovers", lo=0, hi=2),
+        "prune": Bound(True, "roll the ledger over only when the TB is ready and the ledger holds an entry"),
     }
 
     # -- schema and properties ------------------------------------------------
@@ -240,7 +256,8 @@ class Pip196(Spec):
             yield self.a["Publish"], s._replace(ledger=ledger, max_read=max_read,
                                                 published_recovering=s.published_recovering or not ready)
         # Ledger rollover and retention trimming happen whatever the TB does.
-        if ready and s.cur + 1 < c["ledgers"] and s.ledger and s.ledger[-1][2] == s.cur:
+        may_roll = not c["prune"] or (ready and bool(s.ledger) and s.ledger[-1][2] == s.cur)
+        if s.cur + 1 < c["ledgers"] and may_roll:
             yield self.a["Rollover"], s._replace(cur=s.cur + 1)
         if s.trimmed < s.cur:
             # Retention deletes the oldest ledger once it was read past (below maxReadPosition).
