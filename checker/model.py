@@ -1,6 +1,8 @@
 """Model files: TOML that binds a spec to a variant, bounds and properties.
 
-    spec = "twophase"              # a name from txncheck.spec.registry
+    spec = "twophase"              # a registered name, "path/to/file.py:Class"
+                                   # (relative to this file) or "package.module:Class";
+                                   # see txncheck.spec.registry. It runs that code.
     variant = "default"            # optional
     description = "..."            # optional
     properties = ["TPTypeOK"]      # invariants to check (default: all of the spec's)
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..spec.api import Spec, SpecError
-from ..spec.registry import load_spec_class
+from ..spec.registry import Resolved, resolve
 from .inputs import InputError, read_regular
 from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, parse_fairness, parse_temporal
 
@@ -84,12 +86,27 @@ class Model:
     def name(self) -> str:
         return self.path.stem
 
-    def instantiate(self) -> Spec:
+    def resolve_spec(self) -> Resolved:
+        """The spec class the model file names, and where it came from."""
         try:
-            cls = load_spec_class(self.spec_name)
-            spec = cls(self.variant, **self.constants)
+            return resolve(self.spec_name, self.path.parent)
+        except SpecError as exc:
+            raise ModelError(f"{self.path}: {exc}") from exc.__cause__
+
+    def instantiate(self) -> Spec:
+        from .spec_errors import SpecCodeError, guard, spec_code_error
+
+        found = self.resolve_spec()
+        try:
+            spec = found.cls(self.variant, **self.constants)
+        except SpecCodeError:
+            raise
         except SpecError as exc:
             raise ModelError(f"{self.path}: {exc}") from None
+        except Exception as exc:  # the spec's own setup code failed
+            raise spec_code_error(found.cls, exc, "constructing the spec (setup)") from exc
+        if not found.builtin:
+            spec = guard(spec, found)
         for p in self.properties or []:
             if p not in spec.invariants:
                 raise ModelError(

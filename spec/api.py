@@ -41,7 +41,10 @@ class Bound:
     """A constant a model file may set.
 
     `kind` is int, bool or str. Integers are checked against `lo`/`hi`; any
-    kind against `choices` when given.
+    kind against `choices` when given. A tuple default makes a structured
+    constant: a model file gives nested arrays of strings, integers and
+    booleans (a quorum system: [["a1", "a2"], ["a2", "a3"]]), which arrive as
+    nested tuples, immutable like states.
     """
 
     default: Any
@@ -62,6 +65,8 @@ class Bound:
             raise SpecError(f"bound {name} must be true or false, got {value!r}")
         if kind is str and not isinstance(value, str):
             raise SpecError(f"bound {name} must be a string, got {value!r}")
+        if kind is tuple:
+            return _frozen(name, value)
         if kind is int:
             if self.lo is not None and value < self.lo:
                 raise SpecError(f"bound {name} = {value} is out of range (minimum {self.lo})")
@@ -70,6 +75,21 @@ class Bound:
         if self.choices and value not in self.choices:
             raise SpecError(f"bound {name} = {value!r} is not one of {', '.join(map(str, self.choices))}")
         return value
+
+
+def _frozen(name: str, value: Any) -> tuple:
+    """A structured constant from a model file: nested lists -> nested tuples."""
+    if not isinstance(value, (list, tuple)):
+        raise SpecError(f"bound {name} must be an array, got {value!r}")
+    out = []
+    for x in value:
+        if isinstance(x, (list, tuple)):
+            out.append(_frozen(name, x))
+        elif isinstance(x, (str, int, bool)):
+            out.append(x)
+        else:
+            raise SpecError(f"bound {name} may hold arrays, strings, integers and booleans, not {x!r}")
+    return tuple(out)
 
 
 class Spec:

@@ -198,3 +198,77 @@ class Schema:
                 if t.hi is not None:
                     out.append(term <= t.hi)
         return out
+
+    # -- observations against the declared types ----------------------------
+    def mismatch(self, obs: object) -> str | None:
+        """The first way `obs` (what `Spec.observe` returned) disagrees with
+        the declarations, naming the symbol; None when it agrees."""
+        if not isinstance(obs, dict):
+            return f"observe returned {type(obs).__name__}, not a dict of symbols"
+        for name, sym in self.symbols.items():
+            if name not in obs:
+                return f"symbol {name} is declared but missing from the observation"
+            v = obs[name]
+            if not sym.domain:
+                bad = self._value_mismatch(sym.type, v)
+                if bad:
+                    return f"symbol {name}: {bad}"
+                continue
+            keys = v if sym.is_set else None
+            if sym.is_set and not isinstance(v, (set, frozenset)):
+                return (f"symbol {name} is a set (a Bool-valued function) and must be observed as a set "
+                        f"or frozenset of its elements, got {type(v).__name__}")
+            if not sym.is_set:
+                if not isinstance(v, dict):
+                    return f"symbol {name} is a function and must be observed as a dict, got {type(v).__name__}"
+                keys = v.keys()
+            for k in keys:
+                bad = self._key_mismatch(sym, k)
+                if bad:
+                    return f"symbol {name}: {bad}"
+            if not sym.is_set:
+                for k, x in v.items():
+                    bad = self._value_mismatch(sym.type, x)
+                    if bad:
+                        return f"symbol {name}[{k!r}]: {bad}"
+                if sym.default is None:
+                    missing = next((t for t in self._names(sym.domain) if t not in v), None)
+                    if missing is not None:
+                        return f"symbol {name} has no value at {missing!r} and declares no default"
+        extra = sorted(set(obs) - set(self.symbols))
+        if extra:
+            return f"observation has {extra[0]!r}, which the schema does not declare"
+        return None
+
+    def _names(self, domain: tuple[str, ...]) -> list:
+        out: list = [()]
+        for d in domain:
+            out = [t + (e,) for t in out for e in self.elements(d)]
+        return [t[0] for t in out] if len(domain) == 1 else out
+
+    def _key_mismatch(self, sym: Symbol, k: object) -> str | None:
+        if len(sym.domain) == 1:
+            if k not in self.elements(sym.domain[0]):
+                return f"{k!r} is not an element of sort {sym.domain[0]}"
+            return None
+        if not isinstance(k, tuple) or len(k) != len(sym.domain):
+            return f"key {k!r} must be a tuple of {len(sym.domain)} element names"
+        for d, e in zip(sym.domain, k):
+            if e not in self.elements(d):
+                return f"key {k!r}: {e!r} is not an element of sort {d}"
+        return None
+
+    def _value_mismatch(self, typ: Type, v: object) -> str | None:
+        if isinstance(typ, Bool):
+            return None if isinstance(v, bool) else f"expected a bool, got {v!r}"
+        if isinstance(typ, Int):
+            if isinstance(v, bool) or not isinstance(v, int):
+                return f"expected an int, got {v!r}"
+            if (typ.lo is not None and v < typ.lo) or (typ.hi is not None and v > typ.hi):
+                return f"{v} is outside its declared range [{typ.lo}, {typ.hi}]"
+            return None
+        if isinstance(typ, Str):
+            return None if isinstance(v, str) else f"expected a str, got {v!r}"
+        if isinstance(typ, Enum):
+            return None if v in self.elements(typ.sort) else f"{v!r} is not an element of sort {typ.sort}"
+        return None

@@ -12,6 +12,7 @@ import z3
 from txncheck.checker import model as model_mod
 from txncheck.checker.cli import main
 from txncheck.spec.api import Spec
+from txncheck.spec.registry import Resolved
 from txncheck.spec.schema import Int
 
 from .conftest import MODELS
@@ -112,14 +113,14 @@ class Odd(Spec):
 
 @pytest.mark.parametrize("variant, needle", [("vacuous", "is vacuous"), ("unsat", "is unsatisfiable")])
 def test_vacuous_and_unsatisfiable_properties_exit_2(tmp_path, capsys, monkeypatch, variant, needle):
-    monkeypatch.setattr(model_mod, "load_spec_class", lambda name: Odd)
+    monkeypatch.setattr(model_mod, "resolve", lambda name, base: Resolved(Odd, "test", True))
     path = write(tmp_path, "odd.toml", f'spec = "odd"\nvariant = "{variant}"\n')
     rc, _, err = run_cli(["check", path, "--quiet"], capsys)
     assert_one_line_error(rc, err, "property P", needle)
 
 
 def test_a_meaningful_property_on_the_same_schema_is_checked(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(model_mod, "load_spec_class", lambda name: Odd)
+    monkeypatch.setattr(model_mod, "resolve", lambda name, base: Resolved(Odd, "test", True))
     path = write(tmp_path, "odd.toml", 'spec = "odd"\nvariant = "fine"\n')
     rc, out, _ = run_cli(["check", path, "--quiet", "--json", "--out", str(tmp_path)], capsys)
     report = json.loads(out)

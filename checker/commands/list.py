@@ -1,26 +1,35 @@
-"""`txncheck list [DIR]`: the shipped model files."""
+"""`txncheck list [DIR]`: the model files (default: the shipped ones), each
+with its spec and where that spec comes from (built-in, entry point, file or
+module). `txncheck list --specs`: the specs a model file can name."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ...spec.registry import registered
 from ..model import ModelError, find_models, load_model, shipped_models_dir
 
 
 def register(sub) -> None:
     p = sub.add_parser("list", help="list the model files (default: the shipped models)")
     p.add_argument("dir", nargs="?", help="folder of model files")
+    p.add_argument("--specs", action="store_true", help="list the registered specs and their origin instead")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
+    if args.specs:
+        for name, (target, origin) in sorted(registered().items()):
+            print(f"{name}  {target}  ({origin})")
+        return 0
     root = Path(args.dir) if args.dir else shipped_models_dir()
     if root is None or not root.exists():
         raise ModelError(f"{args.dir or 'models/'}: no such folder")
     for path in find_models(root):
         try:
             m = load_model(path)
-            desc = f"{m.spec_name} [{m.variant}]" + (f"  {m.description}" if m.description else "")
+            origin = m.resolve_spec().origin
+            desc = f"{m.spec_name} [{m.variant}] ({origin})" + (f"  {m.description}" if m.description else "")
         except ModelError as exc:
             desc = f"(invalid: {exc})"
         try:

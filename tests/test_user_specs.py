@@ -1,0 +1,166 @@
+"""Specs from outside txncheck: named by path, module or entry point from a
+model file in a folder outside the repository, and checked by every command.
+Bugs in the spec's own code come back as one line naming file, line or
+symbol, action and state."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+
+from txncheck.checker.cli import main
+from txncheck.checker.model import load_model
+from txncheck.checker.spec_errors import SpecCodeError
+from txncheck.spec import registry
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def run_cli(argv, capsys):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture
+def user_dir(tmp_path):
+    """The mutex example copied to a folder outside the repository."""
+    d = tmp_path / "myproto"
+    shutil.copytree(EXAMPLES / "mutex", d)
+    return d
+
+
+def test_a_spec_named_by_path_is_checked_and_its_bug_found(user_dir, tmp_path, capsys):
+    rc, out, _ = run_cli(["check", user_dir / "racy.toml", "--quiet", "--json", "--out", tmp_path / "out"], capsys)
+    report = json.loads(out)
+    assert rc == 1
+    assert report["distinct_states"] == 9 and report["violations"][0]["length"] == 5
+    rc, out, _ = run_cli(["check", user_dir / "fixed.toml", "--quiet", "--json"], capsys)
+    assert rc == 0 and json.loads(out)["distinct_states"] == 3
+
+
+def test_check_all_show_and_replay_on_a_user_spec(user_dir, tmp_path, capsys):
+    rc, out, _ = run_cli(["check", "--all", user_dir, "--quiet", "--out", tmp_path / "out"], capsys)
+    assert rc == 0, out  # both models meet their [expect]
+    trace = next((tmp_path / "out").rglob("racy*.itf.json"))
+    rc, out, _ = run_cli(["show", trace], capsys)
+    assert rc == 0 and "Take" in out and "MutualExclusion" in out
+    # no reference implementation exists for a user's spec: one line, exit 2
+    rc, _, err = run_cli(["replay", trace], capsys)
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "no reference implementation" in err
+
+
+def test_list_shows_where_each_spec_comes_from(user_dir, capsys):
+    rc, out, _ = run_cli(["list", user_dir], capsys)
+    assert rc == 0 and f"(file {user_dir.resolve() / 'mutex.py'})" in out
+    rc, out, _ = run_cli(["list", "--specs"], capsys)
+    assert "twophase  txncheck.spec.classic.twophase:TwoPhase  (built-in)" in out
+
+
+def test_the_pytest_plugin_collects_a_user_spec(user_dir):
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--txncheck", str(user_dir),
+                        "--rootdir", str(user_dir)], capture_output=True, text=True, cwd=user_dir)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2 passed" in r.stdout
+    (user_dir / "fixed.toml").write_text((user_dir / "fixed.toml").read_text().replace('"ok"', '"violation"'))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--txncheck", str(user_dir),
+                        "--rootdir", str(user_dir)], capture_output=True, text=True, cwd=user_dir)
+    assert r.returncode == 1 and "1 failed" in r.stdout
+
+
+def test_a_spec_named_by_module(user_dir, monkeypatch, tmp_path):
+    shutil.copy(user_dir / "mutex.py", tmp_path / "my_mutex_mod.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    m = tmp_path / "m.toml"
+    m.write_text('spec = "my_mutex_mod:Mutex"\nvariant = "fixed"\n')
+    found = load_model(m).resolve_spec()
+    assert found.cls.__name__ == "Mutex" and found.origin == "module my_mutex_mod" and not found.builtin
+
+
+def test_a_spec_registered_by_entry_point(user_dir, monkeypatch, tmp_path):
+    shutil.copy(user_dir / "mutex.py", tmp_path / "ep_mutex_mod.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ep = EntryPoint("mutex", "ep_mutex_mod:Mutex", registry.GROUP)
+    real = registry.entry_points
+    monkeypatch.setattr(registry, "entry_points", lambda group: (ep,) if group == registry.GROUP else real(group=group))
+    m = tmp_path / "m.toml"
+    m.write_text('spec = "mutex"\nvariant = "fixed"\n')
+    found = load_model(m).resolve_spec()
+    assert found.cls.__name__ == "Mutex" and found.origin.startswith("entry point") and not found.builtin
+
+
+@pytest.mark.parametrize("ref, needle", [
+    ("nowhere.py:Mutex", "no such file"),
+    ("mutex.py:Nope", "defines no 'Nope'"),
+    ("mutex.py:S", "not a subclass"),
+    ("no_such_pkg_h25.mod:X", "no module named 'no_such_pkg_h25'"),
+    ("nosuch", "unknown spec 'nosuch'"),
+])
+def test_a_bad_spec_reference_is_one_line(user_dir, capsys, ref, needle):
+    m = user_dir / "bad.toml"
+    m.write_text(f'spec = "{ref}"\n')
+    rc, _, err = run_cli(["check", m, "--quiet"], capsys)
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+# -- bugs in the spec's code ---------------------------------------------------
+
+BUGS = {
+    # next raises: the line, the action before it, and the state
+    "raise": ('            if pc == "checked":\n',
+              '            if pc == "checked":\n                1 // 0\n'),
+    # a list in a state: the field and the action that made it
+    "list": ('yield ("Take", (("p", p),)), S(s.pc[:i] + ("crit",) + s.pc[i + 1:], True)',
+             'yield ("Take", (("p", p),)), S(list(s.pc[:i] + ("crit",) + s.pc[i + 1:]), True)'),
+    # observe misses a symbol
+    "missing": ('return {"pc": dict(zip(self.ps, s.pc))}', 'return {}'),
+    # a Bool-valued function observed as a dict
+    "set-as-dict": ('        pc = sc.fun("pc", "Proc", Enum("Pc"))\n',
+                    '        pc = sc.fun("pc", "Proc", Enum("Pc"))\n        sc.set("holder", "Proc")\n'),
+    # import fails inside the spec file
+    "import": ("import z3\n", "import z3\nundefined_name\n"),
+}
+
+
+def _plant(user_dir, bug):
+    src = user_dir / "mutex.py"
+    old, new = BUGS[bug]
+    text = src.read_text()
+    assert old in text
+    text = text.replace(old, new)
+    if bug == "set-as-dict":
+        text = text.replace('return {"pc": dict(zip(self.ps, s.pc))}',
+                            'return {"pc": dict(zip(self.ps, s.pc)), "holder": {p: False for p in self.ps}}')
+    src.write_text(text)
+    return src
+
+
+@pytest.mark.parametrize("bug, needles", [
+    ("raise", ["mutex.py:", "in next", "ZeroDivisionError", "while computing the first successor in next", "from state S(pc=('checked', 'idle')", "[1 // 0]"]),
+    ("list", ["mutex.py", "action Take(p='p1')", "pc holds a list"]),
+    ("missing", ["mutex.py", "observe disagrees with the schema", "symbol pc is declared but missing"]),
+    ("set-as-dict", ["mutex.py", "symbol holder is a set", "got dict"]),
+    ("import", ["mutex.py:5: spec", "failed to import", "NameError"]),
+])
+def test_a_bug_in_the_spec_is_one_line_naming_where(user_dir, capsys, bug, needles):
+    _plant(user_dir, bug)
+    rc, out, err = run_cli(["check", user_dir / "racy.toml", "--quiet"], capsys)
+    assert rc == 2, out + err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    for n in needles:
+        assert n in err, (n, err)
+
+
+def test_the_original_exception_is_kept_for_debug(user_dir):
+    _plant(user_dir, "raise")
+    from txncheck.checker.api import check_model as check
+
+    with pytest.raises(SpecCodeError) as info:
+        check(user_dir / "racy.toml")
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
