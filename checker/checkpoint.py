@@ -461,8 +461,8 @@ class Checkpointer:
             raise CheckpointError(f"{src_dir}: no checkpoint here (no {MANIFEST})")
         try:
             manifest = json.loads(where.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CheckpointError(f"{where}: not a readable JSON manifest ({exc})") from None
+        except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, UTF-8, or too many digits
+            raise CheckpointError(f"{where}: not a readable JSON manifest ({str(exc).splitlines()[0][:200]})") from None
         err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(MANIFEST_SCHEMA).iter_errors(manifest))
         if err is not None:
             at = "/".join(str(p) for p in err.absolute_path) or "top level"

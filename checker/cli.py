@@ -1,14 +1,16 @@
 """The `txncheck` command line: a thin layer over `checker.api`.
 
 Every subcommand lives in `checker/commands/<name>.py` with `register(sub)`
-and `run(args) -> int`. Bad input of any kind ends here as one line on stderr
-and exit code 2; nothing below prints a traceback for it.
+and `run(args) -> int`. Every failure ends here and is mapped to the exit-code
+contract by checker/failures.py: one line on stderr, the traceback only with
+`--debug`.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from .. import __version__
@@ -30,6 +32,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="txncheck", description="Model checker for transaction protocols.")
     p.add_argument("--version", action="version", version=f"txncheck {__version__}")
+    p.add_argument("--debug", action="store_true", help="on any error, print the traceback too (any position)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     for name in COMMANDS:
         try:
@@ -54,22 +57,30 @@ def bad_input_errors() -> tuple[type[BaseException], ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    errors = bad_input_errors()
+    from . import failures
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or os.environ.get("TXNCHECK_DEBUG") == "1"
+    argv = [a for a in argv if a != "--debug"]
+    old_handlers = failures.install_signal_handlers()
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
         if not args.command:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        return int(args.run(args))
-    except errors as exc:
-        print(f"txncheck: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        code = int(args.run(args))
+        if failures.interrupted:  # a library swallowed the KeyboardInterrupt: never report success
+            raise KeyboardInterrupt
+        return code
     except BrokenPipeError:
         return EXIT_OK
-    except KeyboardInterrupt:
-        print("txncheck: interrupted", file=sys.stderr)
-        return EXIT_INCOMPLETE
+    except BaseException as exc:  # noqa: BLE001 - the one place that maps every failure to an exit code
+        if isinstance(exc, SystemExit) and isinstance(exc.code, int) and exc.code in (0, 2):
+            return exc.code  # argparse's --help / --version
+        return failures.report(exc, bad_input_errors(), debug)
+    finally:
+        failures.restore_signal_handlers(old_handlers)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ Every problem is reported as a `ModelError` naming the file, in one line.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any
 
 from ..spec.api import Spec, SpecError
 from ..spec.registry import load_spec_class
+from .itf import read_untrusted_text
 from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, parse_fairness, parse_temporal
 
 TOP_KEYS = {
@@ -39,6 +41,7 @@ TOP_KEYS = {
 REDUCTION_KEYS = ("symmetry", "por", "fingerprints")
 EXPECT_KEYS = {"verdict", "property", "length"}
 VERDICTS = ("ok", "violation", "incomplete")
+MAX_MODEL_BYTES = 1024 * 1024
 
 
 class ModelError(ValueError):
@@ -107,18 +110,14 @@ def _fail(path: Path, msg: str):
 
 def load_model(path: str | Path) -> Model:
     path = Path(path)
-    if not path.exists():
-        _fail(path, "no such model file")
-    if path.is_dir():
-        _fail(path, "is a directory, not a model file")
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    try:  # untrusted: a regular file, capped, and a parser that can run out of stack or digits
+        raw = tomllib.loads(read_untrusted_text(path, MAX_MODEL_BYTES, "model"))
     except tomllib.TOMLDecodeError as exc:
         _fail(path, f"malformed TOML: {exc}")
-    except UnicodeDecodeError:
-        _fail(path, "not a UTF-8 text file")
-    except OSError as exc:
-        _fail(path, f"cannot read: {exc.strerror}")
+    except RecursionError:
+        _fail(path, "malformed TOML: nests too deeply")
+    except ValueError as exc:  # read_untrusted_text's one line, or an integer over the digit limit
+        _fail(path, str(exc).splitlines()[0])
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
         _fail(path, f"unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_KEYS))})")
@@ -145,7 +144,7 @@ def load_model(path: str | Path) -> Model:
             _fail(path, f"'{key}' must be true or false")
     for key in ("max_states", "max_seconds"):
         v = raw.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf
                               or key == "max_states" and not isinstance(v, int)):
             _fail(path, f"'{key}' must be a positive {'integer' if key == 'max_states' else 'number'}")
     if not isinstance(raw.get("engine", "bfs"), str):

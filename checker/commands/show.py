@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..itf import read_trace
+from ..render import terminal_safe
 from ..render.dot import render_dot
 from ..render.html import render_html
 from ..render.mermaid import render_mermaid
@@ -21,7 +22,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     trace = read_trace(args.trace)
-    text = FORMATS[args.format](trace)
+    text = terminal_safe(FORMATS[args.format](trace))
     if args.output:
         from ..reports.output import write_text_atomic
 

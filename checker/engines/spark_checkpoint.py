@@ -80,8 +80,8 @@ def read_manifest(root: str) -> Manifest:
         raise EngineError(f"{root}: not a spark checkpoint (no {MANIFEST})")
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EngineError(f"{path}: corrupt checkpoint manifest ({exc})") from None
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, UTF-8, or too many digits
+        raise EngineError(f"{path}: corrupt checkpoint manifest ({str(exc).splitlines()[0][:200]})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise EngineError(f"{path}: not a txncheck spark checkpoint manifest")
     if doc.get("version") != VERSION:
