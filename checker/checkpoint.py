@@ -35,6 +35,7 @@ import importlib
 import json
 import os
 import sys
+import tempfile
 import time
 from array import array
 from dataclasses import dataclass, field
@@ -583,16 +584,19 @@ class Checkpointer:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-    try:
-        with open(tmp, "wb") as f:
+    tmp = None
+    try:  # mkstemp (O_EXCL): a symlink planted in the folder cannot redirect the write
+        fd, name = tempfile.mkstemp(prefix=f".tmp-{path.name}-", dir=path.parent)
+        tmp = Path(name)
+        with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except OSError as exc:
         try:
-            tmp.unlink()
+            if tmp is not None:
+                tmp.unlink()
         except OSError:
             pass
         raise CheckpointError(f"{path}: cannot write checkpoint ({exc.strerror})") from None

@@ -26,6 +26,12 @@ _LIBRARY_DIRS = tuple({Path(p).resolve() for k in ("stdlib", "platstdlib", "pure
 # pip extra for each optional module
 _EXTRAS = {"pyspark": "spark", "py4j": "spark", "pyarrow": "spark", "kazoo": "zookeeper"}
 
+
+
+class EnvironmentFault(Exception):
+    """The machine, not the input: a missing Java, a JVM that does not start (exit 3)."""
+
+
 interrupted: list[str] = []  # set by the signal handlers: a run that ends after it is incomplete
 
 
@@ -82,7 +88,7 @@ def classify(exc: BaseException, bad_input: tuple[type[BaseException], ...]) -> 
     if isinstance(exc, KeyboardInterrupt) or interrupted or _caused_by_interrupt(exc):
         how = interrupted[0] if interrupted else "SIGINT"
         return EXIT_INCOMPLETE, f"interrupted ({how}); the run is incomplete"
-    if isinstance(exc, ReportError):
+    if isinstance(exc, (ReportError, EnvironmentFault)):
         return EXIT_INCOMPLETE, str(exc)
     if isinstance(exc, bad_input):
         return EXIT_USAGE, str(exc)

@@ -146,7 +146,7 @@ def replay(path: str | Path, *, variant: str | None = None, bridge_options: Mapp
         step = trace.steps[k]
         if k > 0:
             name, params = step["action"], step["params"]
-            nxt = _successor(spec, s, name, params, trace.steps[k]["fingerprint"] if own_variant else None,
+            nxt = _successor(spec, s, name, params, (trace.steps[k]["fingerprint"] or "") if own_variant else None,
                              trace.states[k])
             if nxt is None:
                 if own_variant:
@@ -199,11 +199,11 @@ def replay(path: str | Path, *, variant: str | None = None, bridge_options: Mapp
 
 
 def _initial(spec: Spec, trace: Trace, own_variant: bool, where) -> Any:
-    fp0 = trace.steps[0]["fingerprint"]
     inits = list(spec.init_states())
-    if own_variant and fp0:
+    if own_variant:
         for s in inits:
-            if f"{fingerprint(s):016x}" == fp0 or dict(spec.state_vars(s)) == dict(trace.states[0]):
+            # the values decide: a recorded fingerprint is recomputable, so an edited trace keeps it
+            if dict(spec.state_vars(s)) == dict(trace.states[0]):
                 return s
         raise TraceError(f"{where}: state 0 is not an initial state of {spec.describe()}")
     if len(inits) != 1:
@@ -222,13 +222,13 @@ def _successor(spec: Spec, s: Any, name: str, params: Mapping[str, Any], fp: str
                   if aname == name and tuple(sorted(aparams)) == want]
     if fp is None:
         return candidates[0] if candidates else None
+    if values is None:
+        return next((t for t in candidates if f"{fingerprint(t):016x}" == fp), None)
+    # The trace's values must match, not only its fingerprint: a trace edited
+    # with its fingerprints kept is not the state the spec reaches.
     for t in candidates:
-        if f"{fingerprint(t):016x}" == fp:
+        if dict(spec.state_vars(t)) == dict(values):
             return t
-    if values is not None:
-        for t in candidates:
-            if dict(spec.state_vars(t)) == dict(values):
-                return t
     return None
 
 

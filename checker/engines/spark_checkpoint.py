@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -66,9 +67,18 @@ def write_manifest(root: str, m: Manifest) -> None:
         raise EngineError(f"{root}: checkpoints on remote storage are not supported yet; use a shared mount")
     doc = {"format": FORMAT, "version": VERSION, **asdict(m)}
     path = Path(root) / MANIFEST
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    # mkstemp (O_EXCL): a symlink planted in the folder cannot redirect the write
+    fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=root)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(doc, indent=1) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def read_manifest(root: str) -> Manifest:

@@ -12,7 +12,7 @@ import os
 import shutil
 import sys
 
-from . import EngineError
+from ..failures import EnvironmentFault
 
 DEFAULT_MASTER = "local[*]"
 JAVA_HINT = "Spark needs Java 17 (apt-get install -y openjdk-17-jre-headless)"
@@ -26,7 +26,7 @@ def spark_session(master: str | None = None):
     if active is not None:
         return active
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        raise EngineError(f"engine 'spark': no java on PATH; {JAVA_HINT}")
+        raise EnvironmentFault(f"engine 'spark': no java on PATH; {JAVA_HINT}")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = (
@@ -41,7 +41,7 @@ def spark_session(master: str | None = None):
         session = builder.getOrCreate()
     except Exception as exc:  # the JVM did not start: usually Java, or a bad master URL
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise EngineError(f"cannot start Spark (master {master or DEFAULT_MASTER}): {first}; {JAVA_HINT}") from None
+        raise EnvironmentFault(f"cannot start Spark (master {master or DEFAULT_MASTER}): {first}; {JAVA_HINT}") from None
     session.sparkContext.setLogLevel("ERROR")
     return session
 
