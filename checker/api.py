@@ -124,22 +124,16 @@ def _check_resumed_paths(spec: Spec, outcome: Outcome, where) -> None:
 
 
 def write_traces(m: Model, spec: Spec, outcome: Outcome, out_dir: str | Path) -> None:
-    """Write each violation's trace. A trace that cannot be written (a
-    read-only or full disk, `--out` naming a file) loses nothing else: the
-    verdict stands, and the failure is listed in `outcome.extra["output_errors"]`."""
+    """Write each violation's trace; an OSError reaches the caller (`check`
+    prints the verdict first, then the failed write in one line)."""
     out = Path(out_dir)
     many = sum(1 for v in outcome.violations if v.path) > 1
     for v in outcome.violations:
         if not v.path:
             continue
         name = f"{m.name}.{v.property}" if many else m.name
-        target = out / f"{name}.itf.json"
-        try:
-            v.trace_file = str(write_trace(
-                target, spec, v.path, loop=v.loop,
-                meta={"model": str(m.path), "property": v.property, "kind": v.kind, "engine": outcome.engine,
-                      **getattr(v, "trace_meta", {})},
-            ))
-        except OSError as exc:
-            outcome.extra.setdefault("output_errors", []).append(
-                f"cannot write the trace {target}: {exc.strerror or exc}")
+        v.trace_file = str(write_trace(
+            out / f"{name}.itf.json", spec, v.path, loop=v.loop,
+            meta={"model": str(m.path), "property": v.property, "kind": v.kind, "engine": outcome.engine,
+                  **getattr(v, "trace_meta", {})},
+        ))

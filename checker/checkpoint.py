@@ -462,8 +462,8 @@ class Checkpointer:
             raise CheckpointError(f"{src_dir}: no checkpoint here (no {MANIFEST})")
         try:
             manifest = json.loads(where.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CheckpointError(f"{where}: not a readable JSON manifest ({exc})") from None
+        except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, UTF-8, or too many digits
+            raise CheckpointError(f"{where}: not a readable JSON manifest ({str(exc).splitlines()[0][:200]})") from None
         err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(MANIFEST_SCHEMA).iter_errors(manifest))
         if err is not None:
             at = "/".join(str(p) for p in err.absolute_path) or "top level"
@@ -584,12 +584,9 @@ class Checkpointer:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    """Temp file + fsync + rename. The temp file is created with O_EXCL under
-    a random name (mkstemp), so a symlink planted in the folder cannot
-    redirect the write; os.replace swaps a planted link, never follows it."""
     tmp = None
-    try:
-        fd, name = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:  # mkstemp (O_EXCL): a symlink planted in the folder cannot redirect the write
+        fd, name = tempfile.mkstemp(prefix=f".tmp-{path.name}-", dir=path.parent)
         tmp = Path(name)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -597,11 +594,11 @@ def _write_atomic(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except OSError as exc:
-        if tmp is not None:
-            try:
+        try:
+            if tmp is not None:
                 tmp.unlink()
-            except OSError:
-                pass
+        except OSError:
+            pass
         raise CheckpointError(f"{path}: cannot write checkpoint ({exc.strerror})") from None
 
 

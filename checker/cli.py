@@ -1,26 +1,27 @@
 """The `txncheck` command line: a thin layer over `checker.api`.
 
 Every subcommand lives in `checker/commands/<name>.py` with `register(sub)`
-and `run(args) -> int`. Every failure ends here as one line on stderr with
-the exit code of the contract (checker/failures.py): bad input and spec bugs
-2, faults of the environment and internal errors 3, never 1. `--debug`,
-anywhere on the command line, adds the traceback.
+and `run(args) -> int`. Every failure ends here and is mapped to the exit-code
+contract by checker/failures.py: one line on stderr, the traceback only with
+`--debug`.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import signal
+import os
 import sys
-import threading
 
 from .. import __version__
-from .failures import (  # noqa: F401  (UsageError and bad_input_errors are imported from here too)
-    EXIT_INCOMPLETE, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, UsageError, bad_input_errors, on_sigterm, report,
-)
 
 COMMANDS = ["check", "list", "show", "replay", "graph", "sweep"]
+
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
+
+
+class UsageError(Exception):
+    """Bad command-line use; the message is one line."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,7 +32,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="txncheck", description="Model checker for transaction protocols.")
     p.add_argument("--version", action="version", version=f"txncheck {__version__}")
-    p.add_argument("--debug", action="store_true", help="on a failure, show the traceback too (anywhere on the line)")
+    p.add_argument("--debug", action="store_true", help="on any error, print the traceback too (any position)")
     sub = p.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     for name in COMMANDS:
         try:
@@ -44,26 +45,42 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def bad_input_errors() -> tuple[type[BaseException], ...]:
+    from ..spec.api import SpecError
+    from .encoding import EncodingError
+    from .engines import EngineError
+    from .invariants import PropertyError
+    from .itf import TraceError
+    from .model import ModelError
+
+    return (UsageError, ModelError, SpecError, PropertyError, TraceError, EngineError, EncodingError)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Every failure ends here as one line on stderr and the exit code of the
-    contract (checker/failures.py); `--debug` adds the traceback."""
+    from . import failures
+
     argv = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in argv
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, on_sigterm)
-    if debug:
-        argv.remove("--debug")
+    debug = "--debug" in argv or os.environ.get("TXNCHECK_DEBUG") == "1"
+    argv = [a for a in argv if a != "--debug"]
+    old_handlers = failures.install_signal_handlers()
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
         if not args.command:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        return int(args.run(args))
+        code = int(args.run(args))
+        if failures.interrupted:  # a library swallowed the KeyboardInterrupt: never report success
+            raise KeyboardInterrupt
+        return code
     except BrokenPipeError:
         return EXIT_OK
-    except (Exception, KeyboardInterrupt) as exc:
-        return report(exc, debug)
+    except BaseException as exc:  # noqa: BLE001 - the one place that maps every failure to an exit code
+        if isinstance(exc, SystemExit) and isinstance(exc.code, int) and exc.code in (0, 2):
+            return exc.code  # argparse's --help / --version
+        return failures.report(exc, bad_input_errors(), debug)
+    finally:
+        failures.restore_signal_handlers(old_handlers)
 
 
 if __name__ == "__main__":

@@ -1,134 +1,138 @@
-"""Every failure mapped onto the exit-code contract, in one place.
+"""The one place that maps a failure to the exit-code contract.
 
-    0  every property holds            (replay: not reproduced)
-    1  a property is violated          (replay: reproduced)
-    2  bad input or usage, including a bug in the spec's own code
-    3  incomplete: a budget, an interruption, or a fault of the environment
-       (a missing dependency, a disk that cannot be written, an internal error)
-    4  replay only: the implementation diverged from the spec
+    0 ok, 1 violation, 2 bad input or usage (a spec's own error included),
+    3 incomplete, interrupted or an environment fault (a missing extra, a disk
+    that refuses a write), 4 replay divergence.
 
-A failure is reported as one line on stderr; `--debug` adds the traceback.
-A crash never exits 1: a CI pipeline reads 1 as "a bug was found".
+Every failure leaves as one line on stderr; `--debug` (or TXNCHECK_DEBUG=1)
+adds the traceback. A violation is never lost to a failed write: the command
+prints its verdict first and reports the write separately (checker/commands/check.py).
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 import sysconfig
 import traceback
 from pathlib import Path
 
-EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_DIVERGED = 0, 1, 2, 3, 4
+EXIT_USAGE, EXIT_INCOMPLETE = 2, 3
 
-_PACKAGE_DIRS = ("spec", "checker", "counterexamples", "reference", "package")
-# modules of spec/ that are the API, not a spec: an error there is the caller's
-_SPEC_API = {"api.py", "schema.py", "registry.py", "__init__.py"}
-
-
-def _roots() -> tuple[Path, list[Path], list[Path]]:
-    from .. import spec
-
-    spec_dir = Path(spec.__file__).resolve().parent
-    ours = [spec_dir.parent / d for d in _PACKAGE_DIRS]
-    paths = sysconfig.get_paths()
-    system = [Path(paths[k]).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths]
-    return spec_dir, ours, system
+_CHECKER_DIR = Path(__file__).resolve().parent
+# Where the code that is neither txncheck's checker nor a spec lives.
+_LIBRARY_DIRS = tuple({Path(p).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib")
+                       if (p := sysconfig.get_paths().get(k))})
+# pip extra for each optional module
+_EXTRAS = {"pyspark": "spark", "py4j": "spark", "pyarrow": "spark", "kazoo": "zookeeper"}
 
 
-def _inside(path: Path, dirs) -> bool:
-    return any(path == d or d in path.parents for d in dirs)
+
+class EnvironmentFault(Exception):
+    """The machine, not the input: a missing Java, a JVM that does not start (exit 3)."""
+
+
+interrupted: list[str] = []  # set by the signal handlers: a run that ends after it is incomplete
+
+
+def _on_signal(signum, _frame):
+    interrupted.append(signal.Signals(signum).name)
+    raise KeyboardInterrupt
+
+
+def install_signal_handlers() -> dict:
+    """Ctrl-C and SIGTERM both raise KeyboardInterrupt (exit 3) and are remembered,
+    so a library that swallows the exception cannot turn the run into a success.
+    Returns the previous handlers, for `restore_signal_handlers`."""
+    interrupted.clear()
+    old = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            old[sig] = signal.signal(sig, _on_signal)
+        except (ValueError, OSError):  # not the main thread
+            pass
+    return old
+
+
+def restore_signal_handlers(old: dict) -> None:
+    for sig, handler in old.items():
+        signal.signal(sig, handler)
+
+
+def _is_library(file: str) -> bool:
+    if file.startswith("<"):
+        return True
+    p = Path(file).resolve()
+    return p.is_relative_to(_CHECKER_DIR) or any(p.is_relative_to(d) for d in _LIBRARY_DIRS)
 
 
 def spec_frame(exc: BaseException) -> traceback.FrameSummary | None:
-    """The innermost frame of the traceback that is a spec's own code: a
-    module of spec/ other than its API, or a file outside txncheck, the
-    standard library and the installed packages (a user's spec)."""
-    spec_dir, ours, system = _roots()
-    found = None
-    for fs in traceback.extract_tb(exc.__traceback__):
-        if fs.filename.startswith("<"):
-            continue
-        p = Path(fs.filename).resolve()
-        if _inside(p, [spec_dir]):
-            if p.name not in _SPEC_API:
-                found = fs
-        elif not _inside(p, ours) and not _inside(p, system):
-            found = fs
-    return found
-
-
-def _compiled_property_key(exc: BaseException) -> str | None:
-    """The symbol a compiled property could not find in an observation."""
-    if not isinstance(exc, KeyError):
-        return None
+    """The innermost frame of the spec's own code that the exception passed through."""
     frames = traceback.extract_tb(exc.__traceback__)
-    if frames and frames[-1].filename == "<invariants>":
-        return str(exc.args[0]) if exc.args else "?"
+    for fr in reversed(frames):
+        if not _is_library(fr.filename):
+            return fr
     return None
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled as Ctrl-C is: the engines stop at a clean point
-    (writing their checkpoint) and the run ends incomplete, exit 3."""
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def on_sigterm(signum, frame):
-    raise Terminated()
-
-
-class UsageError(Exception):
-    """Bad command-line use; the message is one line."""
-
-
-def bad_input_errors() -> tuple[type[BaseException], ...]:
-    from ..spec.api import SpecError
-    from .encoding import EncodingError
-    from .engines import EngineError
-    from .invariants import PropertyError
-    from .itf import TraceError
-    from .model import ModelError
-
-    return (UsageError, ModelError, SpecError, PropertyError, TraceError, EngineError, EncodingError)
-
-
-def describe(exc: BaseException) -> tuple[int, str]:
+def classify(exc: BaseException, bad_input: tuple[type[BaseException], ...]) -> tuple[int, str]:
     """(exit code, one line) for an exception that reached the command line."""
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    if isinstance(exc, Terminated):
-        return EXIT_INCOMPLETE, "txncheck: terminated (SIGTERM)"
-    if isinstance(exc, KeyboardInterrupt):
-        return EXIT_INCOMPLETE, "txncheck: interrupted"
-    if isinstance(exc, bad_input_errors()):
-        return EXIT_USAGE, f"txncheck: error: {text}"
-    symbol = _compiled_property_key(exc)
-    if symbol is not None:
-        return EXIT_USAGE, (f"txncheck: error: spec error: observe() gave no value for the schema symbol "
-                            f"{symbol!r} (every symbol the properties read must be observed)")
-    fs = spec_frame(exc)
-    if fs is not None:
-        return EXIT_USAGE, (f"txncheck: error: spec error: {type(exc).__name__}: {text} at {fs.filename}:"
-                            f"{fs.lineno} in {fs.name}() (--debug shows the traceback)")
-    if isinstance(exc, RecursionError):
-        return EXIT_USAGE, "txncheck: error: the input nests too deeply (a formula, a table or a document)"
-    if isinstance(exc, TypeError) and "unhashable" in text:
-        return EXIT_USAGE, (f"txncheck: error: spec error: a state is not hashable ({text}); states are "
-                            f"tuples, frozensets, ints, strs, bools and None")
-    if isinstance(exc, ModuleNotFoundError):
-        extra = {"pyspark": "spark", "pyarrow": "spark", "kazoo": "zookeeper"}.get((exc.name or "").split(".")[0])
-        hint = f" (pip install 'txncheck[{extra}]')" if extra else ""
-        return EXIT_INCOMPLETE, f"txncheck: error: a dependency is missing: {exc.name}{hint}"
+    from .reports.output import ReportError
+
+    if isinstance(exc, KeyboardInterrupt) or interrupted or _caused_by_interrupt(exc):
+        how = interrupted[0] if interrupted else "SIGINT"
+        return EXIT_INCOMPLETE, f"interrupted ({how}); the run is incomplete"
+    if isinstance(exc, (ReportError, EnvironmentFault)):
+        return EXIT_INCOMPLETE, str(exc)
+    if isinstance(exc, bad_input):
+        return EXIT_USAGE, str(exc)
+    if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] in _EXTRAS:
+        mod = exc.name.split(".")[0]
+        return EXIT_INCOMPLETE, (f"this needs the optional module {mod!r}, which is not installed "
+                                 f"(pip install 'txncheck[{_EXTRAS[mod]}]')")
     if isinstance(exc, MemoryError):
-        return EXIT_INCOMPLETE, "txncheck: error: out of memory (try --no-graph, --fingerprints or smaller bounds)"
+        return EXIT_INCOMPLETE, "out of memory; the run is incomplete"
+    fr = spec_frame(exc)
+    if fr is not None:
+        return EXIT_USAGE, f"spec error at {fr.filename}:{fr.lineno} in {fr.name}: {_first_line(exc)}"
+    if isinstance(exc, TypeError) and "unhashable" in str(exc):
+        return EXIT_USAGE, f"spec error: a state or value is not hashable ({_first_line(exc)})"
+    if isinstance(exc, RecursionError):
+        return EXIT_USAGE, "input nests too deeply"
+    if isinstance(exc, ValueError) and "digits" in str(exc) and "limit" in str(exc):
+        return EXIT_USAGE, f"input holds an integer too long to read ({_first_line(exc)})"
     if isinstance(exc, OSError):
-        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
-        return EXIT_INCOMPLETE, f"txncheck: error: {exc.strerror or text}{where}"
-    return EXIT_INCOMPLETE, (f"txncheck: internal error: {type(exc).__name__}: {text} "
-                             f"(no verdict; --debug shows the traceback)")
+        where = f"{exc.filename}: " if exc.filename else ""
+        return EXIT_INCOMPLETE, f"{where}{exc.strerror or _first_line(exc)} (environment fault; the run is incomplete)"
+    return EXIT_INCOMPLETE, f"internal error, the run is incomplete: {_first_line(exc)} (--debug shows the traceback)"
 
 
-def report(exc: BaseException, debug: bool) -> int:
-    code, line = describe(exc)
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    seen = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, KeyboardInterrupt) or "KeyboardInterrupt" in str(e):  # py4j wraps it in text
+            return True
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def report(exc: BaseException, bad_input, debug: bool) -> int:
+    code, line = classify(exc, bad_input)
     if debug:
         traceback.print_exception(exc, file=sys.stderr)
-    print(line, file=sys.stderr)
+    print(f"txncheck: error: {one_line(line)}", file=sys.stderr)
     return code
+
+
+def one_line(text: str) -> str:
+    """No newline or terminal escape in a message that names untrusted text."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+                   for c in " ".join(text.split()))

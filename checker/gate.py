@@ -206,7 +206,8 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
               max_seconds: float | None = None, max_states: int | None = None,
               options: dict | None = None) -> ModelResult:
     """Check one model file and judge it; never raises for a bad model."""
-    from .failures import bad_input_errors, describe
+    from .cli import bad_input_errors
+    from .failures import classify
 
     r = ModelResult(path, shown_path(path))
     t0 = time.monotonic()
@@ -228,7 +229,7 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
         r.error = f"{path}: interrupted"
         r.interrupted = True
     except Exception as exc:  # a crash inside a spec must not stop the gate
-        r.error = f"{path}: {describe(exc)[1].removeprefix('txncheck: ')}"
+        r.error = f"{path}: {classify(exc, bad_input_errors())[1]}"
     r.seconds = time.monotonic() - t0
     if r.error is not None:
         r.cases = [Case("load", ERROR, r.error, kind="model")]

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +27,15 @@ from typing import Any, Mapping
 
 from .. import __version__
 from .encoding import encode, fingerprint
-from .inputs import InputError, read_regular
 
 MAX_TRACE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_BIGINT_DIGITS = 100
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
+
+
+_BIGINT = re.compile(r"-?[0-9]+")  # ASCII digits only: '²'.isdigit() is true, int('²') fails
+_NAME = re.compile(r"[^\x00-\x1f\x7f-\x9f\ud800-\udfff]{1,200}")  # printable, no lone surrogate
 
 
 class TraceError(ValueError):
@@ -71,7 +76,7 @@ def from_itf(j, depth: int = 0) -> Any:
         if k not in ("#bigint", "#unserializable", "#tup", "#set", "#map"):
             raise ValueError(f"unknown value kind {k!r}")
         if k == "#bigint":
-            if not isinstance(x, str) or not x.lstrip("-").isdigit() or len(x) > MAX_BIGINT_DIGITS:
+            if not isinstance(x, str) or not _BIGINT.fullmatch(x) or len(x) > MAX_BIGINT_DIGITS:
                 raise ValueError("#bigint must be a string of at most 100 digits")
             return int(x)
         if k == "#unserializable":
@@ -180,6 +185,38 @@ def write_trace(path: str | Path, spec, states_path, *, meta: Mapping[str, Any],
     return write_json_atomic(path, trace_document(spec, states_path, meta=meta, loop=loop))
 
 
+def read_untrusted_text(path: str | Path, limit: int, kind: str) -> str:
+    """The text of an untrusted input file: a regular file only (a FIFO would
+    block, /dev/zero never ends), at most `limit` bytes, UTF-8 without lone
+    surrogates. Raises ValueError with a one-line message (without the path)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ValueError(f"no such {kind} file") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read: {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"is a directory, not a {kind} file")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"not a regular file (a {kind} file must be one)")
+    if st.st_size > limit:
+        raise ValueError(f"{kind} file is too large ({st.st_size} bytes; limit {limit})")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # swapped since the stat
+                raise ValueError(f"not a regular file (a {kind} file must be one)")
+            data = f.read(limit + 1)
+    except OSError as exc:
+        raise ValueError(f"cannot read: {exc.strerror}") from None
+    if len(data) > limit:
+        raise ValueError(f"{kind} file is too large (limit {limit} bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("not a UTF-8 text file") from None
+
+
 def read_trace(path: str | Path) -> Trace:
     path = Path(path)
 
@@ -187,19 +224,17 @@ def read_trace(path: str | Path) -> Trace:
         raise TraceError(f"{path}: {msg}")
 
     try:
-        data = read_regular(path, "trace file", MAX_TRACE_BYTES)
-    except InputError as exc:
-        raise TraceError(str(exc)) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        bad("not a UTF-8 text file")
+        text = read_untrusted_text(path, MAX_TRACE_BYTES, "trace")
+    except ValueError as exc:
+        bad(str(exc))
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         bad(f"not JSON ({exc.msg} at line {exc.lineno})")
     except RecursionError:
         bad("JSON nests too deeply")
+    except ValueError as exc:  # an integer over Python's digit limit
+        bad(f"unreadable number ({str(exc).splitlines()[0]})")
     return parse_trace(doc, path)
 
 
@@ -211,23 +246,19 @@ def parse_trace(doc: Any, path: Path | None = None) -> Trace:
 
     if not isinstance(doc, dict):
         bad("an ITF trace must be a JSON object")
-    try:   # JSON may spell lone surrogates (\\ud800), which no terminal or file can take
-        json.dumps(doc, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        bad("contains a lone surrogate (an invalid Unicode string)")
     meta = doc.get("#meta")
     if not isinstance(meta, dict):
         bad("missing '#meta' object")
     for key in ("spec", "variant"):
         if not isinstance(meta.get(key), str):
             bad(f"'#meta' lacks the string field {key!r}")
-    for key in ("property", "kind", "model", "engine", "temporal"):
-        if meta.get(key) is not None and not isinstance(meta[key], str):
-            bad(f"'#meta.{key}' must be a string")
     if not isinstance(meta.get("bounds", {}), dict):
         bad("'#meta.bounds' must be an object")
+    for key in ("property", "kind", "model", "engine"):
+        if key in meta and not (isinstance(meta[key], str) and _NAME.fullmatch(meta[key])):
+            bad(f"'#meta.{key}' must be a printable string")
     vars_ = doc.get("vars")
-    if not isinstance(vars_, list) or not all(isinstance(v, str) for v in vars_):
+    if not isinstance(vars_, list) or not all(isinstance(v, str) and _NAME.fullmatch(v) for v in vars_):
         bad("'vars' must be a list of variable names")
     raw_states = doc.get("states")
     if not isinstance(raw_states, list) or not raw_states:
@@ -247,8 +278,8 @@ def parse_trace(doc: Any, path: Path | None = None) -> Trace:
         action = m.get("action")
         if not isinstance(action, str) or not action:
             bad(f"state {k} lacks an action name")
-        if not action.isprintable():
-            bad(f"state {k}: the action name {action!r} has control characters")
+        if not _NAME.fullmatch(action):
+            bad(f"state {k} has an action name that is not printable text")
         params = m.get("params", {})
         if not isinstance(params, dict):
             bad(f"state {k} has non-object params")

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..spec.api import Spec, SpecError
 from ..spec.registry import Resolved, resolve
-from .inputs import InputError, read_regular
+from .itf import read_untrusted_text
 from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, parse_fairness, parse_temporal
 
 TOP_KEYS = {
@@ -48,6 +48,7 @@ EXPECT_KEYS = {"verdict", "property", "length"}
 VERDICTS = ("ok", "violation", "incomplete")
 # [label] holds_for: what a model's verdict is evidence about.
 HOLDS_FOR = {"code": "the current code", "release": "a past release", "text": "the document's text"}
+MAX_MODEL_BYTES = 1024 * 1024
 
 
 class ModelError(ValueError):
@@ -126,27 +127,20 @@ class Model:
         return {n: spec.invariants[n] for n in names}
 
 
-MAX_MODEL_BYTES = 4 * 1024 * 1024  # a model file is a few hundred bytes
-
-
 def _fail(path: Path, msg: str):
     raise ModelError(f"{path}: {msg}")
 
 
 def load_model(path: str | Path) -> Model:
     path = Path(path)
-    try:
-        data = read_regular(path, "model file", MAX_MODEL_BYTES)
-    except InputError as exc:
-        raise ModelError(str(exc)) from None
-    try:
-        raw = tomllib.loads(data.decode("utf-8"))
+    try:  # untrusted: a regular file, capped, and a parser that can run out of stack or digits
+        raw = tomllib.loads(read_untrusted_text(path, MAX_MODEL_BYTES, "model"))
     except tomllib.TOMLDecodeError as exc:
         _fail(path, f"malformed TOML: {exc}")
-    except UnicodeDecodeError:
-        _fail(path, "not a UTF-8 text file")
     except RecursionError:
-        _fail(path, "TOML nests too deeply")
+        _fail(path, "malformed TOML: nests too deeply")
+    except ValueError as exc:  # read_untrusted_text's one line, or an integer over the digit limit
+        _fail(path, str(exc).splitlines()[0])
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
         _fail(path, f"unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_KEYS))})")
@@ -173,8 +167,8 @@ def load_model(path: str | Path) -> Model:
             _fail(path, f"'{key}' must be true or false")
     for key in ("max_states", "max_seconds"):
         v = raw.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0
-                              or not math.isfinite(v) or key == "max_states" and not isinstance(v, int)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf
+                              or key == "max_states" and not isinstance(v, int)):
             _fail(path, f"'{key}' must be a positive {'integer' if key == 'max_states' else 'number'}")
     if not isinstance(raw.get("engine", "bfs"), str):
         _fail(path, "'engine' must be a string")

@@ -37,13 +37,15 @@ reaches a task.
 from __future__ import annotations
 
 import itertools
+import math
 import time
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .model import VERDICTS, ModelError, load_model
+from .itf import read_untrusted_text
+from .model import MAX_MODEL_BYTES, VERDICTS, ModelError, load_model
 
 TOP_KEYS = {"description", "engine", "max_seconds", "max_states", "grid", "expect"}
 GRID_KEYS = {"model", "variants", "properties", "witnesses", "constants"}
@@ -94,14 +96,14 @@ def load_sweep(path: str | Path) -> Sweep:
     def bad(msg: str):
         raise SweepError(f"{path}: {msg}")
 
-    if not path.is_file():
-        bad("no such sweep file" if not path.exists() else "is not a file")
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    try:  # untrusted: a regular file, capped (checker/itf.py)
+        raw = tomllib.loads(read_untrusted_text(path, MAX_MODEL_BYTES, "sweep"))
     except tomllib.TOMLDecodeError as exc:
         bad(f"malformed TOML: {exc}")
-    except UnicodeDecodeError:
-        bad("not a UTF-8 text file")
+    except RecursionError:
+        bad("malformed TOML: nests too deeply")
+    except ValueError as exc:
+        bad(str(exc).splitlines()[0])
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
         bad(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_KEYS))})")
@@ -110,7 +112,7 @@ def load_sweep(path: str | Path) -> Sweep:
         bad(f"engine must be 'bfs' (each cell runs it inside a Spark task), not {engine!r}")
     max_seconds = raw.get("max_seconds")
     if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float))
-                                    or max_seconds <= 0):
+                                    or not 0 < max_seconds < math.inf):
         bad("max_seconds must be a positive number")
     max_states = raw.get("max_states")
     if max_states is not None and (isinstance(max_states, bool) or not isinstance(max_states, int) or max_states < 1):

@@ -146,7 +146,7 @@ def replay(path: str | Path, *, variant: str | None = None, bridge_options: Mapp
         step = trace.steps[k]
         if k > 0:
             name, params = step["action"], step["params"]
-            nxt = _successor(spec, s, name, params, trace.steps[k]["fingerprint"] if own_variant else None,
+            nxt = _successor(spec, s, name, params, (trace.steps[k]["fingerprint"] or "") if own_variant else None,
                              trace.states[k])
             if nxt is None:
                 if own_variant:
@@ -199,10 +199,10 @@ def replay(path: str | Path, *, variant: str | None = None, bridge_options: Mapp
 
 
 def _initial(spec: Spec, trace: Trace, own_variant: bool, where) -> Any:
-    fp0 = trace.steps[0]["fingerprint"]
     inits = list(spec.init_states())
-    if own_variant and fp0:
-        for s in inits:   # the values decide: a fingerprint alone can be copied onto edited values
+    if own_variant:
+        for s in inits:
+            # the values decide: a recorded fingerprint is recomputable, so an edited trace keeps it
             if dict(spec.state_vars(s)) == dict(trace.states[0]):
                 return s
         raise TraceError(f"{where}: state 0 is not an initial state of {spec.describe()}")
@@ -222,14 +222,14 @@ def _successor(spec: Spec, s: Any, name: str, params: Mapping[str, Any], fp: str
                   if aname == name and tuple(sorted(aparams)) == want]
     if fp is None:
         return candidates[0] if candidates else None
-    # The recorded values decide (a trace whose values were edited but whose
-    # fingerprints were kept must not replay); the fingerprint only picks
-    # among successors with equal values.
-    same = [t for t in candidates if values is None or dict(spec.state_vars(t)) == dict(values)]
-    for t in same:
-        if f"{fingerprint(t):016x}" == fp:
+    if values is None:
+        return next((t for t in candidates if f"{fingerprint(t):016x}" == fp), None)
+    # The trace's values must match, not only its fingerprint: a trace edited
+    # with its fingerprints kept is not the state the spec reaches.
+    for t in candidates:
+        if dict(spec.state_vars(t)) == dict(values):
             return t
-    return same[0] if same and values is not None else None
+    return None
 
 
 def _lasso_goal(spec, trace, where):

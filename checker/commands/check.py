@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
-from ..api import Report, check_model
+from ..api import Report, check_model, write_traces
 from ..progress import Progress
 
 EXIT = {"ok": 0, "violation": 1, "incomplete": 3}
@@ -97,26 +98,27 @@ def run(args) -> int:
         z3_eval=args.z3_eval,
         max_states=args.max_states,
         max_seconds=args.max_seconds,
-        out_dir=args.out,
+        out_dir=None,  # written below, so a write that fails cannot lose the verdict
         progress=progress,
         keep_graph=not args.no_graph,
         options=engine_options(args),
     )
+    write_error = None
+    try:
+        write_traces(report.model, report.spec, report.outcome, args.out)
+    except OSError as exc:
+        write_error = f"{exc.filename or args.out}: cannot write the counterexample trace ({exc.strerror or exc})"
     if args.json:
         print(json.dumps(report.to_json()))
     else:
         print(human_report(report))
-    report_output_errors(report.outcome.extra)
+    if write_error:
+        from ..failures import one_line
+
+        print(f"txncheck: error: {one_line(write_error)}", file=sys.stderr)
+        # the verdict outranks the lost file: a violation stays exit 1
+        return EXIT[report.verdict] if report.verdict == "violation" else 3
     return EXIT[report.verdict]
-
-
-def report_output_errors(extra: dict) -> None:
-    """An output that could not be written: one line each on stderr, after
-    the verdict (which is printed and decides the exit code all the same)."""
-    import sys
-
-    for err in extra.get("output_errors", ()):
-        print(f"txncheck: error: {err}", file=sys.stderr)
 
 
 def engine_options(args) -> dict:
@@ -172,10 +174,11 @@ def human_report(report: Report) -> str:
         if v.kind == "witness":
             lines.append(f"  witness {v.property}: no reachable state satisfies it")
         elif v.kind == "deadlock":
-            lines.append(f"  deadlock: a state with no successor, reached in {v.length} states -> {v.trace_file}")
+            lines.append(f"  deadlock: a state with no successor, reached in {v.length} states -> "
+                         f"{v.trace_file or '(trace not written)'}")
         else:
             shortest = "shortest " if o.engine != "simulate" else ""
-            where = v.trace_file or "(the trace could not be written; see the error below)"
+            where = v.trace_file or "(trace not written)"
             lines.append(f"  {v.kind} {v.property} violated; {shortest}counterexample has {v.length} states -> {where}")
             if v.trace_file:
                 lines.append(f"  see it with: txncheck show {v.trace_file}")

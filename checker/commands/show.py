@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 from ..itf import read_trace
+from ..render import terminal_safe
 from ..render.dot import render_dot
 from ..render.html import render_html
 from ..render.mermaid import render_mermaid
 from ..render.table import render_table
 
 FORMATS = {"table": render_table, "mermaid": render_mermaid, "dot": render_dot, "html": render_html}
-# A trace's strings are untrusted: no escape sequence of theirs reaches the
-# terminal (or a file) raw.
-_CONTROLS = {c: f"\\x{c:02x}" for c in range(32) if chr(c) not in "\n\t"} | {127: "\\x7f"}
-
-
-def _escape_controls(text: str) -> str:
-    return text.translate(_CONTROLS)
 
 
 def register(sub) -> None:
@@ -28,7 +22,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     trace = read_trace(args.trace)
-    text = _escape_controls(FORMATS[args.format](trace))
+    text = terminal_safe(FORMATS[args.format](trace))
     if args.output:
         from ..reports.output import write_text_atomic
 

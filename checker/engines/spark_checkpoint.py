@@ -16,7 +16,6 @@ run killed at any point resumes from the last complete level.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import tempfile
@@ -68,16 +67,17 @@ def write_manifest(root: str, m: Manifest) -> None:
         raise EngineError(f"{root}: checkpoints on remote storage are not supported yet; use a shared mount")
     doc = {"format": FORMAT, "version": VERSION, **asdict(m)}
     path = Path(root) / MANIFEST
-    # a random O_EXCL temp name (mkstemp): a symlink planted in the folder
-    # cannot redirect the write
-    fd, tmp = tempfile.mkstemp(prefix=".manifest-", dir=path.parent)
+    # mkstemp (O_EXCL): a symlink planted in the folder cannot redirect the write
+    fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=root)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(json.dumps(doc, indent=1) + "\n")
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
         raise
 
 
@@ -90,8 +90,8 @@ def read_manifest(root: str) -> Manifest:
         raise EngineError(f"{root}: not a spark checkpoint (no {MANIFEST})")
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EngineError(f"{path}: corrupt checkpoint manifest ({exc})") from None
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, UTF-8, or too many digits
+        raise EngineError(f"{path}: corrupt checkpoint manifest ({str(exc).splitlines()[0][:200]})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise EngineError(f"{path}: not a txncheck spark checkpoint manifest")
     if doc.get("version") != VERSION:

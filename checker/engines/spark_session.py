@@ -12,6 +12,7 @@ import os
 import shutil
 import sys
 
+from ..failures import EnvironmentFault
 from . import EngineError
 
 DEFAULT_MASTER = "local[*]"
@@ -26,7 +27,7 @@ def spark_session(master: str | None = None):
     if active is not None:
         return active
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        raise EngineError(f"engine 'spark': no java on PATH; {JAVA_HINT}")
+        raise EnvironmentFault(f"engine 'spark': no java on PATH; {JAVA_HINT}")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = (
@@ -41,7 +42,7 @@ def spark_session(master: str | None = None):
         session = builder.getOrCreate()
     except Exception as exc:  # the JVM did not start: usually Java, or a bad master URL
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise EngineError(f"cannot start Spark (master {master or DEFAULT_MASTER}): {first}; {JAVA_HINT}") from None
+        raise EnvironmentFault(f"cannot start Spark (master {master or DEFAULT_MASTER}): {first}; {JAVA_HINT}") from None
     session.sparkContext.setLogLevel("ERROR")
     return session
 
@@ -50,7 +51,7 @@ def check_master(master: str | None, shared_dir: str | None) -> None:
     """Refuse a cluster run before Spark starts (which takes a minute to give
     up on a master it cannot reach): a cluster needs a shared checkpoint
     folder (bad usage, exit 2), and the master must answer on its port
-    (ConnectionError: a fault of the environment, exit 3)."""
+    (EnvironmentFault, exit 3)."""
     import socket
 
     if not master or master.startswith("local"):
@@ -69,7 +70,7 @@ def check_master(master: str | None, shared_dir: str | None) -> None:
             return
         except OSError as exc:
             errors.append(f"{hostport}: {exc.strerror or exc}")
-    raise ConnectionError(f"cannot reach the Spark master ({'; '.join(errors)})")
+    raise EnvironmentFault(f"cannot reach the Spark master ({'; '.join(errors)})")
 
 
 def is_local(session) -> bool:

@@ -13,6 +13,7 @@ class ReportError(ValueError):
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
     path = Path(path)
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
@@ -23,5 +24,10 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a report is an ordinary file
         os.replace(tmp, path)
     except OSError as exc:
+        if tmp is not None:  # never leave the temp file behind (a folder or a full disk as the target)
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         raise ReportError(f"{path}: cannot write report ({exc.strerror})") from None
     return path

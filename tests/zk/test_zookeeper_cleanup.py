@@ -22,9 +22,8 @@ if sys.argv[1] == "up":
     print(z.pid, flush=True)
     time.sleep(120)
 else:
-    from txncheck.checker.failures import on_sigterm
-    import signal
-    signal.signal(signal.SIGTERM, on_sigterm)
+    from txncheck.checker.failures import install_signal_handlers
+    install_signal_handlers()
     z.start()
 """
 

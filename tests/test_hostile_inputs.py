@@ -1,0 +1,338 @@
+"""The hostile-input corpus (issue 24): every case runs the real command line in
+a subprocess, bounded by a timeout, and asserts the exit code, exactly one line
+on stderr (never a traceback), and that nothing was written outside `--out`.
+
+Classes (the issue's numbering): 1 missing extras, 2 output errors, 4 parsers of
+untrusted input, 7 replay of an edited trace, 8 special files, 9 terminal and
+renderers, 11 errors in a spec's own code. Signals (3) and planted symlinks (6)
+are in tests/test_hostile_faults.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DIEHARD = REPO / "models" / "classic" / "diehard.toml"  # a violation of NotSolved in 7 states
+TWOPHASE = REPO / "models" / "classic" / "twophase-rm3.toml"  # ok
+PIP_TRACE = REPO / "counterexamples" / "pip473" / "append-before-op.itf.json"
+TIMEOUT = 60
+
+
+def tree(root: Path) -> set[str]:
+    out = set()
+    for d, dirs, files in os.walk(root):
+        for n in dirs + files:
+            out.add(os.path.relpath(os.path.join(d, n), root))
+    return out
+
+
+def txncheck(tmp_path: Path, *args: str, env: dict | None = None, allowed=("work/out",)):
+    """Run `txncheck ARGS` in tmp_path/work (TMPDIR tmp_path/tmp); the only new
+    paths allowed under tmp_path are those under `allowed`."""
+    work, tmp = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir(exist_ok=True)
+    tmp.mkdir(exist_ok=True)
+    before = tree(tmp_path)
+    e = {**os.environ, "TMPDIR": str(tmp), "PYTHONHASHSEED": "0", **(env or {})}
+    p = subprocess.run([sys.executable, "-m", "txncheck.checker.cli", *args], cwd=work, env=e,
+                       capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    new = tree(tmp_path) - before
+    stray = sorted(n for n in new if not any(n == a or n.startswith(a + os.sep) for a in allowed))
+    assert not stray, f"written outside --out: {stray}"
+    return p
+
+
+def one_error_line(p, code: int, *needles: str, info_lines: int = 0):
+    lines = p.stderr.strip().splitlines()
+    assert "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert p.returncode == code, (p.returncode, p.stderr[-2000:])
+    errors = [ln for ln in lines if ln.startswith("txncheck: error: ")]
+    assert len(errors) == 1 and len(lines) == 1 + info_lines, lines[-5:]
+    for n in needles:
+        assert n in errors[0], errors[0]
+    return errors[0]
+
+
+def model_file(tmp_path: Path, text: str, name: str = "m.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def trace_doc() -> dict:
+    return json.loads(PIP_TRACE.read_text(encoding="utf-8"))
+
+
+def trace_file(tmp_path: Path, doc, name: str = "t.itf.json") -> Path:
+    p = tmp_path / name
+    p.write_text(doc if isinstance(doc, str) else json.dumps(doc), encoding="utf-8")
+    return p
+
+
+# -- 1. missing extras ----------------------------------------------------------
+
+def _missing(tmp_path: Path, *modules: str) -> dict:
+    """PYTHONPATH with modules that fail to import as an absent one does."""
+    shim = tmp_path / "shim"
+    shim.mkdir(exist_ok=True)
+    for m in modules:
+        (shim / f"{m}.py").write_text(f"raise ModuleNotFoundError(\"No module named '{m}'\", name={m!r})\n")
+    return {"PYTHONPATH": str(shim)}
+
+
+def test_spark_engine_without_pyspark(tmp_path):
+    p = txncheck(tmp_path, "check", str(TWOPHASE), "--engine", "spark", "--quiet", env=_missing(tmp_path, "pyspark"))
+    one_error_line(p, 3, "pyspark", "txncheck[spark]")
+
+
+def test_sweep_without_pyspark(tmp_path):
+    p = txncheck(tmp_path, "sweep", str(REPO / "models" / "sweeps" / "classic.toml"), "--out", "out",
+                 env=_missing(tmp_path, "pyspark"))
+    one_error_line(p, 3, "pyspark", info_lines=1)  # the "sweep ...: N cells" line comes first
+
+
+def test_zookeeper_store_without_kazoo(tmp_path):
+    p = txncheck(tmp_path, "replay", str(PIP_TRACE), "--store", "zookeeper", env=_missing(tmp_path, "kazoo"))
+    one_error_line(p, 3, "kazoo", "txncheck[zookeeper]")
+
+
+def test_spark_engine_without_java(tmp_path):
+    bin_dir = tmp_path / "bin"  # PATH with this Python only: no java
+    bin_dir.mkdir()
+    os.symlink(sys.executable, bin_dir / "python3")
+    env = {"PATH": str(bin_dir)}
+    env_clean = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    p = subprocess.run([sys.executable, "-m", "txncheck.checker.cli", "check", str(TWOPHASE), "--engine", "spark",
+                        "--quiet"], cwd=tmp_path, env={**env_clean, **env}, capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    one_error_line(p, 3, "no java")
+
+
+# -- 2. results lost on output errors --------------------------------------------
+
+def test_violation_kept_when_out_is_a_file(tmp_path):
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "out").write_text("a file, not a folder")
+    p = txncheck(tmp_path, "check", str(DIEHARD), "--out", "out", "--quiet")
+    one_error_line(p, 1, "cannot write the counterexample trace")
+    assert "verdict: violation" in p.stdout and "14 distinct states" in p.stdout
+    assert "(trace not written)" in p.stdout
+
+
+def test_violation_json_kept_when_out_is_under_a_file(tmp_path):
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "out").write_text("a file, not a folder")
+    p = txncheck(tmp_path, "check", str(DIEHARD), "--out", "out/deeper", "--json", "--quiet")
+    one_error_line(p, 1, "cannot write the counterexample trace")
+    doc = json.loads(p.stdout)
+    assert (doc["verdict"], doc["distinct_states"], doc["violations"][0]["length"]) == ("violation", 14, 7)
+    assert doc["violations"][0]["trace"] is None
+
+
+def test_ok_run_unaffected_by_unwritable_out(tmp_path):
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "out").write_text("a file")
+    p = txncheck(tmp_path, "check", str(TWOPHASE), "--out", "out", "--quiet")
+    assert (p.returncode, p.stderr) == (0, "") and "288 distinct states" in p.stdout
+
+
+def test_show_output_to_a_folder(tmp_path):
+    (tmp_path / "work" / "out").mkdir(parents=True)
+    p = txncheck(tmp_path, "show", str(PIP_TRACE), "-o", "out")
+    one_error_line(p, 3, "out")
+
+
+def test_graph_output_to_a_folder(tmp_path):
+    (tmp_path / "work" / "out").mkdir(parents=True)
+    p = txncheck(tmp_path, "graph", str(DIEHARD), "-o", "out")
+    one_error_line(p, 3, "out")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_violation_kept_when_out_is_read_only(tmp_path):
+    (tmp_path / "work" / "out").mkdir(parents=True)
+    os.chmod(tmp_path / "work" / "out", 0o555)
+    try:
+        p = txncheck(tmp_path, "check", str(DIEHARD), "--out", "out", "--quiet")
+    finally:
+        os.chmod(tmp_path / "work" / "out", 0o755)
+    one_error_line(p, 1, "cannot write")
+    assert "verdict: violation" in p.stdout
+
+
+# -- 4. parsers of untrusted input -------------------------------------------------
+
+BASE = 'spec = "diehard"\n'
+
+
+@pytest.mark.parametrize("text, needle", [
+    (BASE + "x = " + "[" * 100_000 + "]" * 100_000 + "\n", "nest"),
+    (BASE + "[constants]\nbig_capacity = " + "9" * 5000 + "\n", "digit"),
+    (BASE + "max_seconds = nan\n", "max_seconds"),
+    (BASE + "max_seconds = inf\n", "max_seconds"),
+    (BASE + "max_states = " + "9" * 4400 + "\n", "digit"),
+    (BASE + '[temporal]\nP = "eventually ' + "(" * 50_000 + "TRUE" + ")" * 50_000 + '"\n', ""),
+], ids=["deep-array", "long-int", "nan-budget", "inf-budget", "long-int-budget", "deep-formula"])
+def test_hostile_model_file(tmp_path, text, needle):
+    m = model_file(tmp_path, text)
+    p = txncheck(tmp_path, "check", str(m), "--quiet")
+    one_error_line(p, 2, needle)
+
+
+def test_sweep_nan_budget(tmp_path):
+    m = model_file(tmp_path, 'max_seconds = nan\n[[grid]]\nmodel = "x.toml"\n', "s.toml")
+    p = txncheck(tmp_path, "sweep", str(m))
+    one_error_line(p, 2, "max_seconds")
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda d: json.dumps(d)[:-1] + ', "x": ' + "7" * 5000 + "}", "number"),
+    (lambda d: '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "nest"),
+    (lambda d: (d["states"][1].__setitem__("crashes", {"#bigint": "\u00b2"}), d)[1], "state 1"),
+    (lambda d: (d["states"][1].__setitem__("crashes", {"#bigint": "1" * 200}), d)[1], "state 1"),
+], ids=["long-int", "deep-array", "unicode-digit", "long-bigint"])
+def test_hostile_trace(tmp_path, edit, needle):
+    t = trace_file(tmp_path, edit(trace_doc()))
+    for cmd in ("show", "replay"):
+        p = txncheck(tmp_path, cmd, str(t))
+        one_error_line(p, 2, needle)
+
+
+def test_checkpoint_manifest_with_a_long_int(tmp_path):
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    (ck / "checkpoint.json").write_text('{"format": ' + "1" * 5000 + "}")
+    p = txncheck(tmp_path, "check", str(TWOPHASE), "--resume", str(ck), "--quiet")
+    one_error_line(p, 2, "checkpoint")
+
+
+# -- 7. replay compares values, not only the recorded fingerprints ------------------
+
+def test_replay_refuses_edited_values_with_kept_fingerprints(tmp_path):
+    doc = trace_doc()
+    doc["states"][2]["crashes"] = {"#bigint": "7"}  # fingerprint of state 2 left as it was
+    p = txncheck(tmp_path, "replay", str(trace_file(tmp_path, doc)))
+    one_error_line(p, 2, "state 2", "does not follow the spec")
+    assert "reproduced" not in p.stdout
+
+
+def test_replay_of_the_unedited_trace_still_reproduces(tmp_path):
+    p = txncheck(tmp_path, "replay", str(trace_file(tmp_path, trace_doc())))
+    assert (p.returncode, p.stderr) == (1, "") and "reproduced at step 4" in p.stdout
+
+
+# -- 8. special files ----------------------------------------------------------------
+
+def _fifo(tmp_path: Path) -> Path:
+    f = tmp_path / "fifo"
+    os.mkfifo(f)
+    return f
+
+
+@pytest.mark.parametrize("cmd", ["check", "graph", "show", "replay", "sweep"])
+def test_fifo_is_refused(tmp_path, cmd):
+    p = txncheck(tmp_path, cmd, str(_fifo(tmp_path)))
+    one_error_line(p, 2, "not a regular file")
+
+
+@pytest.mark.parametrize("cmd", ["check", "show", "replay"])
+def test_dev_zero_is_refused(tmp_path, cmd):
+    p = txncheck(tmp_path, cmd, "/dev/zero")
+    one_error_line(p, 2, "not a regular file")
+
+
+@pytest.mark.parametrize("cmd", ["check", "show", "replay", "sweep"])
+def test_overlong_file_name(tmp_path, cmd):
+    p = txncheck(tmp_path, cmd, str(tmp_path / ("a" * 300 + ".toml")))
+    one_error_line(p, 2, "too long")
+
+
+def test_folder_as_model(tmp_path):
+    p = txncheck(tmp_path, "check", str(tmp_path))
+    one_error_line(p, 2, "is a directory")
+
+
+# -- 9. terminal and renderers ----------------------------------------------------------
+
+def test_lone_surrogate_in_an_action_name(tmp_path):
+    doc = trace_doc()
+    doc["states"][1]["#meta"]["action"] = "publish\ud800"
+    p = txncheck(tmp_path, "show", str(trace_file(tmp_path, doc)))
+    one_error_line(p, 2, "action name")
+
+
+@pytest.mark.parametrize("args", [["show", "--format", "html"], ["show", "--format", "dot"], ["replay"]])
+def test_meta_property_as_an_object(tmp_path, args):
+    doc = trace_doc()
+    doc["#meta"]["property"] = {"not": "a name"}
+    p = txncheck(tmp_path, args[0], str(trace_file(tmp_path, doc)), *args[1:])
+    one_error_line(p, 2, "#meta.property")
+
+
+def test_escape_sequences_never_reach_the_terminal(tmp_path):
+    doc = trace_doc()
+    doc["states"][1]["client"] = {"#tup": ["\x1b]0;owned\x07\x1b[2J"]}
+    p = txncheck(tmp_path, "show", str(trace_file(tmp_path, doc)))
+    assert (p.returncode, p.stderr) == (0, "")
+    assert "\x1b" not in p.stdout and "\x07" not in p.stdout and "\\x1b]0;owned" in p.stdout
+
+
+# -- 11. errors in a spec's own code -------------------------------------------------------
+
+DRIVER = '''
+import sys
+from txncheck.spec.classic.diehard import DieHard, Jugs
+from txncheck.checker.cli import main
+
+def broken_next(self, s):
+    yield from ()
+    raise ZeroDivisionError("a bug in next")
+
+def unhashable_init(self):
+    yield Jugs(0, [0])
+
+def broken_observe(self, s):
+    return {"big": s.big, "small": undefined_symbol}
+
+fault = sys.argv[1]
+if fault == "next":
+    DieHard.next = broken_next
+elif fault == "init":
+    DieHard.init_states = unhashable_init
+else:
+    DieHard.observe = broken_observe
+sys.exit(main(sys.argv[2:]))
+'''
+
+
+@pytest.mark.parametrize("fault, needles", [
+    ("next", ["spec error at", "driver.py:8", "broken_next", "ZeroDivisionError"]),
+    ("init", ["spec error", "not hashable"]),
+    ("observe", ["spec error at", "driver.py:14", "broken_observe", "NameError"]),
+])
+def test_spec_error_is_exit_2_naming_the_line(tmp_path, fault, needles):
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    argv = [sys.executable, str(driver), fault, "check", str(DIEHARD), "--quiet", "--out", str(tmp_path / "out")]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=tmp_path)
+    one_error_line(p, 2, *needles)
+    d = subprocess.run(argv + ["--debug"], capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=tmp_path)
+    assert d.returncode == 2 and "Traceback" in d.stderr and d.stderr.strip().splitlines()[-1].startswith("txncheck: error:")
+
+
+def test_debug_shows_the_traceback_of_bad_input(tmp_path):
+    p = txncheck(tmp_path, "check", "no-such.toml", "--debug")
+    assert p.returncode == 2 and "Traceback" in p.stderr and "ModelError" in p.stderr
+
+
+def test_no_command_output_for_help(tmp_path):
+    p = txncheck(tmp_path, "--help")
+    assert p.returncode == 0 and "usage" in p.stdout  # --help is not an error
