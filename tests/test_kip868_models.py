@@ -23,6 +23,9 @@ EXPECTED = {
     "kafka-loader": ("violation", "BrokerSeesOnlyCommittedTxns", 7, 261, 393, 6),
     "kafka-loader-record-after-abort": ("violation", "BrokerSeesOnlyCommittedTxns", 7, 194, 303, 6),
     "dropping-loader": ("violation", "BrokerPublishesCommitted", 6, 122, 164, 5),
+    "kafka-loader-activation-record": ("violation", "BrokerSeesOnlyCommittedTxns", 5, 63, 79, 4),
+    "clearing-loader-activation-record": ("ok", None, 0, 20926, 77479, 22),
+    "clearing-loader-broker-restart": ("ok", None, 0, 41852, 175883, 23),
     "pipelined-controller": ("violation", "ControllerReadsOnlyCommittedTxns", 4, 44, 54, 3),
     "pipelined-controller-committed-lso": ("ok", None, 0, 38085, 158243, 22),
     "clearing-loader": ("ok", None, 0, 20926, 77479, 22),
@@ -129,3 +132,35 @@ def test_dropping_loader_keeps_every_safety_property():
 
     out = explore(spec, props=safety)
     assert out.verdict == "ok" and out.distinct_states > 1000
+
+
+def test_activation_record_needs_no_lagging_broker():
+    """Kafka 3.7-3.9's [Abort, ZkMigrationStateRecord] batch: a broker that
+    handles each batch in its own commit callback (no lagging) still
+    publishes the aborted records with the Kafka loader, not with the clearing one."""
+    from txncheck.spec.kip868 import loader
+
+    trace = read_trace(CORPUS / "kafka-loader-activation-record.itf.json")
+    assert trace.states[-1]["log"][-1] == ("Abort(t1)", "n0")
+    for clearing, leaks in ((False, True), (True, False)):
+        ld, published = loader.INITIAL, []
+        for base, batch in ((0, (("B", 1), ("R", 1, 1))), (2, (("A", 1), ("N", 0)))):
+            ld = loader.flush(loader.load_batch(ld, batch, base, clearing, published), base + 1, published)
+        assert (("R", 1, 1) in ld.image) is leaks and ("N", 0) in ld.image
+
+
+def test_a_leaked_snapshot_brings_aborted_records_back():
+    """A broker that loads a snapshot holding an aborted record exposes it
+    again: the snapshot load is checked by BrokerSeesOnlyCommittedTxns."""
+    spec = Kip868("clearing-loader", txns=1, txn_records=1, normals=0, batch_records=2, failovers=0,
+                  snapshots=1, broker_restarts=1)
+    ok = compile_predicate(spec.schema, spec.invariants["BrokerSeesOnlyCommittedTxns"])
+    [s] = list(spec.init_states())
+    # t1 begun and aborted, the broker past the Abort with a clean image.
+    log = ((("B", 1), ("R", 1, 1)), (("A", 1),))
+    ld = s.loader._replace(image_offset=2, loaded=2)
+    s = s._replace(log=log, hw=2, lso=2, next_txn=2, loader=ld)
+    for snapshot, clean in (((2, frozenset()), True), ((2, frozenset({("R", 1, 1)})), False)):
+        [loaded] = [t for (name, _), t in spec.next(s._replace(snapshot=snapshot, snapshots=1))
+                    if name == "BrokerLoadsSnapshot"]
+        assert ok(spec.observe(loaded)) is clean

@@ -68,7 +68,7 @@ def _violated(spec, name):
     return v
 
 
-def _no_abort_on_failover(log, next_txn):
+def _no_abort_on_failover(log, next_txn, with_record=False):
     """A broken new leader: it never aborts the transaction left open."""
     return (), None
 

@@ -12,7 +12,7 @@ answered at the last stable offset.
 
 from __future__ import annotations
 
-from .records import ABORT, BEGIN, batch_end_offsets, flatten, is_data, open_txn
+from .records import ABORT, BEGIN, NORMAL, batch_end_offsets, flatten, is_data, open_txn
 
 
 def stable_offset(last_committed: int, txn_start: int | None) -> int:
@@ -41,7 +41,7 @@ def lso_of_replayed_log(log) -> int:
     return lso
 
 
-def activation_batch(log, next_txn: int | None) -> tuple[tuple, int | None]:
+def activation_batch(log, next_txn: int | None, with_record: bool = False) -> tuple[tuple, int | None]:
     """The new leader's first batch, and the transaction it leaves open.
 
     A transaction left open at the end of the log is aborted first
@@ -49,12 +49,15 @@ def activation_batch(log, next_txn: int | None) -> tuple[tuple, int | None]:
     (the log is "empty": a bootstrap transaction was cut short before its
     first record committed), Kafka re-runs the bootstrap in a new
     transaction whose Begin shares the batch with the Abort; here that is
-    the next transaction of the workload."""
+    the next transaction of the workload. `with_record`: the Abort shares
+    its batch with a metadata record written outside any transaction (n0),
+    as Kafka 3.7-3.9's `[Abort, ZkMigrationStateRecord]` activation batch
+    does during a ZK migration."""
     records = flatten(log)
     txn = open_txn(records)
     if txn is None:
         return (), None
-    abort = (ABORT, txn[0])
+    abort = ((ABORT, txn[0]), (NORMAL, 0)) if with_record else ((ABORT, txn[0]),)
     if next_txn is not None and not any(is_data(r) for r in records):
-        return (abort, (BEGIN, next_txn)), next_txn
-    return (abort,), None
+        return abort + ((BEGIN, next_txn),), next_txn
+    return abort, None

@@ -53,6 +53,17 @@ bootstrap transaction was cut short right after its Begin) the new leader's
 first batch is Abort followed by the Begin of a new transaction. With it
 false the first batch is the Abort alone.
 
+Bound `activation_record` (default false) makes the new leader's Abort share
+its batch with a metadata record outside any transaction (n0), as the atomic
+`[AbortTransactionRecord, ZkMigrationStateRecord]` activation batch of Kafka
+3.7-3.9 does: a broker then replays the Abort and a plain record in one
+batch, without lagging.
+
+Bound `broker_restarts` (default 0) lets the broker restart and load the
+latest snapshot ("Snapshots"): its image becomes the snapshot's records at
+the snapshot's offset, and its loader carries on from the next batch; with
+no snapshot it replays the log from the start.
+
 Bound `pipelined` lets the controller append a batch before its previous
 batches are committed, as Kafka does when one write event's records fill
 several batches (the non-atomic bootstrap transaction). With it false (the
@@ -91,6 +102,7 @@ class KState(NamedTuple):
     loader: Loader             # the broker's metadata loader
     snapshot: tuple | None     # (offset, records) of the latest snapshot
     snapshots: int             # snapshots taken
+    restarts: int              # broker restarts done
     publishes: tuple           # ghost: per txn, images published that added its records
 
 
@@ -107,6 +119,9 @@ class Kip868(Spec):
         "pipelined": Bound(False, "the controller may append before its previous batch is committed"),
         "lso_from_committed": Bound(
             False, "the active controller's last stable offset follows the committed records only"),
+        "activation_record": Bound(
+            False, "the failover's Abort shares its batch with a plain metadata record (ZkMigrationStateRecord)"),
+        "broker_restarts": Bound(0, "broker restarts, each loading the latest snapshot", lo=0, hi=2),
         "bootstrap_reactivation": Bound(
             True, "on a log with no metadata record yet, the new leader's first batch is Abort then Begin"),
     }
@@ -123,7 +138,7 @@ class Kip868(Spec):
         self.scripts = {t: txn_script(t, c["txn_records"]) for t in range(1, self.ntxns + 1)}
         self.txn_names = tuple(f"t{t}" for t in range(1, self.ntxns + 1))
         txn_recs = [(RECORD, t, i) for t in range(1, self.ntxns + 1) for i in range(1, c["txn_records"] + 1)]
-        normal_recs = [(NORMAL, n) for n in range(1, c["normals"] + 1)]
+        normal_recs = [(NORMAL, n) for n in range(0 if c["activation_record"] else 1, c["normals"] + 1)]
         self.names = {r: record_name(r) for r in txn_recs + normal_recs}
 
         sc = self.schema
@@ -180,6 +195,7 @@ class Kip868(Spec):
         self.witnesses["BrokerMovedPastAbort"] = sc.exists(
             "Txn", lambda t: z3.And(status(t) == z3.StringVal("aborted"), passed(t)))
         self.witnesses["SnapshotTaken"] = snapped
+        self.witnesses["BrokerLoadedSnapshot"] = sc.var("broker_loaded_snapshot", Bool())
 
         in_txn = sc.exists("Txn", lambda t: status(t) == z3.StringVal("open"))
         self.predicates["InTxn"] = in_txn
@@ -187,7 +203,7 @@ class Kip868(Spec):
 
     # -- the state machine -------------------------------------------------------
     def init_states(self):
-        yield KState((), 0, None, 1, 1, -1, 0, loader.INITIAL, None, 0, (0,) * self.ntxns)
+        yield KState((), 0, None, 1, 1, -1, 0, loader.INITIAL, None, 0, 0, (0,) * self.ntxns)
 
     def next(self, s: KState):
         c = self.constants
@@ -202,6 +218,8 @@ class Kip868(Spec):
             yield from self._failovers(s)
         yield from self._loader_commits(s)
         yield from self._snapshot(s, c)
+        if s.restarts < c["broker_restarts"]:
+            yield from self._broker_restart(s)
 
     def _controller_appends(self, s: KState, c):
         """Transactions in the KRaft Controller: Begin, records and End, in as
@@ -238,7 +256,7 @@ class Kip868(Spec):
             log = s.log[: s.hw + kept]
             lso = controller.lso_of_replayed_log(log)
             nxt = s.next_txn if s.next_txn <= self.ntxns and self.constants["bootstrap_reactivation"] else None
-            batch, reopened = controller.activation_batch(log, nxt)
+            batch, reopened = controller.activation_batch(log, nxt, self.constants["activation_record"])
             t = s._replace(log=log + ((batch,) if batch else ()), hw=len(log), lso=lso,
                            failovers=s.failovers + 1, writing=None)
             if reopened is not None:
@@ -278,6 +296,19 @@ class Kip868(Spec):
         yield ("TakeSnapshot", (("offset", ld.image_offset),)), s._replace(
             snapshot=(ld.image_offset, ld.image), snapshots=s.snapshots + 1)
 
+    def _broker_restart(self, s: KState):
+        """Snapshots: a restarted broker loads the latest snapshot as its
+        image and replays the committed batches after it."""
+        if s.snapshot is None:
+            ld, pubs = loader.INITIAL, (0,) * self.ntxns
+        else:
+            off, image = s.snapshot
+            loaded = batch_end_offsets(s.log).index(off) + 1
+            ld = loader.INITIAL._replace(image=image, image_offset=off, loaded=loaded)
+            pubs = tuple(int(any(r[0] == RECORD and r[1] == t for r in image)) for t in range(1, self.ntxns + 1))
+        yield ("BrokerLoadsSnapshot", (("offset", ld.image_offset),)), s._replace(
+            loader=ld, publishes=pubs, restarts=s.restarts + 1)
+
     # -- observation ---------------------------------------------------------------
     def observe(self, s: KState):
         records = flatten(s.log)
@@ -305,6 +336,7 @@ class Kip868(Spec):
             "committed_records": {names[r] for r in committed
                                   if r[0] == NORMAL or r[0] == RECORD and status[r[1] - 1] == "committed"},
             "broker_caught_up": ld.loaded == s.hw,
+            "broker_loaded_snapshot": s.restarts > 0 and s.snapshot is not None and ld.image_offset >= s.snapshot[0],
         }
 
     def state_vars(self, s: KState):
@@ -327,4 +359,5 @@ class Kip868(Spec):
             "snapshot_offset": s.snapshot[0] if s.snapshot else -1,
             "snapshot": frozenset(record_name(r) for r in s.snapshot[1]) if s.snapshot else frozenset(),
             "publishes": dict(zip(self.txn_names, s.publishes)),
+            "broker_restarts": s.restarts,
         }

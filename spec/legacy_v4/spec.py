@@ -26,12 +26,16 @@ seen in the field") are variants, each changing one action's body:
     after the txn finished.
   * `current`: the coordinator as Pulsar ships it today
     (MLTransactionMetadataStore / TransactionMetadataStoreService at
-    apache/pulsar@30dd4f343cfc, as the issue 29 audit read it): the timeout
+    apache/pulsar@0553e3f4ac51, as the issue 29 audit read it): the timeout
     checks the status under the txn's lock (a CAS from OPEN, as `default`);
     an end retried in the txn's own direction while it is COMMITTING or
     ABORTING is accepted and re-driven; once the txn is COMMITTED or ABORTED
     a retry gets InvalidTxnStatus, and once the TC dropped it (after it
-    finished, or across a restart) TransactionNotFound.
+    finished, or across a restart) TransactionNotFound. In the code read,
+    `updateTxnStatus` answers a repeated status as done, changes status
+    under the txn's lock with the expected status checked, and drops a
+    COMMITTED or ABORTED txn from `txnMetaMap` at once; the model lets that
+    removal come any time after the final status (RemoveFinishedTxn).
 
 Properties, and why each can fail (tests/test_legacy_v4_truth.py holds a
 truth table for each):
