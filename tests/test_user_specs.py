@@ -164,3 +164,15 @@ def test_the_original_exception_is_kept_for_debug(user_dir):
     with pytest.raises(SpecCodeError) as info:
         check(user_dir / "racy.toml")
     assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+def test_new_writes_a_scaffold_and_never_overwrites(tmp_path, capsys):
+    rc, out, _ = run_cli(["new", "ring_lock", "--dir", tmp_path], capsys)
+    assert rc == 0 and sorted(p.name for p in (tmp_path / "ring_lock").iterdir()) == [
+        "ring_lock-racy.toml", "ring_lock.py", "ring_lock.toml"]
+    rc, out, _ = run_cli(["check", "--all", tmp_path / "ring_lock", "--quiet", "--out", tmp_path / "o"], capsys)
+    assert rc == 0 and "2 models, 0 not as expected" in out
+    rc, _, err = run_cli(["new", "ring_lock", "--dir", tmp_path], capsys)
+    assert rc == 2 and "already exists" in err
+    rc, _, err = run_cli(["new", "9bad-name", "--dir", tmp_path], capsys)
+    assert rc == 2 and "letters, digits and underscores" in err
