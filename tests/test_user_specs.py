@@ -176,3 +176,17 @@ def test_new_writes_a_scaffold_and_never_overwrites(tmp_path, capsys):
     assert rc == 2 and "already exists" in err
     rc, _, err = run_cli(["new", "9bad-name", "--dir", tmp_path], capsys)
     assert rc == 2 and "letters, digits and underscores" in err
+
+
+def test_vacuity_explains_itself_and_a_model_may_accept_it(user_dir, capsys):
+    """One process: MutualExclusion over pairs of distinct processes cannot fail."""
+    m = user_dir / "one.toml"
+    m.write_text('spec = "mutex.py:Mutex"\nvariant = "racy"\n[constants]\nprocs = 1\n')
+    rc, _, err = run_cli(["check", m, "--quiet"], capsys)
+    assert rc == 2 and "sort Proc has one element" in err and 'vacuous = ["MutualExclusion"]' in err
+    m.write_text('spec = "mutex.py:Mutex"\nvariant = "racy"\nvacuous = ["MutualExclusion"]\n[constants]\nprocs = 1\n')
+    rc, out, _ = run_cli(["check", m, "--quiet", "--json"], capsys)
+    assert rc == 0 and json.loads(out)["distinct_states"] == 3
+    m.write_text('spec = "mutex.py:Mutex"\nvacuous = "MutualExclusion"\n')
+    rc, _, err = run_cli(["check", m, "--quiet"], capsys)
+    assert rc == 2 and "'vacuous' must be a list" in err
