@@ -190,3 +190,18 @@ def test_vacuity_explains_itself_and_a_model_may_accept_it(user_dir, capsys):
     m.write_text('spec = "mutex.py:Mutex"\nvacuous = "MutualExclusion"\n')
     rc, _, err = run_cli(["check", m, "--quiet"], capsys)
     assert rc == 2 and "'vacuous' must be a list" in err
+
+
+def test_the_pytest_plugin_reports_a_spec_bug_in_one_line_and_the_fixture_checks_user_specs(user_dir):
+    (user_dir / "test_mine.py").write_text(
+        "def test_figures(txncheck):\n"
+        "    report = txncheck.check('fixed.toml')\n"
+        "    assert report.outcome.distinct_states == 3\n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_mine.py"],
+                       capture_output=True, text=True, cwd=user_dir)
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
+    _plant(user_dir, "raise")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--txncheck", "racy.toml"],
+                       capture_output=True, text=True, cwd=user_dir)
+    assert r.returncode == 1 and "Traceback" not in r.stdout
+    assert "mutex.py:42: in next: spec Mutex raised ZeroDivisionError" in r.stdout, r.stdout
