@@ -118,6 +118,23 @@ class Schema:
         self._sorts[name] = (srt, elements, consts)
         return srt
 
+    def int_sort(self, name: str, lo: int, hi: int) -> z3.DatatypeSortRef:
+        """A finite sort of the integers lo..hi (process ids, ballots). Its
+        elements are named by their decimal form ("0", "1", ...), which is how
+        observations spell them; `as_int` turns an element back into a Z3
+        integer, so formulas can compare and add them."""
+        if hi < lo:
+            raise ValueError(f"int sort {name}: empty range {lo}..{hi}")
+        return self.enum(name, [str(i) for i in range(lo, hi + 1)])
+
+    def as_int(self, sort: str, term: z3.ExprRef) -> z3.ArithRef:
+        """The integer that an element of an int_sort stands for."""
+        names, consts = self.elements(sort), self.consts(sort)
+        out: z3.ArithRef = z3.IntVal(int(names[-1]))
+        for n, c in zip(reversed(names[:-1]), reversed(consts[:-1])):
+            out = z3.If(term == c, z3.IntVal(int(n)), out)
+        return out
+
     def sort(self, name: str) -> z3.DatatypeSortRef:
         return self._sorts[name][0]
 

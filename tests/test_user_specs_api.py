@@ -69,3 +69,15 @@ def test_a_bool_valued_function_is_a_set_and_a_dict_for_it_is_named():
     f = sc.fun("f", "Node", Bool())
     assert "symbol f is a set (a Bool-valued function)" in sc.mismatch({"f": {"n1": False, "n2": False}})
     assert compile_predicate(sc, z3.Not(f(sc.const("Node", "n1"))))({"f": {"n1"}}) is False
+
+
+def test_integer_sorts_compare_as_integers():
+    """EWD840's `\\A i \\in Node: tpos < i => ~active[i]`, with Node = 0..2."""
+    sc = Schema()
+    sc.int_sort("Node", 0, 2)
+    active = sc.set("active", "Node")
+    tpos = sc.var("tpos", Int(0, 2))
+    p0 = compile_predicate(sc, sc.forall("Node", lambda i: z3.Implies(tpos < sc.as_int("Node", i), z3.Not(active(i)))))
+    assert sc.elements("Node") == ("0", "1", "2")
+    assert p0({"active": {"0", "1"}, "tpos": 1}) and not p0({"active": {"2"}, "tpos": 1})
+    assert sc.mismatch({"active": {"3"}, "tpos": 0}) == "symbol active: '3' is not an element of sort Node"
