@@ -205,3 +205,13 @@ def test_the_pytest_plugin_reports_a_spec_bug_in_one_line_and_the_fixture_checks
                        capture_output=True, text=True, cwd=user_dir)
     assert r.returncode == 1 and "Traceback" not in r.stdout
     assert "mutex.py:42: in next: spec Mutex raised ZeroDivisionError" in r.stdout, r.stdout
+
+
+def test_a_spec_file_imports_its_siblings(user_dir, capsys):
+    (user_dir / "mutex_states.py").write_text("IDLE = 'idle'\n")
+    src = user_dir / "mutex.py"
+    src.write_text(src.read_text().replace("import z3\n", "import z3\nfrom mutex_states import IDLE\n")
+                   .replace('yield S(("idle",) * len(self.ps), False)', 'yield S((IDLE,) * len(self.ps), False)'))
+    rc, out, _ = run_cli(["check", user_dir / "fixed.toml", "--quiet", "--json"], capsys)
+    assert rc == 0 and json.loads(out)["distinct_states"] == 3
+    assert str(user_dir) not in sys.path
