@@ -73,7 +73,7 @@ def check_model(
     spec = m.instantiate()
     props = m.selected_properties(spec)
     witnesses = {w: spec.witnesses[w] for w in m.witnesses}
-    check_sanity(spec.schema, {**props, **witnesses})
+    check_sanity(spec.schema, {**props, **witnesses}, accept_vacuous=m.raw.get("vacuous", ()))
     if m.temporal:  # liveness runs on the complete bfs graph; refuse other runs up front
         resolve_temporal(m, spec)
         require_complete_graph(m, engine, keep_graph, options or {})

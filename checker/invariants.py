@@ -213,15 +213,28 @@ def sanity(schema: Schema, name: str, formula: z3.BoolRef, timeout_ms: int = 200
     return Sanity(name, results[0] != z3.unsat, results[1] == z3.unsat)
 
 
-def check_sanity(schema: Schema, props: Mapping[str, z3.BoolRef]) -> None:
-    """Raise PropertyError for the first unsatisfiable or vacuous property."""
+def check_sanity(schema: Schema, props: Mapping[str, z3.BoolRef], accept_vacuous=()) -> None:
+    """Raise PropertyError for the first unsatisfiable or vacuous property.
+    A property named in `accept_vacuous` (a model file's `vacuous` list) may
+    be vacuous in that model's configuration."""
     for name, formula in props.items():
         if not isinstance(formula, z3.BoolRef):
             raise PropertyError(f"property {name} is not a Z3 Boolean formula")
         r = sanity(schema, name, formula)
         if not r.satisfiable:
             raise PropertyError(f"property {name} is unsatisfiable: no observation can satisfy it")
-        if r.valid:
+        if r.valid and name not in accept_vacuous:
             raise PropertyError(
                 f"property {name} is vacuous: the schema's types alone imply it, so it cannot fail"
+                f"{_why_vacuous(schema)}; if this configuration is meant, "
+                f"accept it in the model file with vacuous = [\"{name}\"]"
             )
+
+
+def _why_vacuous(schema: Schema) -> str:
+    """A likely reason: a sort of one element makes properties over pairs of
+    distinct elements hold trivially."""
+    small = [n for n, els in schema.sorts.items() if len(els) == 1]
+    if small:
+        return f" (sort {small[0]} has one element, so a property over two distinct elements of it holds trivially)"
+    return ""

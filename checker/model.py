@@ -7,6 +7,8 @@
     description = "..."            # optional
     properties = ["TPTypeOK"]      # invariants to check (default: all of the spec's)
     witnesses = ["SomeCommitted"]  # optional: each must hold in some reachable state
+    vacuous = ["Agreement"]        # optional: properties allowed to be vacuous here
+                                   # (e.g. over pairs, with one element in a sort)
     deadlock = true                # report states with no successor
     [constants]                    # the spec's bounds
     rm = 3
@@ -41,6 +43,7 @@ from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, pa
 TOP_KEYS = {
     "spec", "variant", "description", "properties", "witnesses", "deadlock", "constants",
     "expect", "label", "temporal", "fairness", "symmetry", "por", "fingerprints", "engine", "max_states", "max_seconds",
+    "vacuous",
 }
 # Reductions a model file can switch on (as the check command's flags do).
 REDUCTION_KEYS = ("symmetry", "por", "fingerprints")
@@ -156,6 +159,9 @@ def load_model(path: str | Path) -> Model:
     props = raw.get("properties")
     if props is not None and (not isinstance(props, list) or not all(isinstance(p, str) for p in props)):
         _fail(path, "'properties' must be a list of property names")
+    vacuous = raw.get("vacuous", [])
+    if not isinstance(vacuous, list) or not all(isinstance(v, str) for v in vacuous):
+        _fail(path, "'vacuous' must be a list of property names that may be vacuous in this model")
     witnesses = raw.get("witnesses", [])
     if not isinstance(witnesses, list) or not all(isinstance(w, str) for w in witnesses):
         _fail(path, "'witnesses' must be a list of witness names")

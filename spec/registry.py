@@ -127,6 +127,9 @@ def _import_file(path: Path, ref: str):
         raise SpecError(f"spec {ref!r}: cannot load {path} as Python")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = mod  # NamedTuples and dataclasses look their module up
+    # While it is imported, the file's folder comes first on sys.path, so a
+    # spec split into several files imports its siblings by name.
+    sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(mod)
     except BaseException as exc:
@@ -134,6 +137,8 @@ def _import_file(path: Path, ref: str):
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         raise SpecError(_import_failure(ref, exc)) from exc
+    finally:
+        sys.path.remove(str(path.parent))
     return mod
 
 

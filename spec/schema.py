@@ -118,6 +118,23 @@ class Schema:
         self._sorts[name] = (srt, elements, consts)
         return srt
 
+    def int_sort(self, name: str, lo: int, hi: int) -> z3.DatatypeSortRef:
+        """A finite sort of the integers lo..hi (process ids, ballots). Its
+        elements are named by their decimal form ("0", "1", ...), which is how
+        observations spell them; `as_int` turns an element back into a Z3
+        integer, so formulas can compare and add them."""
+        if hi < lo:
+            raise ValueError(f"int sort {name}: empty range {lo}..{hi}")
+        return self.enum(name, [str(i) for i in range(lo, hi + 1)])
+
+    def as_int(self, sort: str, term: z3.ExprRef) -> z3.ArithRef:
+        """The integer that an element of an int_sort stands for."""
+        names, consts = self.elements(sort), self.consts(sort)
+        out: z3.ArithRef = z3.IntVal(int(names[-1]))
+        for n, c in zip(reversed(names[:-1]), reversed(consts[:-1])):
+            out = z3.If(term == c, z3.IntVal(int(n)), out)
+        return out
+
     def sort(self, name: str) -> z3.DatatypeSortRef:
         return self._sorts[name][0]
 
@@ -175,6 +192,26 @@ class Schema:
     def count(self, sort: str | Sequence[str], body: Callable[..., z3.BoolRef]) -> z3.ArithRef:
         terms = [z3.If(body(*args), z3.IntVal(1), z3.IntVal(0)) for args in self._tuples(sort)]
         return z3.Sum(terms) if terms else z3.IntVal(0)
+
+    def subset(self, sub: "Symbol", sup: "Symbol | Iterable") -> z3.BoolRef:
+        """`sub` \\subseteq `sup`: `sub` is a set; `sup` is a set over the same
+        sorts or a collection of elements (element names, or name tuples for a
+        product). States the TLA+ "x \\subseteq S" without counting elements."""
+        if not sub.is_set:
+            raise ValueError(f"subset: {sub.name} is not a set")
+        names = self._names(sub.domain)
+        if isinstance(sup, Symbol):
+            if not sup.is_set or sup.domain != sub.domain:
+                raise ValueError(f"subset: {sup.name} is not a set over {', '.join(sub.domain)}")
+            return self.forall(sub.domain, lambda *x: z3.Implies(sub(*x), sup(*x)))
+        allowed = {e if isinstance(e, tuple) else (str(e),) if len(sub.domain) == 1 else e for e in sup}
+        allowed = {a[0] if len(sub.domain) == 1 and isinstance(a, tuple) else a for a in allowed}
+        unknown = sorted(map(str, allowed - set(names)))
+        if unknown:
+            raise ValueError(f"subset: {unknown[0]} is not an element of {', '.join(sub.domain)}")
+        outside = [n for n in names if n not in allowed]
+        consts = lambda n: [self.const(d, e) for d, e in zip(sub.domain, (n,) if len(sub.domain) == 1 else n)]
+        return z3.And([z3.Not(sub(*consts(n))) for n in outside] or [z3.BoolVal(True)])
 
     def _tuples(self, sort: str | Sequence[str]) -> Iterable[tuple[z3.ExprRef, ...]]:
         sorts = (sort,) if isinstance(sort, str) else tuple(sort)

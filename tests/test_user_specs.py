@@ -164,3 +164,54 @@ def test_the_original_exception_is_kept_for_debug(user_dir):
     with pytest.raises(SpecCodeError) as info:
         check(user_dir / "racy.toml")
     assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+def test_new_writes_a_scaffold_and_never_overwrites(tmp_path, capsys):
+    rc, out, _ = run_cli(["new", "ring_lock", "--dir", tmp_path], capsys)
+    assert rc == 0 and sorted(p.name for p in (tmp_path / "ring_lock").iterdir()) == [
+        "ring_lock-racy.toml", "ring_lock.py", "ring_lock.toml"]
+    rc, out, _ = run_cli(["check", "--all", tmp_path / "ring_lock", "--quiet", "--out", tmp_path / "o"], capsys)
+    assert rc == 0 and "2 models, 0 not as expected" in out
+    rc, _, err = run_cli(["new", "ring_lock", "--dir", tmp_path], capsys)
+    assert rc == 2 and "already exists" in err
+    rc, _, err = run_cli(["new", "9bad-name", "--dir", tmp_path], capsys)
+    assert rc == 2 and "letters, digits and underscores" in err
+
+
+def test_vacuity_explains_itself_and_a_model_may_accept_it(user_dir, capsys):
+    """One process: MutualExclusion over pairs of distinct processes cannot fail."""
+    m = user_dir / "one.toml"
+    m.write_text('spec = "mutex.py:Mutex"\nvariant = "racy"\n[constants]\nprocs = 1\n')
+    rc, _, err = run_cli(["check", m, "--quiet"], capsys)
+    assert rc == 2 and "sort Proc has one element" in err and 'vacuous = ["MutualExclusion"]' in err
+    m.write_text('spec = "mutex.py:Mutex"\nvariant = "racy"\nvacuous = ["MutualExclusion"]\n[constants]\nprocs = 1\n')
+    rc, out, _ = run_cli(["check", m, "--quiet", "--json"], capsys)
+    assert rc == 0 and json.loads(out)["distinct_states"] == 3
+    m.write_text('spec = "mutex.py:Mutex"\nvacuous = "MutualExclusion"\n')
+    rc, _, err = run_cli(["check", m, "--quiet"], capsys)
+    assert rc == 2 and "'vacuous' must be a list" in err
+
+
+def test_the_pytest_plugin_reports_a_spec_bug_in_one_line_and_the_fixture_checks_user_specs(user_dir):
+    (user_dir / "test_mine.py").write_text(
+        "def test_figures(txncheck):\n"
+        "    report = txncheck.check('fixed.toml')\n"
+        "    assert report.outcome.distinct_states == 3\n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_mine.py"],
+                       capture_output=True, text=True, cwd=user_dir)
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
+    _plant(user_dir, "raise")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--txncheck", "racy.toml"],
+                       capture_output=True, text=True, cwd=user_dir)
+    assert r.returncode == 1 and "Traceback" not in r.stdout
+    assert "mutex.py:42: in next: spec Mutex raised ZeroDivisionError" in r.stdout, r.stdout
+
+
+def test_a_spec_file_imports_its_siblings(user_dir, capsys):
+    (user_dir / "mutex_states.py").write_text("IDLE = 'idle'\n")
+    src = user_dir / "mutex.py"
+    src.write_text(src.read_text().replace("import z3\n", "import z3\nfrom mutex_states import IDLE\n")
+                   .replace('yield S(("idle",) * len(self.ps), False)', 'yield S((IDLE,) * len(self.ps), False)'))
+    rc, out, _ = run_cli(["check", user_dir / "fixed.toml", "--quiet", "--json"], capsys)
+    assert rc == 0 and json.loads(out)["distinct_states"] == 3
+    assert str(user_dir) not in sys.path
