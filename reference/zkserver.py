@@ -115,15 +115,20 @@ class ZooKeeperServer:
         finally:
             log.close()
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise ZooKeeperStartError(f"ZooKeeper exited with {self.proc.returncode} at start: {self._tail()}")
-            if four_letter(self.host, self.port, "ruok", 0.5) == "imok" and \
-                    "Mode: standalone" in four_letter(self.host, self.port, "srvr", 0.5):
-                return self
-            time.sleep(0.1)
-        self.stop()
-        raise ZooKeeperStartError(f"ZooKeeper on {self.hosts} did not answer within {timeout:.0f}s: {self._tail()}")
+        try:
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    raise ZooKeeperStartError(f"ZooKeeper exited with {self.proc.returncode} at start: {self._tail()}")
+                if four_letter(self.host, self.port, "ruok", 0.5) == "imok" and \
+                        "Mode: standalone" in four_letter(self.host, self.port, "srvr", 0.5):
+                    return self
+                time.sleep(0.1)
+        except BaseException:  # Ctrl-C, SIGTERM (checker/failures.py) or a failed start: no JVM or temp dir left
+            self.close()
+            raise
+        err = ZooKeeperStartError(f"ZooKeeper on {self.hosts} did not answer within {timeout:.0f}s: {self._tail()}")
+        self.close()
+        raise err
 
     def _tail(self) -> str:
         try:
@@ -157,7 +162,11 @@ class ZooKeeperServer:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
     def __enter__(self) -> "ZooKeeperServer":
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:  # __exit__ does not run when __enter__ raises: clean up here
+            self.close()
+            raise
 
     def __exit__(self, *exc) -> None:
         self.close()

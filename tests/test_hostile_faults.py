@@ -88,3 +88,51 @@ def test_spark_manifest_write_ignores_a_planted_symlink(tmp_path):
     write_manifest(str(ck), Manifest(job={"spec": "x"}, levels=[1]))
     assert victim.read_text() == "precious"
     assert json.loads((ck / MANIFEST).read_text())["levels"] == [1]
+
+
+# -- 3. a signal while a private ZooKeeper starts ----------------------------------------------
+
+def _zookeeper_installed() -> bool:
+    try:
+        from txncheck.reference.zkserver import find_server
+
+        find_server()
+        return True
+    except Exception:
+        return False
+
+
+def _jvms_under(folder: Path) -> list[int]:
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if str(folder) in (d / "cmdline").read_bytes().decode(errors="replace"):
+                    pids.append(int(d.name))
+            except OSError:
+                pass
+    return pids
+
+
+@pytest.mark.skipif(not _zookeeper_installed(), reason="ZooKeeper is not installed")
+@pytest.mark.parametrize("sig, delay", [(signal.SIGTERM, round(RNG.uniform(0.8, 1.6), 2)),
+                                        (signal.SIGINT, round(RNG.uniform(0.8, 1.6), 2))])
+def test_signal_while_a_private_zookeeper_starts(tmp_path, sig, delay):
+    trace = REPO / "counterexamples" / "pip473" / "append-before-op.itf.json"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONHASHSEED": "0"}
+    p = subprocess.Popen([sys.executable, "-m", "txncheck.checker.cli", "replay", str(trace), "--store", "zookeeper"],
+                         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         stdin=subprocess.DEVNULL)
+    code, out, err = _interrupt(p, sig, delay)
+    assert "Traceback" not in err, err[-2000:]
+    if code == 3:  # interrupted before the replay ended
+        assert len(err.strip().splitlines()) == 1, err
+    else:  # the replay finished first: it reproduced the violation
+        assert code == 1 and "reproduced" in out, (code, err)
+    deadline = time.monotonic() + 15
+    while _jvms_under(tmp) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _jvms_under(tmp) == [], "a ZooKeeper JVM was left running"
+    assert list(tmp.iterdir()) == [], f"left behind: {list(tmp.iterdir())}"
