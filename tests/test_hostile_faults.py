@@ -136,3 +136,22 @@ def test_signal_while_a_private_zookeeper_starts(tmp_path, sig, delay):
         time.sleep(0.2)
     assert _jvms_under(tmp) == [], "a ZooKeeper JVM was left running"
     assert list(tmp.iterdir()) == [], f"left behind: {list(tmp.iterdir())}"
+
+
+def test_a_swallowed_interrupt_never_reports_success(monkeypatch, capsys):
+    """Z3 once swallowed Ctrl-C during start-up and the run exited 0."""
+    import txncheck.checker.commands.list as list_command
+    from txncheck.checker.cli import main
+
+    def swallowing(args):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass  # as a library that catches it would
+        return 0
+
+    monkeypatch.setattr(list_command, "run", swallowing)
+    assert main(["list"]) == 3
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "txncheck: error: interrupted (SIGINT); the run is incomplete"]
