@@ -19,7 +19,9 @@ from pathlib import Path
 
 EXIT_USAGE, EXIT_INCOMPLETE = 2, 3
 
-_CHECKER_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # txncheck: checker/, spec/, reference/, ...
+_SPEC_DIR = _PACKAGE_DIR / "spec"
+_SPEC_FRAMEWORK = {"__init__.py", "api.py", "registry.py", "schema.py"}  # the spec API, not a spec
 # Where the code that is neither txncheck's checker nor a spec lives.
 _LIBRARY_DIRS = tuple({Path(p).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib")
                        if (p := sysconfig.get_paths().get(k))})
@@ -60,10 +62,14 @@ def restore_signal_handlers(old: dict) -> None:
 
 
 def _is_library(file: str) -> bool:
+    """Not a spec's own code: txncheck outside spec/ (and spec/'s framework
+    modules), the standard library, installed packages."""
     if file.startswith("<"):
         return True
     p = Path(file).resolve()
-    return p.is_relative_to(_CHECKER_DIR) or any(p.is_relative_to(d) for d in _LIBRARY_DIRS)
+    if p.is_relative_to(_SPEC_DIR):
+        return p.parent == _SPEC_DIR and p.name in _SPEC_FRAMEWORK
+    return p.is_relative_to(_PACKAGE_DIR) or any(p.is_relative_to(d) for d in _LIBRARY_DIRS)
 
 
 def spec_frame(exc: BaseException) -> traceback.FrameSummary | None:

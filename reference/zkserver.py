@@ -177,7 +177,11 @@ class ZooKeeperServer:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
     def __enter__(self) -> "ZooKeeperServer":
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:  # __exit__ does not run when __enter__ raises: clean up here
+            self.close()
+            raise
 
     def __exit__(self, *exc) -> None:
         self.close()
