@@ -59,6 +59,7 @@ def bad_input_errors() -> tuple[type[BaseException], ...]:
 def main(argv: list[str] | None = None) -> int:
     from . import failures
 
+    argv_given = argv is not None
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or os.environ.get("TXNCHECK_DEBUG") == "1"
     argv = [a for a in argv if a != "--debug"]
@@ -80,8 +81,21 @@ def main(argv: list[str] | None = None) -> int:
             return exc.code  # argparse's --help / --version
         return failures.report(exc, bad_input_errors(), debug)
     finally:
-        failures.restore_signal_handlers(old_handlers)
+        if argv_given:   # an in-process caller (tests) gets its handlers back
+            failures.restore_signal_handlers(old_handlers)
+        else:            # the command: a signal after its work (threads and files closing) is still exit 3
+            failures.exit_on_late_signal()
+
+
+def console() -> None:
+    """The `txncheck` command: `main`, where a signal that lands as main
+    returns (past its own handling) still ends the process with exit 3."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        code = EXIT_INCOMPLETE
+    sys.exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

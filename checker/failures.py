@@ -11,6 +11,7 @@ prints its verdict first and reports the write separately (checker/commands/chec
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import sysconfig
@@ -54,6 +55,24 @@ def install_signal_handlers() -> dict:
         except (ValueError, OSError):  # not the main thread
             pass
     return old
+
+
+def exit_on_late_signal() -> None:
+    """For the rest of the process: Ctrl-C or SIGTERM exits 3 at once, with
+    what was printed flushed, instead of a traceback from interpreter exit."""
+    def _late(signum, _frame):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(EXIT_INCOMPLETE)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, _late)
+        except (ValueError, OSError):
+            pass
 
 
 def restore_signal_handlers(old: dict) -> None:

@@ -19,6 +19,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -89,8 +90,8 @@ class ZooKeeperServer:
     def __init__(self, data_dir: str | Path | None = None, port: int | None = None) -> None:
         self.java, self.jar = find_server()
         self._own_dir = data_dir is None
-        self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="txncheck-zk-"))
         self.port = port or free_port()
+        self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="txncheck-zk-"))   # last: nothing can fail after it
         self.proc: subprocess.Popen | None = None
         self._ever_up = False
 
@@ -119,15 +120,15 @@ class ZooKeeperServer:
     def start(self, timeout: float = 30.0) -> "ZooKeeperServer":
         if self.proc is not None and self.proc.poll() is None:
             return self
-        cfg = self._write_config()
-        log = open(self.data_dir / "server.log", "ab")
-        try:
-            self.proc = subprocess.Popen([self.java, *JVM_FLAGS, "-cp", self.jar, MAIN, str(cfg)],
-                                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True, preexec_fn=_die_with_parent)
-        finally:
-            log.close()
-        try:
+        try:   # from the first file written: Ctrl-C, SIGTERM or a failure leaves no JVM, nor the
+            cfg = self._write_config()   # folder of a server that never came up
+            log = open(self.data_dir / "server.log", "ab")
+            try:
+                self.proc = subprocess.Popen([self.java, *JVM_FLAGS, "-cp", self.jar, MAIN, str(cfg)],
+                                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                             start_new_session=True, preexec_fn=_die_with_parent)
+            finally:
+                log.close()
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 if self.proc.poll() is not None:
@@ -139,8 +140,8 @@ class ZooKeeperServer:
                 time.sleep(0.1)
             tail = self._tail()
             raise ZooKeeperStartError(f"ZooKeeper on {self.hosts} did not answer within {timeout:.0f}s: {tail}")
-        except BaseException:   # Ctrl-C, SIGTERM or a failure while it starts: leave no JVM behind,
-            self.stop()         # nor the folder of a server that never came up
+        except BaseException:
+            self.stop()
             if self._own_dir and not self._ever_up:
                 shutil.rmtree(self.data_dir, ignore_errors=True)
             raise
@@ -159,22 +160,26 @@ class ZooKeeperServer:
             self.proc.wait(timeout=10)
 
     def stop(self, timeout: float = 10.0) -> None:
-        if self.proc is None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
             return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=timeout)
-        self.proc = None
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except BaseException:   # too slow, or Ctrl-C / SIGTERM while we wait: stop it all the same
+            proc.kill()
+            proc.wait(timeout=timeout)
+            if not isinstance(sys.exc_info()[1], subprocess.TimeoutExpired):
+                raise
 
     def close(self) -> None:
-        """Stop the server and remove the data dir if this object made it."""
-        self.stop()
-        if self._own_dir:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
+        """Stop the server and remove the data dir if this object made it,
+        even when an interrupt arrives while it stops."""
+        try:
+            self.stop()
+        finally:
+            if self._own_dir:
+                shutil.rmtree(self.data_dir, ignore_errors=True)
 
     def __enter__(self) -> "ZooKeeperServer":
         try:

@@ -129,8 +129,9 @@ def test_signal_while_a_private_zookeeper_starts(tmp_path, sig, delay):
     assert "Traceback" not in err, err[-2000:]
     if code == 3:  # interrupted before the replay ended
         assert len(err.strip().splitlines()) == 1, err
-    else:  # the replay finished first: it reproduced the violation
-        assert code == 1 and "reproduced" in out, (code, err)
+    else:  # the replay finished first: it reproduced the violation. A signal that lands while
+        # the interpreter itself tears down (after the report) can still end it by that signal.
+        assert code in (1, -sig) and "reproduced" in out, (code, out, err)
     deadline = time.monotonic() + 15
     while _jvms_under(tmp) and time.monotonic() < deadline:
         time.sleep(0.2)
