@@ -14,11 +14,13 @@ so a client's session and data survive it.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -80,6 +82,9 @@ class ZooKeeperServer:
         self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="txncheck-zk-"))
         self.port = port or free_port()
         self.proc: subprocess.Popen | None = None
+        # A signal can land between this object's creation and its owner's
+        # cleanup scope: the server is stopped and its temp folder removed at exit anyway.
+        atexit.register(self.close)
 
     @property
     def hosts(self) -> str:
@@ -150,16 +155,22 @@ class ZooKeeperServer:
             self.proc.terminate()
             try:
                 self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
+            except BaseException:  # too slow, or a signal while waiting: never leave the JVM running
                 self.proc.kill()
                 self.proc.wait(timeout=timeout)
+                if not isinstance(sys.exc_info()[1], subprocess.TimeoutExpired):
+                    self.proc = None
+                    raise
         self.proc = None
 
     def close(self) -> None:
         """Stop the server and remove the data dir if this object made it."""
-        self.stop()
-        if self._own_dir:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
+        try:
+            self.stop()
+        finally:  # even when a signal interrupts the stop
+            if self._own_dir:
+                shutil.rmtree(self.data_dir, ignore_errors=True)
+            atexit.unregister(self.close)
 
     def __enter__(self) -> "ZooKeeperServer":
         try:
