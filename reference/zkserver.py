@@ -14,6 +14,7 @@ so a client's session and data survive it.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
@@ -94,6 +95,9 @@ class ZooKeeperServer:
         self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="txncheck-zk-"))   # last: nothing can fail after it
         self.proc: subprocess.Popen | None = None
         self._ever_up = False
+        # A signal can land between this object's creation and its owner's
+        # cleanup scope: the server is stopped and its temp folder removed at exit anyway.
+        atexit.register(self.close)
 
     @property
     def hosts(self) -> str:
@@ -180,6 +184,7 @@ class ZooKeeperServer:
         finally:
             if self._own_dir:
                 shutil.rmtree(self.data_dir, ignore_errors=True)
+            atexit.unregister(self.close)
 
     def __enter__(self) -> "ZooKeeperServer":
         try:
