@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -130,7 +131,11 @@ class ZooKeeperServer:
             try:
                 self.proc = subprocess.Popen([self.java, *JVM_FLAGS, "-cp", self.jar, MAIN, str(cfg)],
                                              stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                             start_new_session=True, preexec_fn=_die_with_parent)
+                                             start_new_session=True,
+                                             # the kernel ties PDEATHSIG to the starting *thread*: only
+                                             # the main thread lives as long as the process
+                                             preexec_fn=_die_with_parent
+                                             if threading.current_thread() is threading.main_thread() else None)
             finally:
                 log.close()
             deadline = time.monotonic() + timeout
