@@ -70,7 +70,7 @@ Variants (flags in `variants.py`, read inside the action bodies):
   keeps the header while ops remain; recovery holds maxReadPosition at the
   watermark or the LAC; the pending-ack handle applies only in-memory acks
   and its replay re-seeds only txn ids.
-* fixed: merged plus four changes, the smallest set found that makes every
+* fixed: merged plus six changes, the smallest set found that makes every
   safety property hold at the standard bounds (models/pip473/fixed.toml)
   and with crashes anywhere (fixed-crash-anywhere.toml):
   F1 (publishValidate) admission moves after the op put: a linearizable
