@@ -13,6 +13,8 @@ Action mapping (spec action -> implementation):
     publishPutOp / publishValidate / publishAppend
                                 run that request's next stage task ("op" / "validate" / "append";
                                 an append also runs the ledger's add completion)
+    publishPlain(op, seg)       cluster.publish(key), then run its ("ledger-add", seg) task, whose
+                                completion syncs the buffer's read position
     appendAck(op, txn, seg, pos, cumulative)
                                 cluster.ack(...), then run ("ack", seg, sub, req)
     endTxn(txn, decision)       tc.end_txn(txn, commit?, reply -> client)
@@ -29,6 +31,8 @@ Action mapping (spec action -> implementation):
     createChildren / terminateParents / casSegmentMetadata
                                 the segment controller's steps 1-2, 3 and 4
     dispatch(seg)               dispatcher.read_next()
+    trimLedger(seg)             cluster.trim_ledger(seg): drop what every cursor acknowledged
+    pruneAborted(seg)           cluster.prune_aborted(seg): the buffer's periodic prune task
 
 History variables (the spec's ghosts) are recorded by the bridge as an
 observer: `decided` and `fincnt` from the store's change feed, `ackw` from
@@ -51,6 +55,7 @@ from ..reference.store import ChangeEvent
 from .replay import StepRefused
 
 RECOVERED = -1  # the spec's `Part.tpos` position of a txn that recovery found OPEN
+UNKEYED = 99    # the spec's prune key of an aborted record that has none yet (fixed F8)
 
 UNIT_MS = 1000
 SUB = "sub"
@@ -63,6 +68,7 @@ ACTIONS: dict[str, dict[str, type]] = {
     "publishPutOp": {"op": str, "txn": str, "seg": str},
     "publishValidate": {"op": str, "txn": str, "seg": str},
     "publishOpFails": {"op": str, "txn": str, "seg": str},
+    "publishPlain": {"op": str, "seg": str},
     "appendAck": {"op": str, "txn": str, "seg": str, "pos": int, "cumulative": bool},
     "endTxn": {"txn": str, "decision": str},
     "tcFinalize": {"txn": str},
@@ -78,6 +84,8 @@ ACTIONS: dict[str, dict[str, type]] = {
     "terminateParents": {},
     "casSegmentMetadata": {},
     "dispatch": {"seg": str},
+    "trimLedger": {"seg": str},
+    "pruneAborted": {"seg": str},
 }
 
 STAGE_TASK = {"publishPutOp": "op", "publishAppend": "append", "publishValidate": "validate"}
@@ -92,6 +100,7 @@ class Pip473Bridge:
         c = spec.constants
         self.writes = {w.name: w for w in spec.writes}
         self.acks = {a.name: a for a in spec.acks}
+        self.plain = {f"n{k + 1}": key for k, key in enumerate(spec.plain_keys)}
         self.txn_names = spec.txn_names
         self.seg_names = spec.seg_names
         self.pos_names = spec.pos_names
@@ -119,7 +128,8 @@ class Pip473Bridge:
                 return f"action {name}: parameter {p} must be {typ.__name__}, got {type(v).__name__} {v!r}"
         ranges = {
             "txn": self.txn_names, "seg": self.seg_names, "decision": ("COMMITTED", "ABORTED"),
-            "op": tuple(self.writes) if name != "appendAck" else tuple(self.acks),
+            "op": tuple(self.acks) if name == "appendAck" else tuple(self.plain) if name == "publishPlain"
+            else tuple(self.writes),
         }
         for p, allowed in ranges.items():
             if p in params and params[p] not in allowed:
@@ -147,7 +157,7 @@ class Pip473Bridge:
         self.fence: dict[str, int] = {}   # parent segment -> its entries when terminated
         self._finalized: dict[str, bool] = {}
         self.ops_created = {t: 0 for t in self.txn_names}
-        self.crashes = self.failovers = self.reshape = 0
+        self.crashes = self.failovers = self.reshape = self.plain_sent = 0
         self.cluster.store.listen(self._on_store_change)
 
     def _on_store_change(self, ev: ChangeEvent) -> None:
@@ -242,6 +252,14 @@ class Pip473Bridge:
                 raise StepRefused(f"{params['op']} was never sent")
             req.op_write_fails = True   # the metadata store fails the op put
             self._run("publish", params["seg"], req.rid, "op")
+        elif name == "publishPlain":
+            if params["op"] != f"n{self.plain_sent + 1}":
+                raise StepRefused(f"{params['op']} is not the next non-transactional send")
+            seg = c.publish(self.plain[params["op"]])
+            if seg != params["seg"]:
+                raise StepRefused(f"{params['op']} routes to {seg}, the spec routed it to {params['seg']}")
+            self._run("ledger-add", seg)
+            self.plain_sent += 1
         elif name == "appendAck":
             seg, pos = params["seg"], params["pos"] - 1
             broker = self._broker(seg)
@@ -306,6 +324,15 @@ class Pip473Bridge:
             self.reshape = 3
         elif name == "dispatch":
             self._dispatch(params["seg"])
+        elif name == "trimLedger":
+            broker = self._broker(params["seg"])
+            before_first = broker.ledger.storage.first_retained
+            if c.trim_ledger(params["seg"]) == before_first:
+                raise StepRefused(f"the ledger of {params['seg']} has nothing acknowledged to trim")
+        elif name == "pruneAborted":
+            self._broker(params["seg"])
+            if not c.prune_aborted(params["seg"]):
+                raise StepRefused(f"no aborted record of {params['seg']} is below its first retained entry")
         else:  # validate() rejects unknown actions first
             raise StepRefused(f"no mapping for action {name}")
 
@@ -383,12 +410,18 @@ class Pip473Bridge:
         up, pending, tracks, pins = set(), set(), set(), set()
         maxread, firstopen = {}, {}
         layout = c.controller.layout()
+        wmark = {}
         for seg in sn:
+            rec = store.get(f"/txn-watermark/{seg}")
+            if rec is not None:
+                wmark[seg] = rec.value["position"] + 1
             storage = c.ledgers.get(seg)
             broker = c.brokers.get(seg)
             live = broker is not None and broker.up
             first = 99
             for i, (kind, tid, _) in enumerate(storage.entries if storage else ()):
+                if i < storage.first_retained:
+                    continue   # trimmed
                 key = (seg, pn[i])
                 if kind != "txn":
                     entry[key] = "-"
@@ -447,6 +480,7 @@ class Pip473Bridge:
             "acked": acked,
             "opon": opon,
             "inflight": inflight,
+            "wmark": wmark,
         }
 
     # -- the refinement mapping: the implementation as a spec state ----------------------
@@ -479,7 +513,10 @@ class Pip473Bridge:
                 pos = v["position"]
                 ops.add((idx(tid), int(path.rsplit("/", 1)[1]), v["kind"], si[v["segment"]],
                          0 if pos is None else pos + 1, bool(v.get("cumulative", False))))
-        arec = {(si[p.split("/")[2]], idx(p.rsplit("/", 1)[1])) for p in store.children("/txn-aborted/")}
+        arec = set()
+        for p in store.children("/txn-aborted/"):
+            key = store.get(p).value["position"]
+            arec.add((si[p.split("/")[2]], idx(p.rsplit("/", 1)[1]), UNKEYED if key is None else key + 1))
         layout = c.controller.layout()
         wmark, status, ledger, rd, part = [], [], [], [], []
         for seg in self.seg_names:
@@ -519,6 +556,8 @@ class Pip473Bridge:
             "ackw": frozenset((ti[t], si[seg], self.pos_names.index(p) + 1, a) for t, seg, p, a in self.ackw),
             "gcsnap": tuple(self.gcsnap.get(t, ()) for t in self.txn_names),
             "fence": tuple(self.fence.get(seg, -1) for seg in self.seg_names),
+            "plain": self.plain_sent,
+            "retained": tuple(c.ledgers[seg].first_retained + 1 if seg in c.ledgers else 1 for seg in self.seg_names),
         }
 
     def _part(self, broker, idx) -> tuple:

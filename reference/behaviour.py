@@ -2,11 +2,13 @@
 
 `pip-text` follows PIP-473 as written; `merged` follows the code merged into
 Pulsar where it departs from the text (protocol notes, points 1-4 and the
-recovery notes); `fixed` is merged plus the three changes the spec found
+recovery notes); `fixed` is merged plus the changes the spec found
 necessary (F1 validate after the op put, F2 watermark before the op put, F3
 acks applied from the op records, F4 a missing header at recovery is
 collected, not aborted, F5 a failed send drops a cache entry nothing else
-holds, F6 dispatch waits for the buffer's recovery). Each difference is one flag, read in the
+holds, F6 dispatch waits for the buffer's recovery, F7 so does the read
+position's sync after a normal publish, F8 a late entry of an aborted txn
+raises its record's prune key). Each difference is one flag, read in the
 one method it changes; there is no second copy of any component.
 """
 
@@ -61,6 +63,12 @@ class Behaviour:
     async_recovery: bool = False
     # F6: until recovery completes, maxReadPosition is the earliest position.
     dispatch_waits_for_recovery: bool = False
+    # F7: a non-transactional publish during that recovery moves and persists
+    # nothing (merged: syncMaxReadPositionForNormalPublish is not gated on it).
+    normal_publish_waits_for_recovery: bool = False
+    # F8: an entry of an aborted txn that lands late raises the prune key of
+    # its aborted record (merged: `trackPosition` ignores a txn it no longer holds).
+    rekey_late_entries: bool = False
     retention_ms: int = 900_000
     sweep_period_ms: int = 10_000
     txn_timeout_ms: int = 30_000
@@ -81,7 +89,8 @@ MERGED = Behaviour(
 )
 FIXED = MERGED.with_(name="fixed", acks_from_records=True, validate_after_op=True, watermark_before_op=True,
                      collected_not_aborted=True, acks_unchecked=False, drop_cache_on_failed_send=True,
-                     dispatch_waits_for_recovery=True)
+                     dispatch_waits_for_recovery=True, normal_publish_waits_for_recovery=True,
+                     rekey_late_entries=True)
 
 BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (PIP_TEXT, MERGED, FIXED)}
 

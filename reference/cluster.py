@@ -73,6 +73,23 @@ class Cluster:
         self.brokers[seg].tb.append_buffer_to_txn(req)
         return req
 
+    def publish(self, key: int, payload: Any = None) -> str | None:
+        """A non-transactional send, routed by key: the ledger append (the
+        task ("ledger-add", segment)), whose completion syncs the buffer's
+        read position. Returns the segment, or None when no segment is
+        ACTIVE for the key or its broker is down."""
+        seg = self.controller.route(key)
+        if seg is None or not self.brokers[seg].up:
+            return None
+        broker = self.brokers[seg]
+
+        def added(pos: int | None, err: Exception | None) -> None:
+            if err is None and broker.up:
+                broker.tb.sync_max_read_position_for_normal_publish()
+
+        broker.ledger.async_add_entry(("plain", None, payload), added)
+        return seg
+
     def ack(self, segment: str, txn: str, position: int, cumulative: bool = False,
             subscription: str = "sub") -> AckRequest:
         req = AckRequest(f"a{next(self._ids)}", txn, position, cumulative, segment=segment)
@@ -101,13 +118,22 @@ class Cluster:
             self._start_broker(child)
 
     def trim(self, segment: str) -> int:
-        """Ledger trimming: drop entries every cursor acknowledged, then prune
-        the aborted records below the first retained entry."""
-        broker = self.brokers[segment]
-        first = broker.ledger.trim()
-        if self.env.behaviour.durable_aborted_records:
-            broker.tb.prune_aborted(first)
+        """Ledger trimming, then the buffer's pruning of aborted records."""
+        first = self.trim_ledger(segment)
+        self.prune_aborted(segment)
         return first
+
+    def trim_ledger(self, segment: str) -> int:
+        """Drop the entries every cursor acknowledged; the first retained entry."""
+        return self.brokers[segment].ledger.trim()
+
+    def prune_aborted(self, segment: str) -> list[str]:
+        """The buffer's periodic task: delete the aborted records keyed below
+        the ledger's first retained entry (merged and fixed)."""
+        broker = self.brokers[segment]
+        if not self.env.behaviour.durable_aborted_records:
+            return []
+        return broker.tb.prune_aborted(broker.ledger.storage.first_retained)
 
     def tc_failover(self) -> None:
         self.tc.failover()

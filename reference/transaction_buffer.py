@@ -4,6 +4,8 @@
 It writes nothing to the data stream beyond the entries themselves. In
 memory only, lost on a crash:
   * `first`: the first entry of each OPEN txn it tracks (pins the read position),
+  * `last`: the last entry of each (Pulsar's `TxnEntry.lastPosition`), the
+    prune key of the txn's aborted record,
   * `in_flight`: txns whose op record is written but whose entry position is
     not known yet (merged: an append in flight, or any OPEN txn after recovery),
   * `recovery_discovered`: txns recovery found OPEN with writes here, whose
@@ -69,6 +71,7 @@ class MetadataTransactionBuffer:
         self.b = env.behaviour
         self._materialize_participant = materialize
         self.first: dict[str, int] = {}
+        self.last: dict[str, int] = {}
         self.in_flight: set[str] = set()
         self.recovery_discovered: set[str] = set()
         self.hold: int | None = None
@@ -130,11 +133,14 @@ class MetadataTransactionBuffer:
 
     def _release_failed(self, txn: str) -> None:
         """F5: after a failed send, forget a txn this buffer holds nothing of
-        (no op record here, no tracked position): no event would clear it."""
+        (no op record here, no tracked position, no other send in progress):
+        no event would clear it."""
         if not self.b.drop_cache_on_failed_send or txn not in self.cache:
             return
         if txn in self.first or txn in self.in_flight or txn in self.recovery_discovered:
             return
+        if any(r.txn == txn and r.stage != "todo" for r in self.requests.values()):
+            return  # another send of the txn past its check: its op put tracks only a cached txn
         store = self.env.store
         if any(store.get(p).value["segment"] == self.segment for p in store.children(ops_prefix(txn))):
             return  # an op here (the broker's pending-ack stores share this cache)
@@ -161,10 +167,14 @@ class MetadataTransactionBuffer:
                     self._release_hold()
                 if self.b.validate_after_op and req.op_path:
                     self.env.store.delete(req.op_path)
+                if self.b.rekey_late_entries and req.txn in self.aborted:
+                    self._rekey_aborted(req, None)
                 self._end(req, "rejected", TERMINATED)
                 self._release_failed(req.txn)
                 return
             req.position = pos
+            if self.b.rekey_late_entries and req.txn in self.aborted:
+                self._rekey_aborted(req, pos)
             if self.b.op_before_append:
                 self._track(req.txn, pos)
                 self._end(req, "done")
@@ -186,6 +196,7 @@ class MetadataTransactionBuffer:
         self.in_flight.discard(txn)
         if txn not in self.recovery_discovered:  # its earliest entry is unknown: keep the pin
             self.first.setdefault(txn, pos)
+            self.last[txn] = max(pos, self.last.get(txn, pos))
         self._release_hold()
 
     def _release_hold(self) -> None:
@@ -194,6 +205,7 @@ class MetadataTransactionBuffer:
 
     def forget(self, txn: str) -> None:
         self.first.pop(txn, None)
+        self.last.pop(txn, None)
         self.in_flight.discard(txn)
         self.recovery_discovered.discard(txn)
         self._release_hold()
@@ -220,6 +232,23 @@ class MetadataTransactionBuffer:
             v = min(v, self.hold)
         return v
 
+    def sync_max_read_position_for_normal_publish(self) -> None:
+        """The topic's add-complete callback for a non-transactional entry
+        (Pulsar's `syncMaxReadPositionForNormalPublish`): recompute the read
+        position and persist the watermark if it moved forward. merged: not
+        gated on recovery, so a recovering buffer, which knows no txn yet,
+        recomputes the LAC. F7: nothing until recovery completes."""
+        if not self.b.durable_watermark:
+            return
+        if not self.ready:
+            if self.b.normal_publish_waits_for_recovery:
+                return
+            self.hold = self.ledger.last_confirmed
+        rec = self.env.store.get(watermark_path(self.segment))
+        position = self.get_max_read_position()
+        if rec is None or position > rec.value["position"]:
+            self.env.store.put(watermark_path(self.segment), {"position": position})
+
     def _persist_watermark(self) -> None:
         self.env.store.put(watermark_path(self.segment), {"position": self.get_max_read_position()})
 
@@ -241,19 +270,46 @@ class MetadataTransactionBuffer:
         aborted (durably in merged). Then delete this segment's WRITE ops."""
         if state == ABORTED:
             self.aborted.add(txn)
-            if self.b.durable_aborted_records:  # keyed for pruning by the txn's first known entry
-                self.env.store.put(aborted_prefix(self.segment) + txn, {"txn": txn, "position": self.first.get(txn)})
+            if self.b.durable_aborted_records:  # keyed for pruning: its last known entry, else the LAC
+                key = self.last.get(txn, self.ledger.last_confirmed)
+                if self.b.rekey_late_entries and self._appending(txn):
+                    key = None   # F8: keyed once the append in flight lands or fails
+                self.env.store.put(aborted_prefix(self.segment) + txn, {"txn": txn, "position": key})
         self.forget(txn)
         for _, path in self.env.store.scan(WRITES_BY_SEGMENT.name, (self.segment, txn), (self.segment, txn)):
             self.env.store.delete(path)
 
+    def _appending(self, txn: str, but: PublishRequest | None = None) -> bool:
+        """A request of txn here whose ledger append may still land."""
+        stage = "valid" if self.b.validate_after_op else "op"
+        return any(r is not but and r.txn == txn and r.stage == stage for r in self.requests.values())
+
+    def _rekey_aborted(self, req: PublishRequest, pos: int | None) -> None:
+        """F8: the aborted record must outlive every readable entry of the
+        txn. A record without a key (written while an append was in flight)
+        gets one once no append of the txn is in flight: the entry's
+        position, or the LAC when the append failed; a later entry raises it."""
+        path = aborted_prefix(self.segment) + req.txn
+        rec = self.env.store.get(path)
+        if rec is None:
+            return
+        old = rec.value["position"]
+        if self._appending(req.txn, but=req):
+            new = None if old is None or (pos is not None and pos > old) else old
+        elif old is None:
+            new = self.ledger.last_confirmed if pos is None else pos
+        else:
+            new = old if pos is None else max(old, pos)
+        if new != old:
+            self.env.store.put(path, {"txn": req.txn, "position": new})
+
     def prune_aborted(self, first_retained: int) -> list[str]:
-        """merged: an aborted record goes once its position falls below the
-        ledger's first retained entry (a record with no known position stays)."""
+        """The periodic task (Pulsar's `pruneTrimmedAbortedTxns`): an aborted
+        record goes once its key falls below the ledger's first retained entry."""
         pruned = []
         for path in self.env.store.children(aborted_prefix(self.segment)):
             v = self.env.store.get(path).value
-            if v.get("position") is not None and v["position"] < first_retained:
+            if v["position"] is not None and v["position"] < first_retained:
                 self.env.store.delete(path)
                 self.aborted.discard(v["txn"])
                 pruned.append(v["txn"])
@@ -278,3 +334,6 @@ class MetadataTransactionBuffer:
         if self.b.durable_aborted_records:
             for path in self.env.store.children(aborted_prefix(self.segment)):
                 self.aborted.add(path.rsplit("/", 1)[1])
+                v = self.env.store.get(path).value
+                if self.b.rekey_late_entries and v["position"] is None:   # F8: no append survived the restart
+                    self.env.store.put(path, {"txn": v["txn"], "position": self.ledger.last_confirmed})

@@ -31,8 +31,9 @@ CONFIGS = {
     "standard": {},
     # a split, both decisions, two crashes, the clock long enough for GC
     "split": {"reshape": "split", "decisions": "both", "crashes": 2, "ticks": 4, "retention": 1},
-    # several writes of one txn on one segment, cumulative acks, no reshape
-    "busy": {"reshape": "none", "writes": "t1:0 t1:1 t2:0", "acks": "t1:s1:1:cum t2:s1:1:ind",
+    # several writes of one txn on one segment, non-transactional sends, cumulative acks, no reshape
+    "busy": {"reshape": "none", "writes": "t1:0 t1:1 t2:0", "plain": "0 2", "trim": True,
+             "acks": "t1:s1:1:cum t2:s1:1:ind",
              "decisions": "both", "ticks": 4, "timeout": 2, "failovers": 2},
     # ZooKeeper one-shot header watches (they change only the point-watch variant, pip-text)
     "oneshot": {"watches": "zk-oneshot", "decisions": "both", "crashes": 1},
@@ -106,7 +107,7 @@ def test_walks_reach_the_interesting_steps():
     expected = {"newTxn", "publishCheck", "publishPutOp", "publishAppend", "publishValidate", "appendAck",
                 "endTxn", "tcFinalize", "timeoutSweep", "gcSweep", "tick", "tcFailover",
                 "deliverEvent", "crash", "recover", "createChildren", "terminateParents",
-                "casSegmentMetadata", "dispatch"}
+                "casSegmentMetadata", "dispatch", "publishPlain"}
     assert expected <= seen, expected - seen
     assert seen <= set(ACTIONS), f"actions the bridge cannot map: {seen - set(ACTIONS)}"
 
@@ -131,6 +132,12 @@ EXHAUSTIVE = {
                   "crashes": 1, "failovers": 0},
     # merged-code mechanisms: failing op writes, the stock client, an ack
     # and a send on one segment, a split (F5 on the terminated parent)
+    # a non-transactional send around a crash (the read position's sync during recovery)
+    "plain": {"txns": 1, "writes": "t1:0", "plain": "0", "acks": "", "reshape": "none", "decisions": "both",
+              "crashes": 1, "failovers": 0},
+    # ledger trimming and the pruning of aborted records, a send in flight across a timeout
+    "trim": {"txns": 2, "writes": "t1:0", "acks": "t2:s1:1:cum", "reshape": "none", "decisions": "both",
+             "crashes": 0, "failovers": 0, "client": "stock", "trim": True},
     "mechanisms": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "split", "decisions": "both",
                    "crashes": 0, "failovers": 0, "opfail": True, "client": "stock"},
 }
@@ -183,5 +190,12 @@ def test_every_transition_of_a_small_model_conforms(config, variant, watches):
     if config == "two":
         assert any(all(h != "NONE" and h.state == "COMMITTED" for h in st.hdr if h != "GONE") and len(
             {tag for tag in st.ledger[0] if tag != "-"}) == 2 for st in parent if "NONE" not in st.hdr)
+    if config == "trim" and variant != "pip-text":   # the text has no aborted records to prune
+        assert {"trimLedger", "pruneAborted"} <= kinds
+    if config == "plain":
+        assert "publishPlain" in kinds
+        # merged/fixed: a send while the buffer recovers, after the txn's entry
+        assert variant == "pip-text" or any(st.plain == 1 and st.ledger[0][1:] == (0, "-") and st.part[0] is not None
+                                            and not st.part[0].ready for st in parent)
     if config == "two-sends":
         assert "recover" in kinds and ("recoverComplete" in kinds) == (variant != "pip-text")

@@ -39,9 +39,11 @@ VIOLATIONS = {
     "late-ack-merged": ("AcksFixedAtDecision", 4),
     "pas-restart-merged": ("NoLostCommittedAck", 7),
     "tb-recovery-dispatch-merged": ("ReadCommitted", 8),
+    "tb-recovery-publish-merged": ("WatermarkSafe", 8),
+    "prune-after-trim-merged": ("ReadCommitted", 13),
 }
 
-MAIN_FIGURES = {"pip-text": (17, 18, 3), "merged": (28, 32, 3)}
+MAIN_FIGURES = {"pip-text": (17, 18, 3), "merged": (33, 37, 3)}
 
 # model stem -> (distinct, generated, depth): exhaustive passes.
 PASSES = {
@@ -51,13 +53,16 @@ PASSES = {
     "recovery-watermark-fixed": (427, 958, 14),
     "late-write-fixed": (3227, 8253, 17),
     "orphan-op-fixed": (724, 1575, 13),
-    "coalesced-events-fixed": (43856, 172149, 22),
+    "coalesced-events-fixed": (46872, 183909, 22),
     "sealed-mid-txn": (147435, 434830, 21),
     "pip-text-safe": (32672, 103327, 18),
     "acks-two-positions-fixed": (201397, 889137, 23),
     "late-ack-fixed": (51, 81, 8),
     "pas-restart-fixed": (59, 105, 9),
     "tb-recovery-dispatch-fixed": (357, 863, 14),
+    "tb-recovery-publish-fixed": (2921, 8520, 19),
+    "prune-after-trim-fixed": (5228, 18357, 19),
+    "op-write-fails-two-sends-fixed": (3330, 8921, 17),
 }
 
 SIX = ("Atomicity", "NoLostCommittedAck", "SingleFinalization", "ReadCommitted", "GcSafety",
@@ -152,7 +157,7 @@ def test_fixed_standard_model_passes_with_its_figures():
     assert (o.distinct_states, o.states_generated, o.depth) == FIXED_FIGURES
 
 
-FIXED_FIGURES = (1355537, 6362758, 26)
+FIXED_FIGURES = (3366827, 17845380, 27)
 
 
 @pytest.mark.slow
@@ -164,7 +169,7 @@ def test_fixed_passes_with_crashes_anywhere():
     assert r.spec.constants["prune"] is False
     assert r.verdict == "ok" and o.incomplete_reason is None
     assert all(o.witnesses_found.values())
-    assert (o.distinct_states, o.states_generated, o.depth) == (2573752, 12488986, 25)
+    assert (o.distinct_states, o.states_generated, o.depth) == (2650996, 12790948, 25)
 
 
 @pytest.mark.parametrize("bounds, message", [
@@ -173,6 +178,8 @@ def test_fixed_passes_with_crashes_anywhere():
     ({"acks": "t1:s1:3:ind"}, "bound acks: '3' must be an integer in 1..2"),
     ({"acks": "t1:s1:1:both"}, "is not txn:segment:position:ind|cum"),
     ({"reshape": "shuffle"}, "is not one of"),
+    ({"plain": "0 x"}, "bound plain: 'x' must be an integer in 0..3"),
+    ({"plain": "4"}, "bound plain: '4' must be an integer in 0..3"),
 ])
 def test_bad_bounds_are_one_clear_error(bounds, message):
     from txncheck.spec.api import SpecError
@@ -190,6 +197,8 @@ FIXES = {
     "F4": ({"collected_not_aborted": False}, "fixed-crash-anywhere", "Atomicity", 14),
     "F5": ({"drop_failed": False}, "fixed-split-liveness", "Materialized", 11),
     "F6": ({"dispatch_waits": False}, "tb-recovery-dispatch-fixed", "ReadCommitted", 9),
+    "F7": ({"sync_waits": False}, "tb-recovery-publish-fixed", "WatermarkSafe", 9),
+    "F8": ({"rekey_late": False}, "prune-after-trim-fixed", "ReadCommitted", 14),
 }
 
 
@@ -202,6 +211,17 @@ def test_every_change_of_fixed_is_necessary(change, monkeypatch):
     r = check_model(PIP / f"{stem}.toml", keep_graph=stem.endswith("liveness"))   # liveness needs the graph
     assert r.verdict == "violation"
     assert [(v.property, v.length) for v in r.outcome.violations] == [(prop, length)]
+
+
+def test_f5_keeps_the_cache_entry_while_another_send_is_in_progress(monkeypatch):
+    """F5's guard (found by fixed-mechanisms.toml): without it, a failed send
+    drops the entry a second send of the txn still needs, and that send's
+    entry goes untracked."""
+    from txncheck.spec.pip473 import buffer
+
+    monkeypatch.setattr(buffer, "IN_FLIGHT", ())
+    r = check_model(PIP / "op-write-fails-two-sends-fixed.toml")
+    assert [(v.property, v.length) for v in r.outcome.violations] == [("MaxReadPositionSafe", 8)]
 
 
 def test_every_model_names_the_bounds_that_cut_behaviour():

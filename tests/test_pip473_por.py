@@ -25,9 +25,12 @@ from txncheck.spec.pip473.spec import Pip473
 from .conftest import MODELS
 
 PIP473 = MODELS / "pip473"
-# These take from a few seconds (10-15 s for both runs) to over a minute
-# (fixed.toml: 533,658 states, twice): marked slow.
-SLOW = {"sealed-mid-txn.toml", "zk-oneshot.toml", "zk-oneshot-point.toml", "fixed.toml"}
+# These take from a few seconds (10-15 s for both runs) to over a minute: marked slow.
+SLOW = {"sealed-mid-txn.toml", "zk-oneshot.toml", "zk-oneshot-point.toml", "fixed-crash-anywhere.toml"}
+# Too large to explore twice in CI (2.8 M and 3.4 M states); the footprints
+# of their bounds are audited on reachable states below (the "every
+# mechanism" and standard cases), and POR keeps fixed-crash-anywhere's verdict.
+TOO_LARGE = {"fixed-mechanisms.toml", "fixed.toml"}
 
 
 def _reachable(spec, cap=None):
@@ -65,6 +68,12 @@ def test_footprints_are_honest_on_models(name):
     ("merged", {"decisions": "both", "ticks": 2, "timeout": 1, "retention": 1, "crashes": 0}),
     ("pip-text", {"watches": "zk-oneshot", "decisions": "both", "failovers": 0}),
     ("merged", {"txns": 3, "writes": "t1:0 t3:2", "acks": "t2:s2:1:ind", "reshape": "none"}),
+    # every mechanism (fixed-mechanisms.toml's bounds): two sends with failing op
+    # writes, a plain send, trimming and pruning, both decisions, a crash
+    ("fixed", {"writes": "t1:0 t1:0", "plain": "0", "acks": "t2:s1:1:cum", "reshape": "none", "decisions": "both",
+               "failovers": 0, "client": "stock", "trim": True, "opfail": True}),
+    ("merged", {"writes": "t1:0 t1:0", "plain": "0 1", "acks": "t2:s1:1:cum", "reshape": "merge", "decisions": "both",
+                "trim": True, "opfail": True}),
 ])
 def test_footprints_are_honest_on_other_bounds(variant, constants):
     """A spread of the first 3000 states (BFS order) of bounds no model file uses."""
@@ -78,7 +87,7 @@ def test_footprints_are_honest_on_other_bounds(variant, constants):
 def _models():
     out = []
     for p in sorted(PIP473.glob("*.toml")):
-        if load_model(p).temporal:  # --por refuses temporal properties
+        if load_model(p).temporal or p.name in TOO_LARGE:  # --por refuses temporal properties
             continue
         out.append(pytest.param(p, id=p.name, marks=[pytest.mark.slow] if p.name in SLOW else []))
     return out

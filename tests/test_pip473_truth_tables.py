@@ -29,7 +29,7 @@ def quiet() -> dict:
         "entry": {}, "dlv": {}, "skipped": set(), "up": set(s), "maxread": {x: 0 for x in s},
         "firstopen": {x: 99 for x in s}, "tracks": set(), "pending": set(), "pins": set(), "sealed": set(),
         "ackw": set(), "ackafter": set(), "ackcover": set(), "fenced": set(), "ackop": set(), "acked": set(),
-        "opon": set(), "inflight": set(),
+        "opon": set(), "inflight": set(), "wmark": {},
     }
 
 
@@ -109,6 +109,14 @@ TABLES: dict[str, list[tuple[str, dict, bool]]] = {
         ("no OPEN entry", {"maxread": {"s1": 4}}, True),
         ("a crashed segment is not read", {"maxread": {"s1": 4}, "firstopen": {"s1": 2}, "up": {"s2", "s3"}}, True),
         ("read position at the first OPEN entry", {"maxread": {"s1": 2}, "firstopen": {"s1": 2}}, False),
+    ],
+    "WatermarkSafe": [
+        ("no watermark persisted", {"firstopen": {"s1": 2}}, True),
+        ("watermark below the first OPEN entry", {"wmark": {"s1": 1}, "firstopen": {"s1": 2}}, True),
+        ("watermark with no OPEN entry", {"wmark": {"s1": 4}}, True),
+        ("watermark at the first OPEN entry", {"wmark": {"s1": 2}, "firstopen": {"s1": 2}}, False),
+        ("a crashed segment's watermark counts: the next recovery trusts it",
+         {"wmark": {"s1": 3}, "firstopen": {"s1": 2}, "up": {"s2", "s3"}}, False),
     ],
     "NoOrphanOp": [
         ("an op of an OPEN txn", {"opon": {("t1", "s1")}}, True),

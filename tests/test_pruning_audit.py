@@ -36,6 +36,10 @@ PIP473 = [
     # the stock client (it waits for its sends before endTxn)
     {"txns": 1, "writes": "t1:0 t1:1", "acks": "", "reshape": "none", "decisions": "both", "crashes": 1,
      "failovers": 1, "client": "stock"},
+    # a non-transactional send around two crashes (the crash rule with empty
+    # caches: the send's sync of the read position during recovery)
+    {"txns": 1, "writes": "t1:0", "plain": "0", "acks": "", "reshape": "none", "decisions": "abort",
+     "crashes": 2, "failovers": 0, "client": "stock"},
 ]
 # PIP-196: the rollover rule (spec/pip196/spec.py), with crashes and with a
 # non-transactional publish during recovery

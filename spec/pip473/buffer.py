@@ -7,12 +7,13 @@ unknown) and after recovery (notes, "Recovery in the merged code").
 
 `isTxnAborted`: pip-text looks the header up in the cache and falls back to
 "aborted" for an unknown txnId (Recovery, "Broker crash mid-publish");
-merged/fixed consult the durable aborted records, an unknown txnId is visible.
+merged/fixed consult the durable aborted records, an unknown txnId is visible;
+like the merged `isTxnAborted`, it ignores the record's position (its prune key).
 """
 
 from __future__ import annotations
 
-from .state import ABORTED, GONE, NONE, RECOVERED, Part, S
+from .state import ABORTED, GONE, IN_FLIGHT, NONE, OPPUT, RECOVERED, UNKEYED, VALID, Part, S
 from .store import header_state
 
 
@@ -32,7 +33,7 @@ def is_txn_aborted(m, s: S, j: int, p: Part, t: int) -> bool:
     if not p.ready:
         return False   # recovering: the aborted set is not loaded yet
     if m.flags.durable_aborts:
-        return (j, t) in s.arec
+        return any(a[0] == j and a[1] == t for a in s.arec)
     if t in p.abrt:
         return True
     if t in p.cache:
@@ -70,15 +71,74 @@ def forget(p: Part, t: int) -> Part:
                 hold=p.hold if _held(tpos) else -1)
 
 
-def release_failed(m, s: S, j: int, p: Part, t: int) -> Part:
-    """fixed F5: after a failed send, a broker that holds no op and no
-    tracked position of t forgets its cache entry, which no event would
-    ever clear (no op there, so the coordinator publishes nothing to it)."""
+def release_failed(m, s: S, j: int, p: Part, t: int, but: int) -> Part:
+    """fixed F5: after a failed send (plan operation `but`), a broker that
+    holds no op, no tracked position and no other send of t in progress
+    forgets its cache entry, which no event would ever clear (no op there,
+    so the coordinator publishes nothing to it). Another send of t past its
+    header check still needs the entry: its op put tracks the append only
+    for a cached txn."""
     if not m.flags.drop_failed or t not in p.cache or any(x[0] == t for x in p.tpos):
+        return p
+    pubs = s.pubs
+    if any(k != but and w.txn == t and pubs[k].seg == j and pubs[k].stage in IN_FLIGHT
+           for k, w in enumerate(m.writes)):
         return p
     if any(o.txn == t and o.seg == j for o in s.ops):
         return p
     return p._replace(cache=p.cache - {t})
+
+
+def prune_aborted(m, s: S, j: int):
+    """pruneAborted (bound `trim`): the buffer's periodic task deletes the
+    aborted records whose key is below the ledger's first retained position
+    (the merged `pruneTrimmedAbortedTxns`; its scan and deletes are one step
+    here). It runs whether or not the buffer's recovery has completed."""
+    if s.part[j] is None:
+        return None
+    gone = [a for a in s.arec if a[0] == j and a[2] < s.retained[j]]
+    return s._replace(arec=s.arec - set(gone)) if gone else None
+
+
+def appending(m, s: S, j: int, t: int, but: int = -1) -> bool:
+    """A send of t on segment j (other than plan operation `but`) whose
+    ledger append may still land: the buffer holds the request."""
+    stage = VALID if m.flags.validate_after_op else OPPUT
+    pubs = s.pubs
+    return any(k != but and w.txn == t and pubs[k].seg == j and pubs[k].stage == stage
+               for k, w in enumerate(m.writes))
+
+
+def rekey(m, s: S, j: int, t: int, pos: int, but: int) -> frozenset:
+    """fixed F8, when a send `but` of t on j ends: an entry at `pos` raises
+    the key of t's aborted record there (a failed send passes 0); an
+    UNKEYED record gets its key once no other append of t is in flight
+    (the entry's position, or the LAC)."""
+    mine = [a for a in s.arec if a[0] == j and a[1] == t]
+    if not mine:
+        return s.arec
+    old = mine[0][2]
+    if appending(m, s, j, t, but):
+        new = UNKEYED if pos > old or old == UNKEYED else old
+    elif old == UNKEYED:
+        new = pos or len(s.ledger[j])
+    else:
+        new = max(old, pos)
+    return s.arec if new == old else s.arec - {mine[0]} | {(j, t, new)}
+
+
+def prune_key(m, s: S, j: int, p: Part, t: int) -> int:
+    """The key of t's aborted record on segment j (the merged
+    `persistAbortedRecord`): the last position of t this buffer tracked,
+    else the LAC. Every entry of t since its first tracked one was tracked
+    (a crash forgets all, and recovery's txns are RECOVERED), so the last
+    tracked position is t's last entry in the ledger. fixed F8: UNKEYED
+    while an append of t is in flight here."""
+    if m.flags.rekey_late and appending(m, s, j, t):
+        return UNKEYED
+    if any(x[0] == t and x[1] > 0 for x in p.tpos):
+        return max(i + 1 for i, tag in enumerate(s.ledger[j]) if tag == t)
+    return len(s.ledger[j])
 
 
 def drop_in_flight(p: Part, t: int) -> Part:

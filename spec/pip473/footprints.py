@@ -72,7 +72,7 @@ class _Fields:
             return {("opsleft", *k[:1]), ("ackop", *k), ("opon", *k)}
         if f == "_arec":                                # (seg, txn)
             return {("skipped", *k[:1])}
-        if f == "_ledger":
+        if f in ("_ledger", "_retained"):
             return {("entry", *k), ("skipped", *k), ("maxread", *k), ("firstopen", *k), ("fenced", *k)}
         if f == "_fence":
             return {("fenced", *k)}
@@ -88,7 +88,9 @@ class _Fields:
             return {(_SIMPLE[f], *k)}
         if f == "_gcsnap":
             return {("gcops", *k), ("gcunmat", *k)}
-        return set()            # _now _seqs _wmark _rd _reshape _crashes _tcp _failovers: not observed
+        if f == "_wmark":
+            return {("wmark", *k)}
+        return set()            # _now _seqs _rd _reshape _crashes _tcp _failovers _plain: not observed
 
     def _expand(self, loc: tuple, tag: str) -> list[tuple]:
         sym = self.schema.symbols[loc[0]]
@@ -206,9 +208,10 @@ def footprints(m) -> dict:
             fp[a("publishPutOp", op=k, txn=t, seg=g)] = F.fp(
                 pub | track | _part(g, "up") | {("_seqs", t), ("_ledger", g)},
                 pub | track | {("_wmark", g), ("_seqs", t), ("_ops", t, g)})
+            rekey = {("_arec", g, t)} if m.flags.rekey_late else set()   # F8
             fp[a("publishAppend", op=k, txn=t, seg=g)] = F.fp(
-                pub | track | _part(g, "up") | {("_status", g), ("_ledger", g), ("_ops", t, g)},
-                pub | track | {("_ops", t, g), ("_ledger", g)})
+                pub | track | _part(g, "up") | {("_status", g), ("_ledger", g), ("_ops", t, g)} | rekey,
+                pub | track | {("_ops", t, g), ("_ledger", g)} | rekey)
             mr, mw = _materialize(g, t)
             fp[a("publishValidate", op=k, txn=t, seg=g)] = F.fp(pub | mr | seen[t], pub | mw)
             if m.op_fail:
@@ -221,6 +224,15 @@ def footprints(m) -> dict:
         fp[a("appendAck", op=k, txn=t, seg=g, pos=ak.pos, cumulative=ak.cumulative)] = F.fp(
             own | _part(g, "up") | {("_client", t), ("_rd", g)} | seen[t],
             own | {("_late", t), ("_ops", t, g), ("_ackw", t, g)})
+
+    # publish.plain: the sends go in order; route, append, sync the read position
+    for k, key in enumerate(m.plain_keys):
+        route = {("_status", g) for g in key_segs(key)} | {("_plain",)}
+        for g in key_segs(key):
+            sync = _part(g, "up", "tpos", "hold")
+            fp[a("publishPlain", op=f"n{k + 1}", seg=g)] = F.fp(
+                route | sync | {("_ledger", g), ("_wmark", g)},
+                {("_plain",), ("_ledger", g), ("_wmark", g)} | _part(g, "hold"))
 
     for g in sn:
         mat_r, mat_w = _part(g, "up"), set()
@@ -247,6 +259,14 @@ def footprints(m) -> dict:
             {("_status", g), ("_rd", g), ("_ledger", g), ("_arec", g)}
             | _part(g, "up", "tpos", "hold", "abrt", "cache") | entry_txns,
             {("_rd", g), ("_dlv", g)})
+
+    # segments.trim_ledger and buffer.prune_aborted (bound trim)
+    if m.trim:
+        for g in sn:
+            fp[a("trimLedger", seg=g)] = F.fp({("_part", g, "up"), ("_cursor", g), ("_retained", g)},
+                                              {("_retained", g)})
+            fp[a("pruneAborted", seg=g)] = F.fp({("_part", g, "up"), ("_arec", g), ("_retained", g)},
+                                                {("_arec", g)})
 
     # segments: split / merge (the guard reads the sends' stages and the headers)
     if topo.children:

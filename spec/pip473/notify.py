@@ -20,7 +20,7 @@ deletes the op records it owns (`/txn-op/<txnId>/<seq>` on its segment).
 from __future__ import annotations
 
 from ..api import replace_at as _put
-from .buffer import forget, max_read
+from .buffer import forget, max_read, prune_key
 from .pendingack import acks_to_apply, apply_to_cursor
 from .state import ABORTED, COMMITTED, OPEN, S
 from .store import header_state
@@ -52,8 +52,8 @@ def materialize(m, s: S, j: int, t: int, decision: str) -> S:
     arec = s.arec
     if decision == COMMITTED:
         cursor = _put(cursor, j, apply_to_cursor(cursor[j], acks_to_apply(m, s, j, p.packs, t)))
-    elif m.flags.durable_aborts:
-        arec = arec | {(j, t)}
+    elif m.flags.durable_aborts:   # a put: a record of t on j is rewritten
+        arec = frozenset(a for a in arec if a[0] != j or a[1] != t) | {(j, t, prune_key(m, s, j, p, t))}
     else:
         p = p._replace(abrt=p.abrt | {t})
     p = forget(p, t)

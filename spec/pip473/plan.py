@@ -4,6 +4,7 @@ each txn performs. Kept as data so that the state only records progress.
     writes = "t1:0 t2:3"             each token: txn:routing-key (one send)
     acks   = "t1:s1:1:ind t2:s2:2:cum"  each token: txn:segment:position:ind|cum
                                         (positions 1 .. 1 + the number of sends)
+    plain  = "0 2"                   non-transactional sends, a routing key each, sent in order
 """
 
 from __future__ import annotations
@@ -62,3 +63,8 @@ def parse_acks(text: str, txns: int, segs: int, positions: int) -> tuple[Ack, ..
         out.append(Ack(f"a{len(out) + 1}", _txn(parts[0], "bound acks", txns), seg,
                        _int(parts[2], "bound acks", 1, positions), parts[3] == "cum"))
     return tuple(out)
+
+
+def parse_plain(text: str, keys: int) -> tuple[int, ...]:
+    """The routing keys of the non-transactional sends (named n1, n2, ...)."""
+    return tuple(_int(tok, "bound plain", 0, keys - 1) for tok in text.split())

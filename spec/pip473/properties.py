@@ -13,8 +13,7 @@ import z3
 from ..schema import Int, Str
 from .buffer import is_txn_aborted, max_read
 from .pendingack import covers
-from .recovery import IN_FLIGHT
-from .state import Header, OPEN, PLAIN, SEALED, S
+from .state import IN_FLIGHT, Header, OPEN, PLAIN, SEALED, S
 
 NO_OPEN = 99  # firstopen() of a segment with no entry of an OPEN txn
 
@@ -53,6 +52,7 @@ def declare(m) -> None:
     f["acked"] = sc.set("acked", ("Seg", "Pos"))
     f["opon"] = sc.set("opon", ("Txn", "Seg"))
     f["inflight"] = sc.set("inflight", ("Txn", "Seg"))
+    f["wmark"] = sc.fun("wmark", "Seg", I_, default=-1)
     _build(m, sc, f)
 
 
@@ -100,6 +100,10 @@ def _build(m, sc, f) -> None:
         hdr(t) == V("GONE"), z3.And(f["gcops"](t) == 0, f["gcunmat"](t) == 0, decided(t) != V(""))))
     inv["MaxReadPositionSafe"] = sc.forall("Seg", lambda s: z3.Implies(
         up(s), f["maxread"](s) < f["firstopen"](s)))
+    # The persisted watermark (merged/fixed) says "everything up to here is
+    # resolved"; the next recovery trusts it, so it must sit below the first
+    # entry of every OPEN txn.
+    inv["WatermarkSafe"] = sc.forall("Seg", lambda s: f["wmark"](s) < f["firstopen"](s))
     inv["NoOrphanOp"] = sc.forall(("Txn", "Seg"), lambda t, s: z3.Not(z3.And(
         f["opon"](t, s), decided(t) != V(""), up(s), z3.Not(tracks(s, t)),
         z3.Not(f["inflight"](t, s)), z3.Not(f["pending"](s)))))
@@ -170,7 +174,8 @@ def observe(m, s: S) -> dict:
         first = NO_OPEN
         for i in range(s.fence[j], len(led)) if s.fence[j] >= 0 else ():
             fenced.add((seg, pn[i]))
-        for i, tag in enumerate(led):
+        for i in range(s.retained[j] - 1, len(led)):   # trimmed entries are gone
+            tag = led[i]
             key = (seg, pn[i])
             if tag == PLAIN:
                 entry[key] = PLAIN
@@ -243,4 +248,5 @@ def observe(m, s: S) -> dict:
         "acked": acked,
         "opon": opon,
         "inflight": inflight,
+        "wmark": {sn[j]: w for j, w in enumerate(s.wmark) if w >= 0},
     }

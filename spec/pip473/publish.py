@@ -18,16 +18,35 @@ pip-text and merged, the post-op re-read in fixed. merged writes an ack op
 with no header check at all (its pending-ack store relies on the handle,
 which does not read the header either); the ghost in `ackw` records an ack
 written after the decision (AcksFixedAtDecision).
+
+A non-transactional send (`publishPlain`, bound `plain`) appends a plain
+entry; merged and fixed then run `syncMaxReadPositionForNormalPublish`,
+which recomputes maxReadPosition and persists the watermark if it advanced
+(forward only). In merged that call is not gated on the buffer's recovery:
+while it runs, the buffer knows no txn, so the recompute gives the LAC and
+the watermark moves past the entries of txns recovery has not found yet
+(protocol notes, "Merged-code mechanisms"). fixed F7 gates it: during
+recovery a normal publish moves and persists nothing, and the completion
+of recovery computes both.
+
+An append that lands after its txn's abort was materialized (a send in
+flight when the timeout sweep aborted it, or a late one) sits above the
+aborted record's prune key, which the buffer took from the positions it
+tracked or the LAC. fixed F8: a record written while an append of its txn
+is in flight on the segment has no key until the append lands (its
+position) or fails (the LAC), and a later entry raises the key (each a
+version CAS against the buffer's prune task), so ledger trimming cannot
+prune the record while an entry of the txn is readable.
 """
 
 from __future__ import annotations
 
 from ..api import replace_at as _put
-from .buffer import drop_in_flight, max_read, release_failed, track_in_flight, track_position
+from .buffer import drop_in_flight, max_read, rekey, release_failed, track_in_flight, track_position
 from .notify import materialize
 from .segments import route
 from .state import (
-    ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, COMMITTED, ABORTED, DONE, OPEN, OPPUT, REJECTED,
+    ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, COMMITTED, ABORTED, DONE, OPEN, OPPUT, PLAIN, REJECTED,
     TODO, VALID, Pub, S,
 )
 from .store import header_state, put_op
@@ -98,15 +117,18 @@ def append(m, s: S, k: int):
             changed["part"] = _put(s.part, j, drop_in_flight(s.part[j], t))
         if m.flags.validate_after_op:
             changed["ops"] = frozenset(o for o in s.ops if not (o.txn == t and o.seq == pub.seq))
+        if m.flags.rekey_late:
+            changed["arec"] = rekey(m, s, j, t, 0, k)
         if m.flags.drop_failed:
             s2 = s._replace(**changed)
-            changed["part"] = _put(s2.part, j, release_failed(m, s2, j, s2.part[j], t))
+            changed["part"] = _put(s2.part, j, release_failed(m, s2, j, s2.part[j], t, k))
         return _pub(s, k, pub._replace(stage=REJECTED), **changed)
     pos = len(s.ledger[j]) + 1
     ledger = _put(s.ledger, j, s.ledger[j] + (t,))
     if m.flags.op_first:
+        changed = {"arec": rekey(m, s, j, t, pos, k)} if m.flags.rekey_late else {}   # F8
         return _pub(s, k, pub._replace(stage=DONE, pos=pos), ledger=ledger,
-                    part=_put(s.part, j, track_position(s.part[j], t, pos)))
+                    part=_put(s.part, j, track_position(s.part[j], t, pos)), **changed)
     return _pub(s, k, pub._replace(stage=APPENDED, pos=pos), ledger=ledger)
 
 
@@ -141,7 +163,8 @@ def op_fails(m, s: S, k: int):
     j = pub.seg
     if s.part[j] is None:
         return None
-    return _pub(s, k, pub._replace(stage=REJECTED), part=_put(s.part, j, release_failed(m, s, j, s.part[j], w.txn)))
+    part = _put(s.part, j, release_failed(m, s, j, s.part[j], w.txn, k))
+    return _pub(s, k, pub._replace(stage=REJECTED), part=part)
 
 
 def validate(m, s: S, k: int):
@@ -153,10 +176,11 @@ def validate(m, s: S, k: int):
     st = header_state(s, t)
     if st == OPEN:
         return _pub(s, k, pub._replace(stage=VALID))
-    s = s._replace(ops=frozenset(o for o in s.ops if not (o.txn == t and o.seq == pub.seq)))
+    ops = frozenset(o for o in s.ops if not (o.txn == t and o.seq == pub.seq))
+    s = _pub(s, k, pub._replace(stage=REJECTED), ops=ops)   # rejected first: no append of it is in flight
     if t in s.part[j].cache:
         s = materialize(m, s, j, t, COMMITTED if st == COMMITTED else ABORTED)
-    return _pub(s, k, pub._replace(stage=REJECTED))
+    return s
 
 
 def ack(m, s: S, k: int):
@@ -186,6 +210,28 @@ def ack(m, s: S, k: int):
         changed["part"] = _put(part, j, part[j]._replace(packs=part[j].packs | {(t, a.pos, a.cumulative)}))
     after = header_state(s, t) != OPEN   # the ghost of AcksFixedAtDecision
     return _pub(s, i, Pub(DONE, j, a.pos, s.seqs[t]), ackw=s.ackw | {(t, j, a.pos, after)}, **changed)
+
+
+def plain(m, s: S, k: int):
+    """publishPlain: a non-transactional send, routed by its key, appended,
+    then syncMaxReadPositionForNormalPublish (merged/fixed)."""
+    if s.plain != k:
+        return None
+    j = route(m.topo, s, m.plain_keys[k])
+    if j is None or s.part[j] is None:   # mid-reshape, or the broker is down: the producer waits
+        return None
+    pos = len(s.ledger[j]) + 1
+    s = s._replace(ledger=_put(s.ledger, j, s.ledger[j] + (PLAIN,)), plain=k + 1)
+    if not m.flags.watermark:
+        return s
+    p = s.part[j]
+    if not p.ready:
+        if m.flags.sync_waits:
+            return s                    # F7: recovery's completion recomputes
+        p = p._replace(hold=pos)        # nothing loaded yet: the recompute gives the LAC
+        s = s._replace(part=_put(s.part, j, p))
+    v = max_read(s, j, p)
+    return s._replace(wmark=_put(s.wmark, j, v)) if v > s.wmark[j] else s
 
 
 # The steps a send may take from each unfinished stage, in the order `next`

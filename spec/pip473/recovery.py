@@ -25,10 +25,8 @@ from __future__ import annotations
 
 from ..api import replace_at as _put
 from .notify import materialize
-from .state import ABORTED, APPENDED, GONE, CHECKED, COMMITTED, EMPTY_PART, OPEN, OPPUT, RECOVERED, REJECTED, VALID, S
+from .state import ABORTED, COMMITTED, EMPTY_PART, GONE, IN_FLIGHT, OPEN, RECOVERED, REJECTED, UNKEYED, S
 from .store import acks_by_segment_subscription, header_state, writes_by_segment
-
-IN_FLIGHT = (CHECKED, OPPUT, APPENDED, VALID)
 
 
 def crash(m, s: S, j: int) -> S:
@@ -77,6 +75,10 @@ def recover_complete(m, s: S, j: int) -> S:
         else:
             p = p._replace(tpos=p.tpos | {(t, min(mine))})
     s = s._replace(part=_put(s.part, j, p))
+    if m.flags.rekey_late:   # F8: no append survives the restart: key the waiting records at the LAC
+        waiting = {a for a in s.arec if a[0] == j and a[2] == UNKEYED}
+        if waiting:
+            s = s._replace(arec=s.arec - waiting | {(j, t, len(s.ledger[j])) for _, t, _ in waiting})
     for t, d in decided:
         s = materialize(m, s, j, t, d)
     return s

@@ -70,6 +70,15 @@ def cas_metadata(topo: Topology, s: S) -> S:
     return s._replace(status=tuple(status), reshape=3)
 
 
+def trim_ledger(m, s: S, j: int):
+    """trimLedger (bound `trim`): the managed ledger drops the entries its
+    subscription has acknowledged (up to the cursor's mark-delete position)."""
+    first = s.cursor[j][0] + 1
+    if s.part[j] is None or first <= s.retained[j]:
+        return None
+    return s._replace(retained=s.retained[:j] + (first,) + s.retained[j + 1:])
+
+
 def initial_status(topo: Topology) -> tuple:
     n = len(topo.ranges)
     return tuple(ACTIVE if j < 2 else ABSENT for j in range(n))

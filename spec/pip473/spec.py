@@ -62,7 +62,11 @@ Variants (flags in `variants.py`, read inside the action bodies):
   modelled so far (the decision CAS writes finalizedAt; acks are written
   with no check of the txn's state; a failed op write keeps its cache
   entry, bound `opfail`; the transaction buffer recovers asynchronously
-  and dispatch does not wait; bound `client` for the stock client):
+  and dispatch does not wait; a non-transactional send during that
+  recovery recomputes maxReadPosition as the LAC and persists it as the
+  watermark, bound `plain`; aborted records keyed at the txn's last
+  tracked position or the LAC, pruned once the ledger trims past the key,
+  bound `trim`; bound `client` for the stock client):
   op (placeholder position) before
   the append, maxReadPosition held while in flight; durable aborted records
   and unknown = visible; one coalesced event per written participant, which
@@ -70,7 +74,7 @@ Variants (flags in `variants.py`, read inside the action bodies):
   keeps the header while ops remain; recovery holds maxReadPosition at the
   watermark or the LAC; the pending-ack handle applies only in-memory acks
   and its replay re-seeds only txn ids.
-* fixed: merged plus six changes, the smallest set found that makes every
+* fixed: merged plus eight changes, the smallest set found that makes every
   safety property hold at the standard bounds (models/pip473/fixed.toml)
   and with crashes anywhere (fixed-crash-anywhere.toml):
   F1 (publishValidate) admission moves after the op put: a linearizable
@@ -93,6 +97,12 @@ Variants (flags in `variants.py`, read inside the action bodies):
      when it holds no op and no tracked position of it there.
   F6 (recovery) until the buffer's recovery completes, maxReadPosition is
      the earliest position, so nothing is dispatched meanwhile.
+  F7 (publish) a non-transactional send during the buffer's recovery
+     neither moves maxReadPosition nor persists the watermark; the
+     completion of recovery computes both from what it has loaded.
+  F8 (publish) an entry of an aborted txn that lands after the abort was
+     materialized raises the aborted record's prune key to its position,
+     so trimming cannot prune the record while that entry is readable.
   Each change is necessary (tests/test_pip473.py checks it): dropping one
   gives a violation (F1: fixed.toml, Atomicity in 5 states, a stale cache
   admits an ack after the commit; F2: fixed.toml, MaxReadPositionSafe in 9,
@@ -102,7 +112,9 @@ Variants (flags in `variants.py`, read inside the action bodies):
   a late send's op lands after the GC, the broker crashes before validating
   it, and recovery marks the committed txn aborted; F5:
   fixed-split-liveness.toml, a Materialized lasso; F6:
-  tb-recovery-dispatch-fixed.toml, ReadCommitted in 9).
+  tb-recovery-dispatch-fixed.toml, ReadCommitted in 9; F7:
+  tb-recovery-publish-fixed.toml, WatermarkSafe in 9; F8:
+  prune-after-trim-fixed.toml, ReadCommitted in 14).
 
 Recovery keeps its hold: a txn recovery finds OPEN is tracked at the
 position RECOVERED (state.py), as Pulsar's TxnEntry.recoveryDiscovered, and a
@@ -113,7 +125,9 @@ Extra properties beyond the issue's six: NoOrphanOp (an op record of a
 decided txn that no live participant will ever materialize: the GC re-drives
 forever), NoMissedDecision (a participant pins the read position for a
 decided txn with no event left to tell it), NoAbortedAck and
-AcksFixedAtDecision (acks), and ParentFenced (PIP-468 order). Atomicity is
+AcksFixedAtDecision (acks), ParentFenced (PIP-468 order) and WatermarkSafe
+(the persisted watermark is below every OPEN txn's entry: the next recovery
+trusts it). Atomicity is
 also available as its three clauses, NoAbortedDelivered, CommittedVisible
 and NoLateAdmission, so a scenario model can isolate one. Every property has
 a truth table in tests/test_pip473_truth_tables.py.
@@ -124,11 +138,12 @@ from __future__ import annotations
 from ..api import Bound, Spec
 from . import coordinator as tc
 from . import publish, recovery, segments
+from .buffer import prune_aborted
 from .dispatcher import dispatch
 from .footprints import footprints
 from .notify import deliver_event
 from .store import header_state
-from .plan import parse_acks, parse_writes
+from .plan import parse_acks, parse_plain, parse_writes
 from .properties import declare, observe
 from .symmetry import getter, op_slots, permute, plan_classes, signatures
 from .state import (
@@ -142,14 +157,15 @@ class Pip473(Spec):
     variants = ("pip-text", "merged", "fixed")
     symmetric_sorts = ("Txn",)
     # What `observe` (properties.py) reads. Not the clock, the seqs, the
-    # watermarks, the read positions, the reshape step, the budgets or the
-    # TC's in-memory work: properties see those only through their effects.
-    observed_fields = ("hdr", "ops", "arec", "ledger", "status", "cursor", "part", "pubs",
-                       "client", "fincnt", "decided", "late", "dlv", "ackw", "gcsnap", "fence")
+    # read positions, the reshape step, the budgets, the TC's in-memory work
+    # or the count of plain sends: properties see those only through their effects.
+    observed_fields = ("hdr", "ops", "arec", "wmark", "ledger", "status", "cursor", "part", "pubs",
+                       "client", "fincnt", "decided", "late", "dlv", "ackw", "gcsnap", "fence", "retained")
     bounds = {
         "txns": Bound(2, "number of transactions (t1, t2, ...)", lo=1, hi=3),
         "writes": Bound("t1:0", "transactional sends, txn:routing-key each (keys 0..3)"),
         "acks": Bound("t1:s1:1:ind t2:s2:1:cum", "transactional acks, txn:segment:position:ind|cum"),
+        "plain": Bound("", "non-transactional sends, a routing key each (keys 0..3), sent in order"),
         "reshape": Bound("merge", "one split or merge during the run", choices=("none", "merge", "split")),
         "decisions": Bound("commit", "what clients ask endTxn for", choices=("commit", "abort", "both")),
         "client": Bound("permissive", "stock = the stock client: it sends endTxn only once every send and ack "
@@ -161,6 +177,8 @@ class Pip473(Spec):
         "ticks": Bound(0, "logical clock units; 0 = deadlines and retention may pass at any moment", lo=0, hi=4),
         "timeout": Bound(0, "txn timeout, in clock units", lo=0, hi=4),
         "retention": Bound(0, "GC retention window after finalization, in clock units", lo=0, hi=4),
+        "trim": Bound(False, "merged/fixed: the ledger trims what its subscription acknowledged, and the "
+                      "buffer prunes the aborted records keyed below the first retained entry"),
         "opfail": Bound(False, "merged/fixed: an op write may fail (a metadata-store error); the send is "
                         "rejected and, in merged, the header read's cache entry stays"),
         "prune": Bound(True, "scheduling restrictions that only shrink the state space (see the module "
@@ -177,17 +195,19 @@ class Pip473(Spec):
         self.prune = c["prune"]
         self.stock_client = c["client"] == "stock"
         self.op_fail = c["opfail"] and self.flags.op_first
+        self.trim = c["trim"] and self.flags.durable_aborts
         self.oneshot = c["watches"] == "zk-oneshot" and not self.flags.coalesced
         self.topo = segments.TOPOLOGIES[c["reshape"]]
         self.timeout, self.retention = c["timeout"], c["retention"]
         n = c["txns"]
         nseg = len(self.topo.ranges)
         self.writes = parse_writes(c["writes"], n, segments.KEYS)
-        self.acks = parse_acks(c["acks"], n, 2, 1 + len(self.writes))
+        self.plain_keys = parse_plain(c["plain"], segments.KEYS)
+        self.acks = parse_acks(c["acks"], n, 2, 1 + len(self.writes) + len(self.plain_keys))
         self.op_txn = tuple(w.txn for w in self.writes) + tuple(a.txn for a in self.acks)
         self.txn_names = tuple(f"t{i + 1}" for i in range(n))
         self.seg_names = tuple(f"s{j + 1}" for j in range(nseg))
-        self.pos_names = tuple(f"p{i + 1}" for i in range(1 + len(self.writes)))
+        self.pos_names = tuple(f"p{i + 1}" for i in range(1 + len(self.writes) + len(self.plain_keys)))
         self.txn_index = {name: i for i, name in enumerate(self.txn_names)}
         self.classes = plan_classes(self.writes, self.acks, n)
         self.op_slots = op_slots(self.writes, self.acks, n)
@@ -205,7 +225,8 @@ class Pip473(Spec):
         self.txn_labels = {name: tuple(a(name, txn=x) for x in self.txn_names)
                            for name in ("newTxn", "tcFinalize", "timeoutSweep", "gcSweep")}
         self.seg_labels = {name: tuple(a(name, seg=x) for x in self.seg_names)
-                           for name in ("recover", "recoverComplete", "deliverEvent", "crash", "dispatch")}
+                           for name in ("recover", "recoverComplete", "deliverEvent", "crash", "dispatch",
+                                        "trimLedger", "pruneAborted")}
         self.end_labels = {(t, d): a("endTxn", txn=x, decision=d)
                            for t, x in enumerate(self.txn_names) for d in self.decisions}
         self.ack_labels = tuple(a("appendAck", op=ak.name, txn=self.txn_names[ak.txn], seg=self.seg_names[ak.seg],
@@ -233,7 +254,7 @@ class Pip473(Spec):
             crashes=self.constants["crashes"], tcp=frozenset(), failovers=self.constants["failovers"],
             client=(C_NONE,) * n, pubs=(PUB_TODO,) * len(self.op_txn),
             fincnt=(0,) * n, decided=("",) * n, late=frozenset(), dlv=frozenset(), ackw=frozenset(),
-            gcsnap=((),) * n, fence=(-1,) * nseg,
+            gcsnap=((),) * n, fence=(-1,) * nseg, plain=0, retained=(1,) * nseg,
         )
 
     def next(self, s: S):
@@ -257,6 +278,11 @@ class Pip473(Spec):
                     if label == "publishCheck":
                         seg = sn[t2.pubs[k].seg]
                     yield a(label, op=w.name, txn=tn[w.txn], seg=seg), t2
+        if s.plain < len(self.plain_keys):
+            t2 = publish.plain(self, s, s.plain)
+            if t2 is not None:
+                j = next(j for j in range(len(sn)) if t2.ledger[j] != s.ledger[j])
+                yield a("publishPlain", op=f"n{s.plain + 1}", seg=sn[j]), t2
         for k, ak in enumerate(self.acks):
             t2 = publish.ack(self, s, k)
             if t2 is not None:
@@ -300,6 +326,14 @@ class Pip473(Spec):
             # A crash only matters when the broker holds something to lose.
             if s.crashes > 0 and (not self.prune or p.cache or p.events or p.abrt or p.packs):
                 yield by_seg["crash"][j], recovery.crash(self, s, j)
+        # Ledger trimming and the pruning of aborted records.
+        if self.trim:
+            for j in range(len(sn)):
+                if s.status[j] != ABSENT:
+                    for name, fn in (("trimLedger", segments.trim_ledger), ("pruneAborted", prune_aborted)):
+                        t2 = fn(self, s, j)
+                        if t2 is not None:
+                            yield by_seg[name][j], t2
         # Split / merge, PIP-468 order.
         # It runs while a send of the plan is unfinished (the only client of the
         # segment layout) and starts while a txn is OPEN: the case PIP-473 is about.

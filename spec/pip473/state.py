@@ -31,10 +31,16 @@ PLAIN = "-"  # tag of a non-transactional ledger entry
 # of the same txn does not re-key it (`buffer.track_position`).
 RECOVERED = -1
 
+# fixed F8: the prune key of an aborted record written while an append of its
+# txn is in flight on the segment: no key (never pruned) until that append
+# lands (its position), fails or the broker restarts (the LAC).
+UNKEYED = 99
+
 # Client-operation stages. Writes: todo -> checked -> (op | appended) ->
 # [valid] -> done, or rejected at any step.
 TODO, CHECKED, OPPUT, APPENDED, VALID, DONE, REJECTED = (
     "todo", "checked", "op", "appended", "valid", "done", "rejected")
+IN_FLIGHT = (CHECKED, OPPUT, APPENDED, VALID)   # a send past its header check, not finished
 
 # Client states per txn.
 C_NONE, C_OPEN = "none", "open"
@@ -121,7 +127,7 @@ class S(NamedTuple):
     hdr: tuple          # per txn: Header | NONE | GONE
     seqs: tuple         # per txn: next server-assigned sequence
     ops: frozenset      # Op records
-    arec: frozenset     # (seg, txn) durable aborted records (merged/fixed)
+    arec: frozenset     # (seg, txn, prune key) durable aborted records (merged/fixed)
     wmark: tuple        # per seg: persisted maxReadPosition watermark; -1 none
     # segments
     status: tuple       # per seg
@@ -145,3 +151,6 @@ class S(NamedTuple):
     ackw: frozenset     # (txn, seg, pos, after) every ack op ever written; after = the header was decided
     gcsnap: tuple       # per txn: (ops left, live participants not materialized) when the header was deleted; () before
     fence: tuple        # per seg: its ledger length when it was terminated; -1 before
+    # non-transactional sends (bound `plain`), at the end: most models have none
+    plain: int = 0      # how many of the plan's non-transactional sends are done (they go in order)
+    retained: tuple = ()  # per seg: the ledger's first retained position (1 = nothing trimmed)

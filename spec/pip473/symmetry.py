@@ -92,7 +92,7 @@ class _Renaming:
 
     def arec(self, arec: frozenset) -> frozenset:
         p = self.p
-        return _kept(frozenset((j, p[t]) for j, t in arec), arec)
+        return _kept(frozenset((j, p[t], key) for j, t, key in arec), arec)
 
     def ledger(self, ledger: tuple) -> tuple:
         p = self.p
@@ -139,13 +139,13 @@ class _Renaming:
     def __call__(self, s: S) -> S:
         move, memo = self.per_txn, self._memo
         (now, hdr, seqs, ops, arec, wmark, status, ledger, cursor, rd, reshape, part, crashes,
-         tcp, failovers, client, pubs, fincnt, decided, late, dlv, ackw, gcsnap, fence) = s
+         tcp, failovers, client, pubs, fincnt, decided, late, dlv, ackw, gcsnap, fence, plain, retained) = s
         return _new(S, (
             now, _kept(move(hdr), hdr), _kept(move(seqs), seqs), memo("ops", ops), memo("arec", arec),
             wmark, status, memo("ledger", ledger), cursor, rd, reshape, memo("part", part), crashes,
             memo("tcp", tcp), failovers, _kept(move(client), client), _kept(self.pubs(pubs), pubs),
             _kept(move(fincnt), fincnt), _kept(move(decided), decided), memo("late", late),
-            dlv, memo("ackw", ackw), _kept(move(gcsnap), gcsnap), fence))
+            dlv, memo("ackw", ackw), _kept(move(gcsnap), gcsnap), fence, plain, retained))
 
 
 _new = tuple.__new__
@@ -190,7 +190,7 @@ def signatures(m, s: S) -> dict:
             for p in s.part)
         out[t] = out[t] + (
             tuple(sorted(o[1:] for o in s.ops if o.txn == t)),
-            tuple(sorted(j for j, u in s.arec if u == t)), led, parts,
+            tuple(sorted((j, key) for j, u, key in s.arec if u == t)), led, parts,
             tuple(sorted(x[1:] for x in s.tcp if x[0] == t)),
             tuple(sorted(x[1:] for x in s.ackw if x[0] == t)))
     return {m.txn_names[t]: sig for t, sig in out.items()}
