@@ -35,6 +35,9 @@ def register(sub) -> None:
     p.add_argument("--figures", metavar="FILE",
                    help="the recorded figures (fix models, ZooKeeper replays) to read and update "
                         "(default: DIR/figures.json)")
+    p.add_argument("--as", dest="as_dir", metavar="DIR",
+                   help="write the pages as if into DIR: their links and commands name DIR, not -o "
+                        "(tests/test_findings.py regenerates docs/findings elsewhere to compare)")
     p.add_argument("--check-fix", action="store_true",
                    help="check each fix model exhaustively now and record its figures (slow for big models)")
     p.add_argument("--zookeeper", action="store_true",
@@ -71,7 +74,8 @@ def run(args) -> int:
         if args.all:
             codes = _report_all(args, out, formats, figures, factory)
         else:
-            codes = [_report_one(Path(args.source[0]), out, formats, figures, args.check_fix, factory)]
+            codes = [_report_one(Path(args.source[0]), out, formats, figures, args.check_fix, factory,
+                                 shown_dir=Path(args.as_dir) if args.as_dir else None)[0]]
     finally:
         if zk is not None:
             zk.__exit__(None, None, None)
@@ -92,22 +96,27 @@ def _zk_missing(exc: BaseException) -> int:
     return 3
 
 
-def _report_one(src: Path, out: Path, formats, figures, check_fix: bool, factory, *, name: str | None = None) -> int:
-    """Report one trace, or one model (checked first); returns the exit code for it."""
-    from ..reports.finding import build_finding
+def _report_one(src: Path, out: Path, formats, figures, check_fix: bool, factory, *, name: str | None = None,
+                shown_dir: Path | None = None):
+    """Report one trace, or one model (checked first); returns (its exit code, the Finding).
+    With `shown_dir`, the page links and names files as if it were written there."""
+    from ..reports.finding import build_finding, shown
 
+    shown_trace = None
     if src.suffix == ".toml":
         trace_path, model_path = _check_model(src, out, name or src.stem)
+        if shown_dir is not None:
+            shown_trace = shown(shown_dir / trace_path.name)
     else:
         trace_path, model_path = src, None
     f = build_finding(trace_path, model_path=model_path, figures=figures, check_fixes=check_fix,
-                      zk_factory=factory, links_from=out)
+                      zk_factory=factory, links_from=shown_dir or out, trace_shown=shown_trace)
     stem = name or (src.stem if src.suffix == ".toml" else src.name.removesuffix(".json").removesuffix(".itf"))
     written = _write(f, out, stem, formats)
     print(f"{f.model_shown or f.trace_shown}: {f.prop} in {f.trace.length} states -> {', '.join(written)}")
     if f.zookeeper_failed:
-        return 3
-    return 4 if f.reference_verdict == "diverged" else 0
+        return 3, f
+    return (4 if f.reference_verdict == "diverged" else 0), f
 
 
 def _check_model(model: Path, out: Path, name: str) -> tuple[Path, Path]:
@@ -163,8 +172,10 @@ def _report_all(args, out: Path, formats, figures, factory) -> list[int]:
     codes, rows = [], []
     for model in models:
         folder = out / model.parent.name
-        codes.append(_report_one(model, folder, formats, figures, args.check_fix, factory, name=model.stem))
-        rows.append((model, folder / f"{model.stem}.md", folder / f"{model.stem}.itf.json"))
+        code, f = _report_one(model, folder, formats, figures, args.check_fix, factory, name=model.stem,
+                              shown_dir=Path(args.as_dir) / model.parent.name if args.as_dir else None)
+        codes.append(code)
+        rows.append((f, folder / f"{model.stem}.md"))
     write_text_atomic(out / "index.md", findings_index(rows, out))
     for model in unreported([p for root in roots for p in find_models(root)], load_model):
         print(f"note: {model} finds a defect of the code but has no notes beside it "

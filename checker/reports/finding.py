@@ -219,7 +219,7 @@ def fix_sentence(fix_path: Path, figures: Figures) -> str:
 
 def build_finding(trace_path: str | Path, *, trace: Trace | None = None, model_path: str | Path | None = None,
                   figures: Figures | None = None, check_fixes: bool = False, zk_factory=None,
-                  links_from: Path | None = None) -> Finding:
+                  links_from: Path | None = None, trace_shown: str | None = None) -> Finding:
     """Everything a report of this trace says. Raises TraceError / ModelError (exit 2) on bad input."""
     figures = figures or Figures(None)
     trace = trace if trace is not None else read_trace(trace_path)
@@ -227,7 +227,7 @@ def build_finding(trace_path: str | Path, *, trace: Trace | None = None, model_p
         from ..itf import TraceError
 
         raise TraceError(f"{trace_path}: the trace names no violated property, so there is nothing to report")
-    f = Finding(trace, shown(trace_path), links_from=links_from)
+    f = Finding(trace, trace_shown or shown(trace_path), links_from=links_from)
     mp = Path(model_path) if model_path is not None else model_of_trace(trace)
     if mp is not None:
         try:

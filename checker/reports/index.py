@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..itf import read_trace
-from .notes import load_notes, notes_path
+from .finding import Finding
+from .notes import notes_path
 
 HEAD = """# Findings
 
@@ -21,21 +21,22 @@ replays come from `figures.json`, which only `--check-fix` and `--zookeeper` wri
 
 None of these was reproduced on a running Pulsar or Kafka.
 
-| finding | system | property | trace | status |
-|---|---|---|---|---|
+| finding | system | property | trace | on `reference/` | status |
+|---|---|---|---|---|---|
 """
 
+REPLAY = {"reproduced": "reproduced", "not_reproduced": "not reproduced", "diverged": "diverged", None: "no implementation"}
 
-def findings_index(rows: list[tuple[Path, Path, Path]], out: Path) -> str:
-    """rows: (model, report page, trace) per finding."""
+
+def findings_index(rows: list[tuple[Finding, Path]], out: Path) -> str:
+    """rows: (finding, its report page)."""
     lines = [HEAD.rstrip("\n")]
-    for model, page, trace_path in rows:
-        notes = load_notes(model)
-        trace = read_trace(trace_path)
+    for f, page in rows:
+        notes, trace = f.notes, f.trace
         kind = "lasso" if trace.loop is not None else trace.meta.get("kind", "invariant")
         link = os.path.relpath(page, out)
-        cells = [f"[{notes.title}]({link})", notes.system, f"`{trace.meta.get('property')}` ({kind})",
-                 f"{trace.length} states", notes.status]
+        cells = [f"[{notes.title}]({link})", notes.system, f"`{f.prop}` ({kind})",
+                 f"{trace.length} states", REPLAY.get(f.reference_verdict, str(f.reference_verdict)), notes.status]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
