@@ -267,6 +267,7 @@ def test_bad_notes_beside_a_model_are_exit_2_and_the_notes_survive_regeneration(
     notes_path(model).write_text(GOOD_NOTES.replace("## Impact", "## Impakt"))
     rc, _, err = run(capsys, "report", model, "-o", tmp_path / "out")
     assert rc == 2 and "Impakt" in one_line(err)
+    assert not (tmp_path / "out").exists()  # refused before the model was checked or a file written
     notes_path(model).write_text(GOOD_NOTES.replace("\ni\n", "\nA hand-written impact paragraph.\n"))
     for _ in range(2):  # regenerating keeps the hand-written text
         rc, _, err = run(capsys, "report", model, "-o", tmp_path / "out", "--format", "md")

@@ -125,9 +125,10 @@ def _check_model(model: Path, out: Path, name: str) -> tuple[Path, Path]:
 
     from ..api import check_model, write_traces
     from ..model import load_model
-    from ..reports.notes import NotesError
+    from ..reports.notes import NotesError, fix_model_path, load_notes
 
     m = load_model(model)
+    fix_model_path(model, load_notes(model))  # bad notes fail before anything is checked or written
     r = check_model(m, keep_graph=bool(m.temporal))
     if not any(v.path for v in r.outcome.violations):
         raise NotesError(f"{model}: the check ends {r.verdict} with no counterexample, so there is nothing to "
