@@ -297,8 +297,12 @@ def summary_rows(f: Finding) -> list[tuple[str, str]]:
     kind = "temporal property (a lasso: a cycle that never reaches the goal)" if f.trace.loop is not None \
         else f"{f.kind}"
     rows.append(("property", f"`{f.prop}`, {kind}"))
-    shortest = "shortest counterexample" if m.get("engine", "bfs") != "simulate" else "counterexample"
-    rows.append(("trace", f"{f.trace.length} states, the {shortest} ({m.get('engine', 'bfs')})"))
+    if f.trace.loop is not None:
+        rows.append(("trace", f"{f.trace.length} states: a stem, then a cycle from state {f.trace.loop} that repeats "
+                              "forever"))
+    else:
+        shortest = "shortest counterexample" if m.get("engine", "bfs") != "simulate" else "counterexample"
+        rows.append(("trace", f"{f.trace.length} states, the {shortest} ({m.get('engine', 'bfs')})"))
     rows.append(("bounds", f"`{bounds}`" if bounds else "(none)"))
     if f.model_shown:
         rows.append(("model", f"[{f.model_shown}]({f.link(f.model_shown)})"))
@@ -344,7 +348,9 @@ def blocks(f: Finding) -> list:
     out.append(f"- **On {system}**: not reproduced; no run of the real code was made for this report.")
     out.append(f"- **On `reference/`** (replayed by this report, in process): {f.reference}.")
     out.append(f"- **On `reference/` over ZooKeeper**: {f.zookeeper}.")
-    out.append(f"- **In the model**: `{f.prop}` fails in {f.trace.length} states"
+    out.append(f"- **In the model**: `{f.prop}` fails " + (f"on a lasso of {f.trace.length} states"
+                                                          if f.trace.loop is not None else
+                                                          f"in {f.trace.length} states")
                + (f" of [{f.model_shown}]({f.link(f.model_shown)})" if f.model_shown else "") + ".")
     out.append("")
     out += ["## What the model abstracts away", ""]
