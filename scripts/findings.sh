@@ -6,7 +6,8 @@
 #
 #   scripts/findings.sh                 the Markdown pages (what is committed)
 #   scripts/findings.sh --html          also the self-contained HTML pages (3.5 MB each; not committed)
-#   scripts/findings.sh --check-fix     also re-check every fix model and record its figures (slow: minutes)
+#   scripts/findings.sh --check-fix     also check each fix model whose recorded figures are missing or
+#                                       stale, and record them (minutes when models/pip473/fixed.toml changed)
 #   scripts/findings.sh --zookeeper     also replay every trace over a private ZooKeeper and record it
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -126,7 +126,7 @@ def test_recorded_fix_figures_are_current_and_match_the_gate():
     gate = _gate_figures()
     for path, rec in recorded:
         assert (ROOT / path).is_file(), path
-        assert rec["model"] == file_digest(ROOT / path), f"{path} changed since its figures were recorded"
+        assert rec["model"] == file_digest(ROOT / path), f"{path} changed since its figures were recorded; run {REGENERATE} --check-fix"
         got = (rec["verdict"], rec["distinct"], rec["generated"], rec["depth"])
         if path in gate:
             assert got == gate[path], f"{path}: recorded {got}, the gate's test asserts {gate[path]}"

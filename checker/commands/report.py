@@ -39,7 +39,8 @@ def register(sub) -> None:
                    help="write the pages as if into DIR: their links and commands name DIR, not -o "
                         "(tests/test_findings.py regenerates docs/findings elsewhere to compare)")
     p.add_argument("--check-fix", action="store_true",
-                   help="check each fix model exhaustively now and record its figures (slow for big models)")
+                   help="check exhaustively each fix model whose recorded figures are missing or stale (its file "
+                        "changed), and record them (slow for big models such as models/pip473/fixed.toml)")
     p.add_argument("--zookeeper", action="store_true",
                    help="also replay each trace over a private ZooKeeper server and record the result")
     p.set_defaults(run=run)

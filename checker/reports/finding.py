@@ -246,7 +246,8 @@ def build_finding(trace_path: str | Path, *, trace: Trace | None = None, model_p
     fix = fix_model_path(mp, f.notes) if f.model is not None else None
     if fix is not None:
         f.fix_shown = shown(fix)
-        if check_fixes:
+        rec = figures.get("fix", f.fix_shown)
+        if check_fixes and (rec is None or rec.get("model") != file_digest(fix)):  # missing or stale only
             check_fix(fix, figures)
         f.fix = fix_sentence(fix, figures)
     return f
