@@ -42,7 +42,14 @@ def mermaid_js() -> str:
     return js.replace("</script", "<\\/script")  # cannot end the inline <script> early
 
 
-def _step_rows(trace: Trace, breaking: int | None) -> str:
+def breaking_step(trace: Trace) -> int | None:
+    """The step that breaks an invariant (or deadlocks): the last one; None for a lasso."""
+    m = trace.meta
+    return trace.length - 1 if m.get("property") and m.get("kind", "invariant") in ("invariant", "deadlock") else None
+
+
+def step_rows(trace: Trace, breaking: int | None) -> str:
+    """The step table's <tr> rows (step, action, params, changed fields)."""
     rows = []
     for k, (step, state) in enumerate(zip(trace.steps, trace.states)):
         params = ", ".join(f"{p}={fmt_value(v)}" for p, v in step["params"].items())
@@ -57,12 +64,37 @@ def _step_rows(trace: Trace, breaking: int | None) -> str:
     return "\n".join(rows)
 
 
+def diagram_block(trace: Trace) -> str:
+    """The trace's Mermaid sequence diagram (checker/render/mermaid.py), as the
+    <pre> that `mermaid_scripts()` renders in the page."""
+    return f'''<div class="diagram"><pre class="mermaid" id="diagram">
+{html.escape(render_mermaid(trace))}</pre></div>'''
+
+
+def mermaid_scripts() -> str:
+    """The inlined Mermaid bundle and the call that renders every `pre.mermaid`;
+    the page's <body> gets data-rendered="ok" (or "error" and a #render-error)."""
+    config = json.dumps({"startOnLoad": False, "securityLevel": "strict", "theme": "default",
+                         "sequence": {"wrap": True, "width": 180}})
+    return f"""<script>/* Mermaid {MERMAID_VERSION} (MIT), inlined */
+{mermaid_js()}
+</script>
+<script>
+mermaid.initialize({config});
+mermaid.run({{querySelector: "pre.mermaid"}}).then(
+  function () {{ document.body.setAttribute("data-rendered", "ok"); }},
+  function (err) {{ document.body.setAttribute("data-rendered", "error");
+                   var p = document.createElement("pre"); p.id = "render-error";
+                   p.textContent = "diagram error: " + err; document.body.appendChild(p); }});
+</script>"""
+
+
 def render_html(trace: Trace) -> str:
     m = trace.meta
     prop = m.get("property")
     kind = m.get("kind", "invariant")
     bounds = ", ".join(f"{k}={v}" for k, v in m.get("bounds", {}).items())
-    breaking = trace.length - 1 if prop and kind in ("invariant", "deadlock") else None
+    breaking = breaking_step(trace)
     title = f"{m.get('spec')} [{m.get('variant')}]" + (f": {prop} violated" if prop else "")
     if prop:
         verdict = (f'<div class="verdict" id="verdict">{html.escape(kind)} <b>{html.escape(prop)}</b> violated: '
@@ -78,9 +110,6 @@ def render_html(trace: Trace) -> str:
         f"model {html.escape(str(m['model']))}" if m.get("model") else "",
         f"txncheck {html.escape(str(m.get('txncheck_version', '')))}",
     ) if x)
-    diagram = html.escape(render_mermaid(trace))
-    config = json.dumps({"startOnLoad": False, "securityLevel": "strict", "theme": "default",
-                         "sequence": {"wrap": True, "width": 180}})
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -93,26 +122,15 @@ def render_html(trace: Trace) -> str:
 <h1>{html.escape(title)}</h1>
 <div class="meta">{meta_line}</div>
 {verdict}
-<div class="diagram"><pre class="mermaid" id="diagram">
-{diagram}</pre></div>
+{diagram_block(trace)}
 <h2>Steps</h2>
 <table id="steps">
 <thead><tr><th>step</th><th>action</th><th>params</th><th>changed</th></tr></thead>
 <tbody>
-{_step_rows(trace, breaking)}
+{step_rows(trace, breaking)}
 </tbody>
 </table>
-<script>/* Mermaid {MERMAID_VERSION} (MIT), inlined */
-{mermaid_js()}
-</script>
-<script>
-mermaid.initialize({config});
-mermaid.run({{querySelector: "pre.mermaid"}}).then(
-  function () {{ document.body.setAttribute("data-rendered", "ok"); }},
-  function (err) {{ document.body.setAttribute("data-rendered", "error");
-                   var p = document.createElement("pre"); p.id = "render-error";
-                   p.textContent = "diagram error: " + err; document.body.appendChild(p); }});
-</script>
+{mermaid_scripts()}
 </body>
 </html>
 """

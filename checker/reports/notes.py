@@ -1,0 +1,135 @@
+"""The human-written part of a finding report: a front-matter file beside the model.
+
+`models/<system>/<stem>.finding.md` sits beside `models/<system>/<stem>.toml`.
+It is Markdown (so it reads well on its own), and not `.toml`, so the gate and
+the tests that glob `models/**/*.toml` never take it for a model. It opens
+with TOML between `+++` lines, then has level-2 sections:
+
+    +++
+    title = "A late send is admitted after the commit"   # the report's title
+    system = "Apache Pulsar, PIP-473 as merged"          # for the index
+    code = "apache/pulsar@ec708a828947"                  # the commit the code was read at
+    status = "found by the model; ..."                   # one line, for the index
+    fix = "late-write-fixed.toml"                        # optional: the model of the fix
+    +++
+
+    ## Impact                            (one paragraph, required)
+    ## Where in the code                 (required: classes and methods, by name)
+    ## Why the upstream tests miss it    (required)
+    ## What the model abstracts away     (required)
+    ## The fix                           (optional: what the fix model changes)
+
+`txncheck report` copies these sections into the generated page as written,
+so regenerating a report never loses them. Everything else in the page (the
+diagram, the steps, the replay, the fix's figures, the commands) is computed.
+Without `fix`, the fix model is `<stem>-fixed.toml` (`-merged` replaced by
+`-fixed`) when that file exists.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..itf import read_untrusted_text
+from ..model import ModelError
+
+SUFFIX = ".finding.md"
+KEYS = {"title", "system", "code", "status", "fix"}
+REQUIRED_KEYS = ("title", "system", "code", "status")
+SECTIONS = ("Impact", "Where in the code", "Why the upstream tests miss it", "What the model abstracts away",
+            "The fix")
+REQUIRED_SECTIONS = SECTIONS[:4]
+MAX_BYTES = 256 * 1024
+
+
+class NotesError(ModelError):
+    """A bad front-matter file (exit 2); the message names the file, in one line."""
+
+
+@dataclass(frozen=True)
+class Notes:
+    path: Path
+    title: str
+    system: str
+    code: str
+    status: str
+    fix: str | None = None
+    sections: dict[str, str] = field(default_factory=dict)
+
+    def section(self, name: str) -> str:
+        return self.sections.get(name, "")
+
+
+def notes_path(model_path: str | Path) -> Path:
+    p = Path(model_path)
+    return p.with_name(p.stem + SUFFIX)
+
+
+def load_notes(model_path: str | Path) -> Notes | None:
+    """The notes beside a model file, or None when it has none."""
+    path = notes_path(model_path)
+    if not path.is_file():
+        return None
+    try:
+        text = read_untrusted_text(path, MAX_BYTES, "finding notes")
+    except ValueError as exc:
+        raise NotesError(f"{path}: {exc}") from None
+    return parse_notes(text, path)
+
+
+def parse_notes(text: str, path: Path) -> Notes:
+    def bad(msg: str):
+        raise NotesError(f"{path}: {msg}")
+
+    m = re.match(r"\+\+\+\n(.*?)\n\+\+\+\n(.*)\Z", text.replace("\r\n", "\n"), re.S)
+    if not m:
+        bad("expected TOML front matter between two '+++' lines at the top")
+    try:
+        head = tomllib.loads(m.group(1))
+    except tomllib.TOMLDecodeError as exc:
+        bad(f"front matter: {exc}")
+    unknown = sorted(set(head) - KEYS)
+    if unknown:
+        bad(f"unknown key {unknown[0]!r} in the front matter (known: {', '.join(sorted(KEYS))})")
+    for k in REQUIRED_KEYS:
+        if not isinstance(head.get(k), str) or not head[k].strip():
+            bad(f"the front matter needs {k} = \"...\" (non-empty text)")
+    if "fix" in head and (not isinstance(head["fix"], str) or not head["fix"].endswith(".toml")):
+        bad("fix must name a model file (.toml) beside this one")
+    sections: dict[str, str] = {}
+    current = None
+    for line in m.group(2).splitlines():
+        h = re.match(r"## (.+?)\s*$", line)
+        if h:
+            current = h.group(1)
+            if current not in SECTIONS:
+                bad(f"unknown section '## {current}' (known: {', '.join(SECTIONS)})")
+            if current in sections:
+                bad(f"section '## {current}' appears twice")
+            sections[current] = ""
+        elif current is not None:
+            sections[current] += line + "\n"
+        elif line.strip():
+            bad("text before the first '## ' section")
+    sections = {k: v.strip() for k, v in sections.items()}
+    for s in REQUIRED_SECTIONS:
+        if not sections.get(s):
+            bad(f"section '## {s}' is missing or empty")
+    return Notes(path, head["title"].strip(), head["system"].strip(), head["code"].strip(), " ".join(head["status"].split()),
+                 head.get("fix"), sections)
+
+
+def fix_model_path(model_path: str | Path, notes: Notes | None) -> Path | None:
+    """The model of the fix: the notes' `fix`, else the `-fixed` twin when it exists."""
+    p = Path(model_path)
+    if notes is not None and notes.fix:
+        fix = p.with_name(notes.fix)
+        if not fix.is_file():
+            raise NotesError(f"{notes.path}: fix = {notes.fix!r}: no such model file beside it")
+        return fix
+    stem = p.stem[: -len("-merged")] if p.stem.endswith("-merged") else p.stem
+    twin = p.with_name(f"{stem}-fixed.toml")
+    return twin if twin.is_file() else None

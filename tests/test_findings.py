@@ -1,0 +1,315 @@
+"""`txncheck report` and docs/findings/: the committed reports equal what the
+models, their traces and the notes beside them give now; every defect of the
+code has a report; the recorded fix figures are the gate's own; a report is
+written for every trace in the corpus and a bad input is one line, exit 2.
+
+The HTML page's diagram in a real browser: test_finding_html_renders_in_chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from txncheck.checker.cli import main
+from txncheck.checker.model import find_models, load_model
+from txncheck.checker.reports.finding import build_finding, model_digest, render_markdown
+from txncheck.checker.reports.finding_html import render_finding_html
+from txncheck.checker.reports.notes import NotesError, notes_path, parse_notes
+
+from .conftest import MODELS, ROOT
+
+FINDINGS = ROOT / "docs" / "findings"
+FIGURES = FINDINGS / "figures.json"
+REGENERATE = "scripts/findings.sh"
+CORPUS = sorted((ROOT / "counterexamples").rglob("*.itf.json"))
+
+
+def run(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def one_line(err: str) -> str:
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("txncheck: error: "), err
+    return lines[0]
+
+
+def _normal(path: Path) -> object:
+    """A generated file, with what may vary between runs or releases taken out
+    (times; a trace's txncheck version)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        doc = json.loads(text)
+        doc.get("#meta", {}).pop("txncheck_version", None)
+        return doc
+    return re.sub(r"\b\d+(\.\d+)?s\b", "<time>", text)
+
+
+# -- docs/findings is what the models say now ------------------------------------------------
+
+
+def test_committed_findings_equal_the_regenerated_ones(tmp_path, monkeypatch, capsys):
+    """A model, trace or note change that alters a finding fails here until the
+    reports are regenerated (scripts/findings.sh)."""
+    monkeypatch.chdir(ROOT)  # the reports name paths relative to the repository, as the script runs it
+    out = tmp_path / "findings"
+    rc, _, err = run(capsys, "report", "--all", "models/", "-o", out, "--format", "md", "--figures", FIGURES,
+                      "--as", "docs/findings")
+    assert rc == 0, f"{err}\nfix the model or its notes (models/<system>/<model>.finding.md), then regenerate with: {REGENERATE}"
+    assert not (out / "figures.json").exists()  # the committed figures were read, not rewritten
+    fresh = {p.relative_to(out) for p in out.rglob("*") if p.is_file()}
+    committed = {p.relative_to(FINDINGS) for p in FINDINGS.rglob("*") if p.is_file()
+                 and p.suffix != ".html" and p.name != "figures.json"}
+    stale = sorted(str(p) for p in committed ^ fresh)
+    changed = sorted(str(p) for p in fresh & committed if _normal(out / p) != _normal(FINDINGS / p))
+    assert not stale and not changed, (
+        f"docs/findings/ is out of date (files added or removed: {stale}; changed: {changed}); "
+        f"regenerate it with: {REGENERATE}")
+
+
+def _owes_a_report(m) -> bool:
+    """A model that finds a defect of the code as merged or shipped: a violation
+    it expects, labelled as holding for the current code, or (PIP-473's models,
+    which carry no label) of the `merged` variant."""
+    if m.expect.get("verdict") != "violation":
+        return False
+    if m.label:
+        return m.label["holds_for"] == "code"
+    return m.spec_name == "pip473" and m.variant == "merged"
+
+
+def test_every_code_defect_has_a_report_and_every_report_a_defect():
+    models = find_models(MODELS)
+    owed = {p for p in models if _owes_a_report(load_model(p))}
+    noted = {p.with_name(p.name.removesuffix(".finding.md") + ".toml") for p in MODELS.rglob("*.finding.md")}
+    assert owed - noted == set(), f"defects with no notes (write <model>.finding.md beside each): {sorted(owed - noted)}"
+    assert noted - owed == set(), f"notes beside no model that finds a code defect: {sorted(noted - owed)}"
+    for p in noted:
+        assert (FINDINGS / p.parent.name / f"{p.stem}.md").is_file(), f"{p}: no report; run {REGENERATE}"
+
+
+# -- the recorded fix figures are the gate's own ---------------------------------------------
+
+
+def _gate_figures() -> dict[str, tuple[str, int, int, int]]:
+    """Fix-model figures the gate's tests assert: model path -> (verdict, distinct, generated, depth)."""
+    from . import test_kip868_models, test_legacy_v4, test_pip196, test_pip473
+
+    out = {f"models/pip473/{stem}.toml": ("ok", *figs) for stem, figs in test_pip473.PASSES.items()}
+    out["models/pip473/fixed.toml"] = ("ok", *test_pip473.FIXED_FIGURES)
+    for stem, (verdict, _, _, distinct, generated, depth) in test_kip868_models.EXPECTED.items():
+        out[f"models/kip868/{stem}.toml"] = (verdict, distinct, generated, depth)
+    for folder, mod in (("legacy_v4", test_legacy_v4), ("pip196", test_pip196)):
+        for stem, (verdict, _, _, distinct, generated, depth) in mod.EXPECTED.items():
+            out[f"models/{folder}/{stem}.toml"] = (verdict, distinct, generated, depth)
+    return out
+
+
+SMALL = 5_000  # distinct states: a fix model this small is checked again here
+
+
+def _recorded_fixes():
+    return sorted(json.loads(FIGURES.read_text())["fix"].items()) if FIGURES.is_file() else []
+
+
+def test_recorded_fix_figures_are_current_and_match_the_gate():
+    recorded = _recorded_fixes()
+    assert recorded, f"{FIGURES} records no fix figures; run {REGENERATE} --check-fix"
+    gate = _gate_figures()
+    for path, rec in recorded:
+        assert (ROOT / path).is_file(), path
+        assert rec["model"] == model_digest(ROOT / path), f"{path} changed since its figures were recorded; run {REGENERATE} --check-fix"
+        got = (rec["verdict"], rec["distinct"], rec["generated"], rec["depth"])
+        if path in gate:
+            assert got == gate[path], f"{path}: recorded {got}, the gate's test asserts {gate[path]}"
+
+
+@pytest.mark.parametrize("path", [p for p, rec in _recorded_fixes() if rec["distinct"] <= SMALL])
+def test_small_fix_models_give_their_recorded_figures(path):
+    from txncheck.checker.api import check_model
+
+    rec = dict(_recorded_fixes())[path]
+    m = load_model(ROOT / path)
+    o = check_model(m, keep_graph=bool(m.temporal)).outcome
+    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == (
+        rec["verdict"], rec["distinct"], rec["generated"], rec["depth"])
+
+
+# -- report on every trace of the corpus; bad input --------------------------------------------
+
+
+@pytest.mark.parametrize("trace", CORPUS, ids=[str(p.relative_to(ROOT)) for p in CORPUS])
+def test_report_on_every_corpus_trace(trace, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    rc, out, err = run(capsys, "report", trace.relative_to(ROOT), "-o", tmp_path)
+    assert rc == 0, err
+    stem = trace.name.removesuffix(".itf.json")
+    md = (tmp_path / f"{stem}.md").read_text()
+    page = (tmp_path / f"{stem}.html").read_text()
+    meta = json.loads(trace.read_text())["#meta"]
+    assert f"`{meta['property']}`" in md and "```mermaid\nsequenceDiagram" in md and "| step | action |" in md
+    assert "## Reproduce" in md and f"txncheck show {trace.relative_to(ROOT)}" in md
+    assert "**On `reference/`**" in md and "**On the real system**: not reproduced" in md
+    if meta["spec"] == "pip473":
+        assert "reproduced" in md.split("**On `reference/`**")[1].splitlines()[0]
+    assert page.startswith("<!DOCTYPE html>") and 'class="mermaid"' in page and meta["property"] in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # self-contained
+
+
+def test_report_on_a_model_checks_it_and_writes_its_trace(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    rc, out, err = run(capsys, "report", "models/pip473/late-write-merged.toml", "-o", tmp_path, "--format", "md")
+    assert rc == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["late-write-merged.itf.json", "late-write-merged.md"]
+    md = (tmp_path / "late-write-merged.md").read_text()
+    assert md.startswith("# A cached OPEN header admits a send after the commit")  # the notes' title
+    assert "MetadataTransactionBuffer.readStateCacheFirst" in md and "## Why the upstream tests miss it" in md
+
+
+BAD_TRACES = {
+    "missing": None,
+    "not-json.itf.json": "{ not json",
+    "empty.itf.json": "",
+    "no-states.itf.json": json.dumps({"#meta": {"format": "ITF"}, "vars": [], "states": []}),
+    "binary.itf.json": b"\x00\xff\xfe",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_TRACES))
+def test_a_bad_trace_is_one_line_exit_2(name, tmp_path, capsys):
+    path = tmp_path / name
+    content = BAD_TRACES[name]
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    rc, out, err = run(capsys, "report", path, "-o", tmp_path / "out")
+    assert rc == 2, err
+    one_line(err)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_a_folder_as_trace_and_a_model_with_no_violation_are_exit_2(tmp_path, capsys):
+    rc, _, err = run(capsys, "report", tmp_path, "-o", tmp_path / "out")
+    assert rc == 2 and "directory" in one_line(err)
+    rc, _, err = run(capsys, "report", MODELS / "classic" / "tcommit-rm3.toml", "-o", tmp_path / "out")
+    assert rc == 2 and "nothing to report" in one_line(err)
+
+
+def test_a_trace_edited_off_the_spec_is_exit_2(tmp_path, capsys):
+    doc = json.loads((ROOT / "counterexamples" / "pip473" / "merged.itf.json").read_text())
+    doc["states"][2]["#meta"]["action"] = "gcSweep"
+    bad = tmp_path / "forged.itf.json"
+    bad.write_text(json.dumps(doc))
+    rc, _, err = run(capsys, "report", bad, "-o", tmp_path / "out")
+    assert rc == 2, err
+    one_line(err)
+
+
+def test_usage_errors_are_exit_2(tmp_path, capsys):
+    trace = ROOT / "counterexamples" / "pip473" / "merged.itf.json"
+    for argv in (["report", trace], ["report", "-o", tmp_path], ["report", trace, trace, "-o", tmp_path],
+                 ["report", trace, "-o", tmp_path, "--format", "pdf"]):
+        rc, _, err = run(capsys, *argv)
+        assert rc == 2, argv
+        one_line(err)
+
+
+# -- the notes ------------------------------------------------------------------------------------
+
+GOOD_NOTES = """+++
+title = "t"
+system = "s"
+code = "c"
+status = "st"
++++
+
+## Impact
+
+i
+
+## Where in the code
+
+w
+
+## Why the upstream tests miss it
+
+u
+
+## What the model abstracts away
+
+a
+"""
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: s.replace('title = "t"\n', ""), "needs title"),
+    (lambda s: s.replace('code = "c"', 'code = "c"\nowner = "x"'), "unknown key 'owner'"),
+    (lambda s: s.replace("## Impact", "## Impacts"), "unknown section '## Impacts'"),
+    (lambda s: s.replace("\na\n", "\n"), "'## What the model abstracts away' is missing or empty"),
+    (lambda s: s.replace("+++\n", "", 1), "front matter"),
+    (lambda s: s.replace('status = "st"', 'status = "st"\nfix = 3'), "fix must name a model file"),
+])
+def test_bad_notes_are_one_clear_error(edit, message, tmp_path):
+    assert parse_notes(GOOD_NOTES, tmp_path / "m.finding.md").title == "t"
+    with pytest.raises(NotesError, match=re.escape(message)):
+        parse_notes(edit(GOOD_NOTES), tmp_path / "m.finding.md")
+
+
+def test_bad_notes_beside_a_model_are_exit_2_and_the_notes_survive_regeneration(tmp_path, monkeypatch, capsys):
+    model = tmp_path / "late-write-merged.toml"
+    shutil.copy(MODELS / "pip473" / "late-write-merged.toml", model)
+    notes_path(model).write_text(GOOD_NOTES.replace("## Impact", "## Impakt"))
+    rc, _, err = run(capsys, "report", model, "-o", tmp_path / "out")
+    assert rc == 2 and "Impakt" in one_line(err)
+    assert not (tmp_path / "out").exists()  # refused before the model was checked or a file written
+    notes_path(model).write_text(GOOD_NOTES.replace("\ni\n", "\nA hand-written impact paragraph.\n"))
+    for _ in range(2):  # regenerating keeps the hand-written text
+        rc, _, err = run(capsys, "report", model, "-o", tmp_path / "out", "--format", "md")
+        assert rc == 0, err
+        assert "A hand-written impact paragraph." in (tmp_path / "out" / "late-write-merged.md").read_text()
+
+
+def test_a_report_holds_no_time_and_does_not_depend_on_the_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    trace = Path("counterexamples/pip473/merged.itf.json")
+    a = render_markdown(build_finding(trace))
+    b = render_markdown(build_finding(trace))
+    assert a == b and not re.search(r"\d\.\d+s\b", a)
+
+
+# -- the HTML page in a real browser ----------------------------------------------------------------
+
+from .test_render import needs_chromium, participants, rendered_dom  # noqa: E402
+
+from txncheck.checker.render.mermaid import render_mermaid  # noqa: E402
+
+HTML_CASES = ["counterexamples/pip473/merged.itf.json",              # an invariant, routed diagram
+              "counterexamples/pip473/op-write-fails-merged.itf.json",  # a lasso
+              "counterexamples/kip868/kafka-loader.itf.json"]           # a generic diagram
+
+
+@needs_chromium
+@pytest.mark.parametrize("trace", HTML_CASES)
+def test_finding_html_renders_in_chromium(trace, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    f = build_finding(Path(trace))
+    page = tmp_path / "finding.html"
+    page.write_text(render_finding_html(f), encoding="utf-8")
+    dom = rendered_dom(page)
+    assert 'data-rendered="ok"' in dom, "Mermaid did not finish rendering"
+    assert 'id="render-error"' not in dom
+    svg = re.search(r'<svg[^>]*aria-roledescription="sequence"[^>]*>.*?</svg>', dom, re.S)
+    assert svg, "no sequence-diagram <svg> in the page"
+    assert "Syntax error" not in svg.group(0) and 'class="error-icon"' not in svg.group(0)
+    for name in participants(render_mermaid(f.trace)):
+        assert name in svg.group(0)
+    assert f.prop in dom and "What was shown, and where" in dom and 'id="steps"' in dom
