@@ -5,7 +5,8 @@ on stderr (never a traceback), and that nothing was written outside `--out`.
 Classes (the issue's numbering): 1 missing extras, 2 output errors, 4 parsers of
 untrusted input, 7 replay of an edited trace, 8 special files, 9 terminal and
 renderers, 11 errors in a spec's own code. Signals (3) and planted symlinks (6)
-are in tests/test_hostile_faults.py.
+are in tests/test_hostile_faults.py; read-only and full disks (2) in
+tests/test_hostile_outputs.py.
 """
 
 from __future__ import annotations
@@ -155,16 +156,7 @@ def test_graph_output_to_a_folder(tmp_path):
     one_error_line(p, 3, "out")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_violation_kept_when_out_is_read_only(tmp_path):
-    (tmp_path / "work" / "out").mkdir(parents=True)
-    os.chmod(tmp_path / "work" / "out", 0o555)
-    try:
-        p = txncheck(tmp_path, "check", str(DIEHARD), "--out", "out", "--quiet")
-    finally:
-        os.chmod(tmp_path / "work" / "out", 0o755)
-    one_error_line(p, 1, "cannot write")
-    assert "verdict: violation" in p.stdout
+# read-only and full `--out`, `-o`, checkpoint and sweep folders: tests/test_hostile_outputs.py
 
 
 # -- 4. parsers of untrusted input -------------------------------------------------
