@@ -276,6 +276,30 @@ def test_escape_sequences_never_reach_the_terminal(tmp_path):
     assert "\x1b" not in p.stdout and "\x07" not in p.stdout and "\\x1b]0;owned" in p.stdout
 
 
+ESC = "\\u001b]0;owned\\u0007\\u001b[2J"   # TOML escapes: the file is valid, its text is hostile
+
+
+def test_list_escapes_a_model_files_description_and_name(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "a.toml").write_text(f'spec = "diehard"\ndescription = "{ESC}"\n')
+    (models / "b.toml").write_text(f'spec = "x{ESC}"\n')
+    (models / "c\x1b[2J.toml").write_text('spec = "diehard"\n')
+    p = txncheck(tmp_path, "list", str(models))
+    assert (p.returncode, p.stderr) == (0, "")
+    assert "\x1b" not in p.stdout and "\x07" not in p.stdout
+    assert p.stdout.count("\\x1b") == 5
+
+
+def test_gate_escapes_a_model_files_name(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "die\x1b[2J.toml").write_text(DIEHARD.read_text())
+    p = txncheck(tmp_path, "check", "--all", str(models), "--out", "out", "--quiet")
+    assert (p.returncode, p.stderr) == (0, "") and "PASS" in p.stdout
+    assert "\x1b" not in p.stdout and "die\\x1b[2J.toml" in p.stdout
+
+
 # -- 11. errors in a spec's own code -------------------------------------------------------
 
 DRIVER = '''

@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..render import terminal_safe
 from ..sweep import SweepOutputError, load_sweep, run_sweep, unmet_expectations
 
 
@@ -35,11 +36,11 @@ def run(args) -> int:
     if args.json:
         print(json.dumps({"sweep": str(sweep.path), "out": str(out), "rows": rows, "unmet": unmet}))
     else:
-        print(table, end="")
+        print(terminal_safe(table), end="")  # the sweep file's description and bounds are untrusted text
         if not table_error:
             print(f"\ntable: {out / 'results.parquet'}, {out / 'results.csv'}, {out / 'results.md'}")
         for line in unmet:
-            print(f"unmet expectation: {line}")
+            print(terminal_safe(f"unmet expectation: {line}"))
     # an output that could not be written: one line, after the results
     lost = [table_error] if table_error else []
     lost += [r["error"] for r in rows if r["verdict"] not in ("incomplete", "error") and r.get("error")]
