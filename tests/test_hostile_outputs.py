@@ -233,15 +233,32 @@ def test_sweep_to_a_read_only_out_is_refused_before_spark_starts(tmp_path, read_
 @needs_spark
 def test_sweep_to_a_full_disk_still_prints_its_table(tmp_path, full_out):
     """The cells run, their traces and the table do not fit: the table is
-    printed all the same, the lost writes are one line, exit 3. It used to be
-    a Python traceback relayed by the JVM, dozens of lines, and no table."""
+    printed all the same (its untrusted description escaped), the lost writes
+    are one line, exit 3. It used to be a Python traceback relayed by the
+    JVM, dozens of lines, and no table."""
     sweep = tmp_path / "s.toml"
-    sweep.write_text(SWEEP.format(model=DIEHARD))
-    p = txncheck(tmp_path, "sweep", str(sweep), "--out", "out", "--json")
+    sweep.write_text(SWEEP.format(model=DIEHARD).replace("DieHard by goal", "DieHard \\u001b[2J by goal"))
+    p = txncheck(tmp_path, "sweep", str(sweep), "--out", "out")
     one_error_line(p, 3, "cannot write the sweep table", "No space left on device", "(and 1 more)", info_lines=1)
-    doc = json.loads(p.stdout)
-    rows = {r["goal"]: r for r in doc["rows"]}
-    assert (rows[4]["verdict"], rows[4]["length"], rows[4]["trace"]) == ("violation", 7, None)
-    assert "trace not written" in rows[4]["error"] and rows[6]["verdict"] == "ok"
-    assert doc["unmet"] == []
+    assert "DieHard \\x1b[2J by goal" in p.stdout and "\x1b" not in p.stdout
+    rows = [ln for ln in p.stdout.splitlines() if ln.startswith("| 0 ") or ln.startswith("| 1 ")]
+    assert "| violation | NotSolved | 7 |" in rows[0] and "trace not written (No space left on device)" in rows[0]
+    assert "| ok |" in rows[1]
+    assert "unmet expectation" not in p.stdout
     assert [c for c in _contents(full_out) if not c.startswith("traces")] == ["filler"]
+
+
+# -- check --all: its JUnit and SARIF reports ------------------------------------------------
+
+@pytest.mark.parametrize("flag", ["--junit", "--sarif"])
+def test_gate_report_on_a_read_only_path_keeps_the_summary(tmp_path, read_only_out, flag):
+    """A report that cannot be written was bad usage (exit 2) and the summary
+    (or the --json object) was never printed."""
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copy(DIEHARD, models / "diehard.toml")
+    p = txncheck(tmp_path, "check", "--all", str(models), "--out", "traces", flag, "out/report.xml", "--json",
+                 "--quiet", allowed=("work/traces",))
+    one_error_line(p, 3, "out/report.xml", "cannot write report")
+    doc = json.loads(p.stdout)
+    assert doc["exit_code"] == 0 and doc["summary"]["models"] == 1
