@@ -99,6 +99,20 @@ def test_sweep_without_pyspark(tmp_path):
     one_error_line(p, 3, "pyspark", info_lines=1)  # the "sweep ...: N cells" line comes first
 
 
+def test_gate_without_pyspark_is_an_environment_fault(tmp_path):
+    """Every model an ERROR and exit 2 (bad input) used to be the gate's answer
+    to a missing pyspark; it is the machine, not the models: exit 3."""
+    models = tmp_path / "models"
+    models.mkdir()
+    for name in ("diehard.toml", "twophase-rm3.toml"):
+        (models / name).write_text((REPO / "models" / "classic" / name).read_text())
+    p = txncheck(tmp_path, "check", "--all", str(models), "--engine", "spark", "--quiet", "--json",
+                 env=_missing(tmp_path, "pyspark"))
+    assert (p.returncode, p.stderr) == (3, "")
+    doc = json.loads(p.stdout)
+    assert doc["exit_code"] == 3 and [m["exit_code"] for m in doc["models"]] == [3, 3]
+
+
 def test_zookeeper_store_without_kazoo(tmp_path):
     p = txncheck(tmp_path, "replay", str(PIP_TRACE), "--store", "zookeeper", env=_missing(tmp_path, "kazoo"))
     one_error_line(p, 3, "kazoo", "txncheck[zookeeper]")

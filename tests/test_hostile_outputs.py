@@ -262,3 +262,17 @@ def test_gate_report_on_a_read_only_path_keeps_the_summary(tmp_path, read_only_o
     one_error_line(p, 3, "out/report.xml", "cannot write report")
     doc = json.loads(p.stdout)
     assert doc["exit_code"] == 0 and doc["summary"]["models"] == 1
+
+
+def test_gate_with_a_read_only_out_keeps_every_verdict(tmp_path, read_only_out):
+    """A trace the gate could not write turned its model into an ERROR (exit
+    2) and lost the verdict; now the model is judged, the write is noted under
+    its line, and the gate exits 3 (an environment fault)."""
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copy(DIEHARD, models / "diehard.toml")
+    shutil.copy(TWOPHASE, models / "twophase.toml")
+    p = txncheck(tmp_path, "check", "--all", str(models), "--out", "out", "--quiet")
+    assert (p.returncode, p.stderr, "Traceback" in p.stdout) == (3, "", False), p.stdout
+    assert "violation of NotSolved (7 states); expected violation of NotSolved" in p.stdout
+    assert "diehard.itf.json: trace not written (" in p.stdout and "cases: 5 passed, 0 failed, 0 errors" in p.stdout
