@@ -44,7 +44,8 @@ def spark_session(master: str | None = None):
         session = _quietly(builder.getOrCreate)
     except Exception as exc:  # the JVM did not start: usually Java, or a bad master URL
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise EnvironmentFault(f"cannot start Spark (master {master or DEFAULT_MASTER}): {first}; {JAVA_HINT}") from None
+        raise EnvironmentFault(f"cannot start Spark (master {master or DEFAULT_MASTER}): {first}; {JAVA_HINT}"
+                               + ("" if _debug() else " (--debug shows the JVM's own log)")) from None
     session.sparkContext.setLogLevel("ERROR")
     _remember_sigint()
     return session
