@@ -132,8 +132,12 @@ def write_traces(m: Model, spec: Spec, outcome: Outcome, out_dir: str | Path) ->
         if not v.path:
             continue
         name = f"{m.name}.{v.property}" if many else m.name
-        v.trace_file = str(write_trace(
-            out / f"{name}.itf.json", spec, v.path, loop=v.loop,
-            meta={"model": str(m.path), "property": v.property, "kind": v.kind, "engine": outcome.engine,
-                  **getattr(v, "trace_meta", {})},
-        ))
+        dest = out / f"{name}.itf.json"
+        try:
+            v.trace_file = str(write_trace(
+                dest, spec, v.path, loop=v.loop,
+                meta={"model": str(m.path), "property": v.property, "kind": v.kind, "engine": outcome.engine,
+                      **getattr(v, "trace_meta", {})},
+            ))
+        except OSError as exc:  # name the trace, not the temp file the write failed on
+            raise OSError(exc.errno, exc.strerror or str(exc), str(dest)) from None

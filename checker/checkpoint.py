@@ -43,6 +43,7 @@ from hashlib import blake2b
 from pathlib import Path
 
 from .engines import EngineError
+from .failures import EnvironmentFault
 
 FORMAT = "txncheck-checkpoint"
 VERSION = 2
@@ -55,6 +56,11 @@ GRAPH_OPTIONS = ("symmetry", "por", "fingerprints")
 
 class CheckpointError(EngineError):
     """A checkpoint that cannot be written or resumed; one line naming the folder."""
+
+
+class CheckpointWriteError(CheckpointError, EnvironmentFault):
+    """The disk refused a checkpoint (read-only, full): an environment fault,
+    exit 3, not bad input."""
 
 
 # -- the typed encoding ----------------------------------------------------------
@@ -369,11 +375,12 @@ class Checkpointer:
         self.writes = 0
         self.resumed_from: int | None = None
         self.interrupted = False
+        self.failed: str | None = None  # the write the disk refused; no write follows it
         self._old_sigint = None
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise CheckpointError(f"{self.dir}: cannot create checkpoint folder ({exc.strerror})") from None
+            raise CheckpointWriteError(f"{self.dir}: cannot create checkpoint folder ({exc.strerror})") from None
 
     # Ctrl-C while checkpointing: the handler only sets a flag, which the bfs
     # loop reads between expansions, so the run stops at a consistent point and
@@ -398,7 +405,10 @@ class Checkpointer:
             self._old_sigint = None
 
     def summary(self) -> dict:
-        return {"dir": str(self.dir), "writes": self.writes, "resumed_from_states": self.resumed_from}
+        out = {"dir": str(self.dir), "writes": self.writes, "resumed_from_states": self.resumed_from}
+        if self.failed:
+            out["error"] = self.failed
+        return out
 
     def due(self, now: float) -> bool:
         return now - self.last >= self.interval
@@ -407,6 +417,20 @@ class Checkpointer:
     # has been fully expanded, so `next` is where a resumed run starts.
     def write(self, *, generated: int, depth: int, lo: int, hi: int, next: int,
               generated_by_action: dict, witnesses_found) -> None:
+        """Raises CheckpointWriteError when the disk refuses; the checkpoint
+        on disk is then still the last complete one, and no write follows
+        (the node table already holds what the failed segment would have)."""
+        if self.failed:
+            return
+        try:
+            self._write(generated=generated, depth=depth, lo=lo, hi=hi, next=next,
+                        generated_by_action=generated_by_action, witnesses_found=witnesses_found)
+        except CheckpointWriteError as exc:
+            self.failed = str(exc)
+            raise
+
+    def _write(self, *, generated: int, depth: int, lo: int, hi: int, next: int,
+               generated_by_action: dict, witnesses_found) -> None:
         ex, saved = self.ex, self.saved
         n_act, n_st, n_ed = len(ex.actions), len(ex.states), len(ex.src)
         nodes = bytearray()
@@ -599,7 +623,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
                 tmp.unlink()
         except OSError:
             pass
-        raise CheckpointError(f"{path}: cannot write checkpoint ({exc.strerror})") from None
+        raise CheckpointWriteError(f"{path}: cannot write checkpoint ({exc.strerror})") from None
 
 
 def open_checkpointer(job, ex):
@@ -620,5 +644,5 @@ def open_checkpointer(job, ex):
         except FileNotFoundError:
             pass
         except OSError as exc:
-            raise CheckpointError(f"{old}: cannot replace the old checkpoint ({exc.strerror})") from None
+            raise CheckpointWriteError(f"{old}: cannot replace the old checkpoint ({exc.strerror})") from None
     return ck, None

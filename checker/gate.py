@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .api import Report, check_model
+from .api import Report, check_model, write_traces
 from .model import HOLDS_FOR, Model, ModelError, find_models, load_model
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
@@ -53,16 +53,19 @@ class ModelResult:
     seconds: float = 0.0
     interrupted: bool = False
     note: str | None = None        # how the gate ran this model differently from the command line
+    fault: str | None = None       # an environment fault: a missing extra, a trace the disk refused (exit 3)
 
     @property
     def exit_code(self) -> int:
         if self.interrupted and self.report is None:   # Ctrl-C before the search began
             return 3
+        if self.fault is not None and self.report is None:  # the machine, not the model
+            return 3
         if self.error is not None or any(c.status == ERROR for c in self.cases):
             return 2
         if any(c.status == FAILED for c in self.cases) and not self._only_incomplete():
             return 1
-        if self.interrupted or self._only_incomplete():
+        if self.interrupted or self._only_incomplete() or self.fault is not None:
             return 3
         return 0
 
@@ -221,15 +224,23 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
             # fail a liveness model over it: the model runs in one process.
             options = {k: v for k, v in options.items() if k != "workers"}
             r.note = "in one process: --workers cannot keep the state graph that temporal properties need"
-        r.report = check_model(r.model, engine=engine_name, out_dir=out_dir, progress=progress,
+        r.report = check_model(r.model, engine=engine_name, out_dir=None, progress=progress,
                                max_seconds=max_seconds, max_states=max_states, options=options)
+        try:  # a trace the disk refuses loses no verdict: the model is judged, the write reported
+            write_traces(r.model, r.report.spec, r.report.outcome, out_dir)
+        except OSError as exc:
+            r.fault = f"{exc.filename or out_dir}: trace not written ({exc.strerror or exc})"
+            r.note = r.fault if r.note is None else f"{r.note}; {r.fault}"
     except bad_input_errors() as exc:
         r.error = str(exc)
     except KeyboardInterrupt:   # outside the search loop (loading, Z3's checks): stop, report what was done
         r.error = f"{path}: interrupted"
         r.interrupted = True
     except Exception as exc:  # a crash inside a spec must not stop the gate
-        r.error = f"{path}: {classify(exc, bad_input_errors())[1]}"
+        code, line = classify(exc, bad_input_errors())
+        r.error = f"{path}: {line}"
+        if code == 3:  # a missing extra, no Java: exit 3, not bad input
+            r.fault = r.error
     r.seconds = time.monotonic() - t0
     if r.error is not None:
         r.cases = [Case("load", ERROR, r.error, kind="model")]

@@ -57,6 +57,15 @@ class SweepError(ModelError):
     """A bad sweep file; the message names the file."""
 
 
+class SweepOutputError(OSError):
+    """The campaign ran but its table could not be written (a full disk):
+    the rows and the Markdown table are kept, so the command still prints them."""
+
+    def __init__(self, message: str, rows: list[dict], table: str) -> None:
+        super().__init__(message)
+        self.rows, self.table = rows, table
+
+
 @dataclass
 class Cell:
     index: int
@@ -192,18 +201,23 @@ def cell_model(cell: Cell):
 
 def run_cell(cell: Cell, engine: str, max_seconds, max_states, trace_root: str) -> dict:
     """Check one cell (inside a Spark task); returns its table row."""
-    from .api import check_model
+    from .api import check_model, write_traces
 
     row: dict[str, Any] = {"cell": cell.index, "model": cell.model_name, "variant": cell.variant, **cell.constants}
     t0 = time.monotonic()
     try:
         report = check_model(cell_model(cell), engine=engine, max_seconds=max_seconds, max_states=max_states,
-                             keep_graph=False, out_dir=str(Path(trace_root) / cell.label))
+                             keep_graph=False)
     except ValueError as exc:  # bad input that slipped past validation: keep the campaign going
         row.update({c: None for c in RESULT_COLUMNS})
         row.update(verdict="error", error=str(exc).splitlines()[0], seconds=round(time.monotonic() - t0, 2))
         return row
     o = report.outcome
+    write_error = None
+    try:  # a trace that cannot be written (a full disk) loses no verdict: the row says so
+        write_traces(report.model, report.spec, o, Path(trace_root) / cell.label)
+    except OSError as exc:
+        write_error = f"{exc.filename}: trace not written ({exc.strerror or exc})"
     v = next((v for v in o.violations if v.path), o.violations[0] if o.violations else None)
     row.update(
         verdict=o.verdict,
@@ -214,7 +228,7 @@ def run_cell(cell: Cell, engine: str, max_seconds, max_states, trace_root: str) 
         depth=o.depth,
         seconds=round(o.seconds, 2),
         trace=v.trace_file if v else None,
-        error=None,
+        error=write_error,
     )
     return row
 
@@ -225,7 +239,7 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, master: str | None = None, p
     from .sweep_table import write_tables
 
     out = Path(out_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    _writable(out / "traces")  # a read-only --out fails here, in one line, before Spark starts
     traces = str(out / "traces")
     session = spark_session(master)
     engine, max_seconds, max_states = sweep.engine, sweep.max_seconds, sweep.max_states
@@ -244,8 +258,26 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, master: str | None = None, p
         title += f"\n\nModel: {Path(models[0]).relative_to(Path.cwd()) if Path(models[0]).is_relative_to(Path.cwd()) else models[0]}"
     else:
         shown = columns
-    write_tables([{c: r[c] for c in shown} for r in rows], shown, out, title=title)
+    try:
+        write_tables([{c: r[c] for c in shown} for r in rows], shown, out, title=title)
+    except OSError as exc:
+        from .sweep_table import markdown
+
+        text = (f"{title}\n\n" if title else "") + markdown([{c: r[c] for c in shown} for r in rows], shown) + "\n"
+        where = exc.filename or out
+        raise SweepOutputError(f"{where}: cannot write the sweep table ({exc.strerror or exc})", rows, text) from None
     return rows
+
+
+def _writable(folder: Path) -> None:
+    """Create the folder and a file in it (removed at once); an OSError names the folder."""
+    import os
+    import tempfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, probe = tempfile.mkstemp(prefix=".probe-", dir=folder)
+    os.close(fd)
+    os.unlink(probe)
 
 
 def unmet_expectations(sweep: Sweep, rows: list[dict]) -> list[str]:

@@ -5,7 +5,8 @@ on stderr (never a traceback), and that nothing was written outside `--out`.
 Classes (the issue's numbering): 1 missing extras, 2 output errors, 4 parsers of
 untrusted input, 7 replay of an edited trace, 8 special files, 9 terminal and
 renderers, 11 errors in a spec's own code. Signals (3) and planted symlinks (6)
-are in tests/test_hostile_faults.py.
+are in tests/test_hostile_faults.py; read-only and full disks (2) in
+tests/test_hostile_outputs.py.
 """
 
 from __future__ import annotations
@@ -98,6 +99,20 @@ def test_sweep_without_pyspark(tmp_path):
     one_error_line(p, 3, "pyspark", info_lines=1)  # the "sweep ...: N cells" line comes first
 
 
+def test_gate_without_pyspark_is_an_environment_fault(tmp_path):
+    """Every model an ERROR and exit 2 (bad input) used to be the gate's answer
+    to a missing pyspark; it is the machine, not the models: exit 3."""
+    models = tmp_path / "models"
+    models.mkdir()
+    for name in ("diehard.toml", "twophase-rm3.toml"):
+        (models / name).write_text((REPO / "models" / "classic" / name).read_text())
+    p = txncheck(tmp_path, "check", "--all", str(models), "--engine", "spark", "--quiet", "--json",
+                 env=_missing(tmp_path, "pyspark"))
+    assert (p.returncode, p.stderr) == (3, "")
+    doc = json.loads(p.stdout)
+    assert doc["exit_code"] == 3 and [m["exit_code"] for m in doc["models"]] == [3, 3]
+
+
 def test_zookeeper_store_without_kazoo(tmp_path):
     p = txncheck(tmp_path, "replay", str(PIP_TRACE), "--store", "zookeeper", env=_missing(tmp_path, "kazoo"))
     one_error_line(p, 3, "kazoo", "txncheck[zookeeper]")
@@ -155,16 +170,7 @@ def test_graph_output_to_a_folder(tmp_path):
     one_error_line(p, 3, "out")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_violation_kept_when_out_is_read_only(tmp_path):
-    (tmp_path / "work" / "out").mkdir(parents=True)
-    os.chmod(tmp_path / "work" / "out", 0o555)
-    try:
-        p = txncheck(tmp_path, "check", str(DIEHARD), "--out", "out", "--quiet")
-    finally:
-        os.chmod(tmp_path / "work" / "out", 0o755)
-    one_error_line(p, 1, "cannot write")
-    assert "verdict: violation" in p.stdout
+# read-only and full `--out`, `-o`, checkpoint and sweep folders: tests/test_hostile_outputs.py
 
 
 # -- 4. parsers of untrusted input -------------------------------------------------
@@ -282,6 +288,30 @@ def test_escape_sequences_never_reach_the_terminal(tmp_path):
     p = txncheck(tmp_path, "show", str(trace_file(tmp_path, doc)))
     assert (p.returncode, p.stderr) == (0, "")
     assert "\x1b" not in p.stdout and "\x07" not in p.stdout and "\\x1b]0;owned" in p.stdout
+
+
+ESC = "\\u001b]0;owned\\u0007\\u001b[2J"   # TOML escapes: the file is valid, its text is hostile
+
+
+def test_list_escapes_a_model_files_description_and_name(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "a.toml").write_text(f'spec = "diehard"\ndescription = "{ESC}"\n')
+    (models / "b.toml").write_text(f'spec = "x{ESC}"\n')
+    (models / "c\x1b[2J.toml").write_text('spec = "diehard"\n')
+    p = txncheck(tmp_path, "list", str(models))
+    assert (p.returncode, p.stderr) == (0, "")
+    assert "\x1b" not in p.stdout and "\x07" not in p.stdout
+    assert p.stdout.count("\\x1b") == 5
+
+
+def test_gate_escapes_a_model_files_name(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "die\x1b[2J.toml").write_text(DIEHARD.read_text())
+    p = txncheck(tmp_path, "check", "--all", str(models), "--out", "out", "--quiet")
+    assert (p.returncode, p.stderr) == (0, "") and "PASS" in p.stdout
+    assert "\x1b" not in p.stdout and "die\\x1b[2J.toml" in p.stdout
 
 
 # -- 11. errors in a spec's own code -------------------------------------------------------

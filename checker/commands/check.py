@@ -108,6 +108,9 @@ def run(args) -> int:
         write_traces(report.model, report.spec, report.outcome, args.out)
     except OSError as exc:
         write_error = f"{exc.filename or args.out}: cannot write the counterexample trace ({exc.strerror or exc})"
+    ck_error = (report.outcome.extra.get("checkpoint") or {}).get("error")
+    if ck_error:  # the run stopped there (incomplete) or had ended: the checkpoint on disk is the last good one
+        write_error = ck_error
     if args.json:
         print(json.dumps(report.to_json()))
     else:
@@ -192,8 +195,10 @@ def human_report(report: Report) -> str:
     if ck:
         resumed = f", resumed from {ck['resumed_from_states']:,} states" if ck.get("resumed_from_states") else ""
         writes = f"{ck['writes']} write{'' if ck['writes'] == 1 else 's'}"
-        lines.append(f"checkpoint: {ck['dir']} ({writes}{resumed})"
-                     + (f"; continue with --resume {ck['dir']}" if o.verdict == "incomplete" else ""))
+        failed = ", then a write failed" if ck.get("error") else ""
+        resumable = o.verdict == "incomplete" and (ck["writes"] or ck.get("resumed_from_states"))
+        lines.append(f"checkpoint: {ck['dir']} ({writes}{resumed}{failed})"
+                     + (f"; continue with --resume {ck['dir']}" if resumable else ""))
     if o.coverage:
         lines.append("coverage (action: generated / distinct):")
         width = max(len(n) for n in o.coverage)

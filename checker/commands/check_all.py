@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from ..gate import ERROR, FAILED, GateResult, ModelResult, run_gate
 from ..model import ModelError, shipped_models_dir
 from ..progress import Progress
+from ..render import terminal_safe
 
 MARK = {0: "PASS", 1: "FAIL", 2: "ERROR", 3: "INCOMPLETE"}
 
@@ -23,11 +25,13 @@ def run_gate_command(args, options: dict) -> int:
             raise ModelError("models/: no such folder (give the folder of model files)")
         roots = [shipped]
     progress = None if args.quiet else (lambda label: Progress(label))
-    echo = None if args.json else (lambda r: print(model_line(r), flush=True))
+    # a model file's name and the gate's messages are untrusted text: no escape reaches the terminal
+    echo = None if args.json else (lambda r: print(terminal_safe(model_line(r)), flush=True))
     result = run_gate(roots, engine=args.engine, out_dir=args.out, max_seconds=args.max_seconds,
                       max_states=args.max_states, progress_factory=progress, on_result=echo, options=options)
     from ..reports.output import ReportError
 
+    write_error = None
     try:
         if args.junit:
             from ..reports.junit import write_junit
@@ -37,12 +41,18 @@ def run_gate_command(args, options: dict) -> int:
             from ..reports.sarif import write_sarif
 
             write_sarif(result, args.sarif)
-    except ReportError as exc:
-        raise UsageError(str(exc)) from None
+    except ReportError as exc:  # the summary is printed all the same, then this line
+        write_error = str(exc)
     if args.json:
         print(json.dumps(result.to_json()))
     else:
         print(summary_line(result))
+    if write_error:
+        from ..failures import one_line
+
+        print(f"txncheck: error: {one_line(write_error)}", file=sys.stderr)
+        # worst first: a model that could not be checked (2) or an unmet expectation (1) outranks the lost file
+        return result.exit_code if result.exit_code in (1, 2) else 3
     return result.exit_code
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ...spec.registry import registered
 from ..model import ModelError, find_models, load_model, shipped_models_dir
+from ..render import terminal_safe
 
 
 def register(sub) -> None:
@@ -20,7 +21,7 @@ def register(sub) -> None:
 def run(args) -> int:
     if args.specs:
         for name, (target, origin) in sorted(registered().items()):
-            print(f"{name}  {target}  ({origin})")
+            print(terminal_safe(f"{name}  {target}  ({origin})"))
         return 0
     root = Path(args.dir) if args.dir else shipped_models_dir()
     if root is None or not root.exists():
@@ -36,5 +37,5 @@ def run(args) -> int:
             shown = path.relative_to(Path.cwd())
         except ValueError:
             shown = path
-        print(f"{shown}  {desc}")
+        print(terminal_safe(f"{shown}  {desc}"))  # a model file's description is untrusted text
     return 0

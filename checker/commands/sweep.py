@@ -9,7 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-from ..sweep import load_sweep, run_sweep, unmet_expectations
+from ..render import terminal_safe
+from ..sweep import SweepOutputError, load_sweep, run_sweep, unmet_expectations
 
 
 def register(sub) -> None:
@@ -25,17 +26,31 @@ def run(args) -> int:
     sweep = load_sweep(args.sweep)
     out = Path(args.out) if args.out else Path("out") / "sweeps" / sweep.name
     print(f"sweep {sweep.path}: {len(sweep.cells)} cells, engine {sweep.engine} in each Spark task", file=sys.stderr)
-    rows = run_sweep(sweep, out, master=args.master)
+    table_error = None
+    try:
+        rows = run_sweep(sweep, out, master=args.master)
+        table = (out / "results.md").read_text(encoding="utf-8")
+    except SweepOutputError as exc:  # the campaign ran: print its rows all the same
+        rows, table, table_error = exc.rows, exc.table, str(exc)
     unmet = unmet_expectations(sweep, rows)
     if args.json:
         print(json.dumps({"sweep": str(sweep.path), "out": str(out), "rows": rows, "unmet": unmet}))
     else:
-        print((out / "results.md").read_text(encoding="utf-8"), end="")
-        print(f"\ntable: {out / 'results.parquet'}, {out / 'results.csv'}, {out / 'results.md'}")
+        print(terminal_safe(table), end="")  # the sweep file's description and bounds are untrusted text
+        if not table_error:
+            print(f"\ntable: {out / 'results.parquet'}, {out / 'results.csv'}, {out / 'results.md'}")
         for line in unmet:
-            print(f"unmet expectation: {line}")
+            print(terminal_safe(f"unmet expectation: {line}"))
+    # an output that could not be written: one line, after the results
+    lost = [table_error] if table_error else []
+    lost += [r["error"] for r in rows if r["verdict"] not in ("incomplete", "error") and r.get("error")]
+    if lost:
+        from ..failures import one_line
+
+        more = f" (and {len(lost) - 1} more)" if len(lost) > 1 else ""
+        print(f"txncheck: error: {one_line(lost[0])}{more}", file=sys.stderr)
     if unmet:
         return 1
-    if any(r["verdict"] in ("incomplete", "error") for r in rows):
+    if lost or any(r["verdict"] in ("incomplete", "error") for r in rows):
         return 3
     return 0

@@ -169,7 +169,7 @@ def _explore(job: Job) -> Outcome:
     violation: Violation | None = None
     incomplete: str | None = None
     # --checkpoint / --resume (checker/checkpoint.py): restore, then write periodically.
-    from ..checkpoint import open_checkpointer
+    from ..checkpoint import CheckpointWriteError, open_checkpointer
     ckpt, resumed = open_checkpointer(job, ex)
     if ckpt is not None:
         ckpt.catch_sigint()  # Ctrl-C then stops between expansions, with a final checkpoint
@@ -262,9 +262,13 @@ def _explore(job: Job) -> Outcome:
                         stop_at = i + 1
                         break
                     if ckpt is not None and ckpt.due(now):
-                        ckpt.write(generated=generated, depth=depth, lo=lo, hi=hi, next=i + 1,
-                                   generated_by_action=gen_by_action, witnesses_found=[
-                                       n for n, ok in found_witnesses.items() if ok])
+                        try:
+                            ckpt.write(generated=generated, depth=depth, lo=lo, hi=hi, next=i + 1,
+                                       generated_by_action=gen_by_action, witnesses_found=[
+                                           n for n, ok in found_witnesses.items() if ok])
+                        except CheckpointWriteError:  # a full or read-only disk: stop, report what was found
+                            incomplete = "checkpoint not written"
+                            break
                     if progress is not None:
                         progress.update(distinct=len(states), generated=generated,
                                         queue=len(states) - i - 1, depth=depth)
@@ -284,9 +288,12 @@ def _explore(job: Job) -> Outcome:
         if ckpt is not None:
             ckpt.release_sigint()
     if ckpt is not None and stop_at is not None:
-        ckpt.write(generated=generated, depth=depth, lo=lo, hi=hi, next=stop_at,
-                   generated_by_action=gen_by_action,
-                   witnesses_found=[n for n, ok in found_witnesses.items() if ok])
+        try:
+            ckpt.write(generated=generated, depth=depth, lo=lo, hi=hi, next=stop_at,
+                       generated_by_action=gen_by_action,
+                       witnesses_found=[n for n, ok in found_witnesses.items() if ok])
+        except CheckpointWriteError:
+            pass  # the summary says so; `check` reports it in one line
     seconds = time.monotonic() - t0
     if progress is not None:
         progress.done()

@@ -38,7 +38,7 @@ from ..job import Job, Outcome, Violation
 from . import EngineError
 from .bfs import peak_memory_mb
 from .spark_checkpoint import (
-    Manifest, check_identity, identity, is_remote, level_path, read_manifest, write_manifest,
+    Manifest, check_identity, check_writable, identity, is_remote, level_path, read_manifest, write_manifest,
 )
 from .spark_revive import ShapeError, Shapes, class_name, resolve_class
 from .spark_session import check_master, is_local, spark_session
@@ -92,6 +92,8 @@ def run(job: Job) -> Outcome:
         manifest = read_manifest(resume)  # fail on a bad checkpoint before starting Spark
         check_identity(resume, manifest, identity(wj))
     check_master(job.options.get("master"), resume or ckpt)   # before Spark starts, in seconds
+    if resume or ckpt:
+        check_writable(resume or ckpt)
     session = spark_session(job.options.get("master"))
     root = resume or ckpt
     temporary = root is None

@@ -81,6 +81,21 @@ def write_manifest(root: str, m: Manifest) -> None:
         raise
 
 
+def check_writable(root: str) -> None:
+    """Create the run directory and a file in it (removed at once), before
+    Spark starts: a read-only or unusable folder is one line (exit 3), not a
+    failed Spark job with a Java stack trace."""
+    from ..failures import EnvironmentFault
+
+    try:
+        Path(root).mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".probe-", dir=root)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise EnvironmentFault(f"{root}: cannot write checkpoint ({exc.strerror or exc})") from None
+
+
 def read_manifest(root: str) -> Manifest:
     """The manifest of a run directory; any problem is one line (EngineError)."""
     path = Path(root) / MANIFEST

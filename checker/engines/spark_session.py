@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
+import threading
 
 from ..failures import EnvironmentFault
 from . import EngineError
@@ -39,12 +41,131 @@ def spark_session(master: str | None = None):
         .config("spark.driver.memory", "1g")
     )
     try:
-        session = builder.getOrCreate()
+        session = _quietly(builder.getOrCreate)
     except Exception as exc:  # the JVM did not start: usually Java, or a bad master URL
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise EnvironmentFault(f"cannot start Spark (master {master or DEFAULT_MASTER}): {first}; {JAVA_HINT}") from None
+        raise EnvironmentFault(f"cannot start Spark (master {master or DEFAULT_MASTER}): {first}; {JAVA_HINT}"
+                               + ("" if _debug() else " (--debug shows the JVM's own log)")) from None
     session.sparkContext.setLogLevel("ERROR")
+    _remember_sigint()
     return session
+
+
+def _debug() -> bool:
+    return os.environ.get("TXNCHECK_DEBUG") == "1" or "--debug" in sys.argv
+
+
+def _quietly(start):
+    """Start the JVM with its stderr on /dev/null (unless --debug): its log
+    lines, and the Python workers' tracebacks that it relays, never reach
+    the terminal; a failure still reaches txncheck as an exception and ends
+    as one line. py4j's own records (logged on the root logger, which would
+    print them as tracebacks on Ctrl-C) are dropped the same way. The JVM
+    dies with this process (SIGTERM, so Spark's shutdown hooks remove its
+    temp folders), also when Ctrl-C lands while it starts: pyspark would
+    leave it running."""
+    import pyspark.java_gateway as gateway
+
+    real_popen, launched = gateway.Popen, []
+
+    def popen(cmd, **kw):
+        inner = kw.get("preexec_fn")
+
+        def preexec():
+            if inner is not None:
+                inner()
+            _die_with_parent()
+
+        if threading.current_thread() is threading.main_thread():  # PDEATHSIG is tied to this thread
+            kw["preexec_fn"] = preexec
+        launched.append(real_popen(cmd, **kw))
+        return launched[-1]
+
+    gateway.Popen = popen
+    quiet = not _debug()
+    if quiet:
+        _drop_spark_log_records()
+        sys.stderr.flush()
+        saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)  # the JVM (spark-submit) inherits fd 2
+    try:
+        return start()
+    except BaseException:
+        for proc in launched:  # interrupted or failed while it started
+            if proc.poll() is None:
+                proc.terminate()
+        raise
+    finally:
+        gateway.Popen = real_popen
+        if quiet:
+            os.dup2(saved, 2)
+            os.close(saved)
+            os.close(devnull)
+
+
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+
+
+def _drop_spark_log_records() -> None:
+    import logging
+
+    root = logging.getLogger()
+    if any(isinstance(f, _NotSpark) for h in root.handlers for f in h.filters):
+        return
+    if not root.handlers:  # else py4j's logging.exception() would add a stderr handler (basicConfig)
+        handler = logging.StreamHandler()
+        handler.setLevel(logging.WARNING)
+        root.addHandler(handler)
+    for h in root.handlers:
+        h.addFilter(_NotSpark())
+
+
+class _NotSpark:
+    """A logging filter: no record from py4j or pyspark."""
+
+    def filter(self, record) -> bool:
+        return not record.pathname.startswith(_SPARK_DIRS)
+
+
+def _spark_dirs() -> tuple[str, ...]:
+    import importlib.util
+
+    dirs = []
+    for name in ("py4j", "pyspark"):
+        spec = importlib.util.find_spec(name)
+        if spec and spec.submodule_search_locations:
+            dirs.extend(os.path.join(d, "") for d in spec.submodule_search_locations)
+    return tuple(dirs)
+
+
+_SPARK_DIRS = _spark_dirs()
+
+
+def _remember_sigint() -> None:
+    """pyspark replaces the SIGINT handler with its own (cancel the jobs, raise
+    KeyboardInterrupt); chain it to txncheck's record of the signal, so an
+    interrupt that py4j swallows still cannot end in a success."""
+    from .. import failures
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    spark_handler = signal.getsignal(signal.SIGINT)
+    if not callable(spark_handler) or getattr(spark_handler, "_txncheck", False):
+        return
+
+    def on_sigint(signum, frame):
+        if not failures.interrupted:
+            failures.interrupted.append("SIGINT")
+        spark_handler(signum, frame)
+
+    on_sigint._txncheck = True
+    signal.signal(signal.SIGINT, on_sigint)
 
 
 def check_master(master: str | None, shared_dir: str | None) -> None:
