@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from pathlib import Path
 
-from .engines import EngineError
+from .errors import EngineError
 
 FORMAT = "txncheck-checkpoint"
 VERSION = 2

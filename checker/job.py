@@ -33,7 +33,7 @@ class Job:
 
     def reject_options(self, engine: str, supported: set[str]) -> None:
         """Fail with one line if the job asks for an option this engine lacks."""
-        from .engines import EngineError
+        from .errors import EngineError
 
         for name in sorted(set(self.options) - supported - {"model"}):
             if self.options[name]:

@@ -43,10 +43,11 @@ from multiprocessing.connection import wait
 
 from .. import reductions
 from ..encoding import Fingerprinter
+from ..errors import EngineError
+from ..exploration import action_coverage, gc_paused, peak_memory_mb, search_outcome
 from ..job import Job, Outcome, Violation
+from ..reductions.fingerprints import FingerprintExploration
 from ..verdicts import Verdicts
-from . import EngineError
-from .bfs import action_coverage, peak_memory_mb
 
 SPLIT_AT = 1000  # states in a level before the workers are forked
 BATCH = 2048  # states a worker expands between messages
@@ -349,8 +350,12 @@ class _Remote:
 
 
 def run(job: Job) -> Outcome:
-    """Called by bfs.run, which has checked the options and paused the GC."""
-    return _Coordinator(job).run()
+    """`bfs --workers N`, N > 1 (checker.engines chooses it)."""
+    from .bfs import SUPPORTED_OPTIONS
+
+    job.reject_options("bfs", SUPPORTED_OPTIONS)
+    with gc_paused():
+        return _Coordinator(job).run()
 
 
 class _Coordinator:
@@ -366,8 +371,6 @@ class _Coordinator:
         job.options = {**job.options, "fingerprints": True}
         self.job = job
         self.spec = reductions.reduce(job)
-        from ..reductions.fingerprints import FingerprintExploration
-
         self.ex = FingerprintExploration(self.spec)
         self.seen = self.ex.index.seen
         self.fps = self.ex.index.fps
@@ -573,23 +576,18 @@ class _Coordinator:
     def _outcome(self, depth: int, seconds: float) -> Outcome:
         ex, job = self.ex, self.job
         coverage = action_coverage(ex.actions, self.gen_by_action, ex.parent_action)
-        violations = [self.violation] if self.violation else []
-        if self.violation is None and self.incomplete is None:
-            violations += [Violation(n, "witness") for n, ok in self.found.items() if not ok]
-        verdict = "violation" if violations else ("incomplete" if self.incomplete else "ok")
         own = peak_memory_mb()
-        outcome = Outcome(
+        outcome = search_outcome(
+            violation=self.violation,
+            incomplete=self.incomplete,
+            found_witnesses=self.found,
             engine="bfs",
-            verdict=verdict,
             distinct_states=len(self.fps),
             states_generated=self.generated,
             depth=depth,
             seconds=seconds,
-            violations=violations,
             coverage=coverage,
             peak_memory_mb=own + sum(self.peaks),
-            incomplete_reason=self.incomplete,
-            witnesses_found=self.found,
             exploration=ex,
             extra={"workers": {"processes": self.n, "forked": len(self.peaks),
                                "peak_memory_mb": [round(own, 1)] + [round(p, 1) for p in self.peaks]}},

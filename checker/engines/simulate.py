@@ -18,7 +18,7 @@ import random
 import time
 
 from ..job import Job, Outcome, Violation
-from .bfs import peak_memory_mb
+from ..exploration import peak_memory_mb
 
 SUPPORTED_OPTIONS = {"seed", "walks", "walk_depth"}
 

@@ -35,8 +35,8 @@ import time
 
 from ..encoding import decode, encode
 from ..job import Job, Outcome, Violation
-from . import EngineError
-from .bfs import peak_memory_mb
+from ..errors import EngineError
+from ..exploration import peak_memory_mb
 from .spark_checkpoint import (
     Manifest, check_identity, identity, is_remote, level_path, read_manifest, write_manifest,
 )

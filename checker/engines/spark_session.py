@@ -12,8 +12,7 @@ import os
 import shutil
 import sys
 
-from ..failures import EnvironmentFault
-from . import EngineError
+from ..errors import EngineError, EnvironmentFault
 
 DEFAULT_MASTER = "local[*]"
 JAVA_HINT = "Spark needs Java 17 (apt-get install -y openjdk-17-jre-headless)"

@@ -15,8 +15,10 @@ The engine calls `reduce`, then `exploration`, then `finish`.
 
 from __future__ import annotations
 
+from ..errors import ReductionError
+from ..exploration import Exploration
 from .por import PartialOrderReduced
-from .symmetry import ReductionError, SymmetryReduced
+from .symmetry import SymmetryReduced
 
 OPTIONS = {"symmetry", "por", "fingerprints", "exact", "compact"}
 
@@ -55,8 +57,6 @@ def sharer(job):
 def exploration(job, spec):
     """The engine's Exploration for this job, with POR's proviso attached to
     its visited set."""
-    from ..engines.bfs import Exploration
-
     if job.options.get("fingerprints"):
         from .fingerprints import FingerprintExploration
 
