@@ -329,7 +329,7 @@ def identity(job) -> dict:
         "properties": {n: digest(f) for n, f in sorted(job.properties.items())},
         "witnesses": {n: digest(f) for n, f in sorted(job.witnesses.items())},
         "deadlock": bool(job.deadlock),
-        "options": {k: job.options[k] for k in GRAPH_OPTIONS if job.options.get(k)},
+        "options": {k: getattr(job.options, k) for k in GRAPH_OPTIONS if getattr(job.options, k)},
     }
 
 
@@ -604,15 +604,14 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 def open_checkpointer(job, ex):
     """The run's Checkpointer and what it resumes from (None, None when not asked for)."""
-    folder = job.options.get("checkpoint") or job.options.get("resume")
+    opts = job.options  # validated: not with --fingerprints (checker/options.py)
+    folder = opts.checkpoint or opts.resume
     if not folder:
         return None, None
-    if job.options.get("fingerprints"):
-        raise CheckpointError("--checkpoint and --resume need the states; they do not go with --fingerprints")
-    interval = job.options.get("checkpoint_interval") or DEFAULT_INTERVAL
+    interval = opts.checkpoint_interval or DEFAULT_INTERVAL
     ck = Checkpointer(job, ex, folder, float(interval))
-    if job.options.get("resume"):
-        return ck, ck.load(job.options["resume"])
+    if opts.resume:
+        return ck, ck.load(opts.resume)
     # A fresh run: an older checkpoint in the folder would be overwritten piecemeal, so drop it first.
     for old in [ck.dir / MANIFEST, *ck.dir.glob("seg-*.bin")]:
         try:

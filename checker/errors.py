@@ -14,6 +14,10 @@ class EngineError(ValueError):
     """An engine refuses the job: one line, exit 2."""
 
 
+class ModelError(ValueError):
+    """A bad model file, or options that cannot check it; the message names the file."""
+
+
 class ReductionError(EngineError):
     """A reduction cannot apply to this spec or these options."""
 

@@ -13,6 +13,7 @@ import z3
 
 from ..spec.api import Action, Spec, State
 from .invariants import Z3Evaluator, compile_checker
+from .options import Options
 
 # A path is the initial state followed by (action, state) steps.
 Path = list[tuple[Action | None, State]]
@@ -29,16 +30,15 @@ class Job:
     max_seconds: float | None = None
     keep_graph: bool = True
     progress: Any = None  # checker.progress.Progress or None
-    options: dict = field(default_factory=dict)  # engine-specific (master, checkpoint, ...)
+    options: Options = field(default_factory=Options)  # a dict of the same names is read into one
+    model: Any = None  # the checker.model.Model the job comes from, if any
 
-    def reject_options(self, engine: str, supported: set[str]) -> None:
-        """Fail with one line if the job asks for an option this engine lacks."""
-        from .errors import EngineError
+    def __post_init__(self) -> None:
+        self.options = Options.of(self.options)
 
-        for name in sorted(set(self.options) - supported - {"model"}):
-            if self.options[name]:
-                flag = "--" + name.replace("_", "-")
-                raise EngineError(f"engine {engine!r} does not support {flag}")
+    def validate(self, engine: str) -> None:
+        """Fail with one line if the options do not go with this engine or model."""
+        self.options.validate(self.model, engine, keep_graph=self.keep_graph)
 
     def invariant_checker(self) -> Callable[[Mapping], str | None]:
         """obs -> name of the first violated property, or None."""

@@ -36,7 +36,7 @@ def get_engine(name: str):
 
 def run_bfs(job):
     """The bfs engine: in process, or in forked workers with --workers N > 1."""
-    if (job.options.get("workers") or 1) > 1:
+    if job.options.workers > 1:
         from .parallel import run
     else:
         from .bfs import run

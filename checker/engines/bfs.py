@@ -27,16 +27,11 @@ from ..verdicts import Verdicts
 CHECK_EVERY = 1024  # expansions between clock/budget/progress checks
 
 
-SUPPORTED_OPTIONS: set[str] = {"checkpoint", "resume", "checkpoint_interval"}
-SUPPORTED_OPTIONS |= reductions.OPTIONS  # --symmetry --por --fingerprints --exact --compact
-SUPPORTED_OPTIONS.add("workers")  # --workers 1; more: checker.engines runs engines/parallel.py
-
-
 def run(job: Job) -> Outcome:
     """The in-process search; `checker.engines.get_engine("bfs")` runs
     parallel.py instead when the job asks for more than one worker."""
-    job.reject_options("bfs", SUPPORTED_OPTIONS)
-    if (job.options.get("workers") or 1) > 1:
+    job.validate("bfs")
+    if job.options.workers > 1:
         raise EngineError("--workers N runs through checker.engines.get_engine('bfs'), not engines.bfs.run")
     with gc_paused():
         return _explore(job)

@@ -39,6 +39,7 @@ import signal
 import time
 from array import array
 from collections import Counter
+from dataclasses import replace
 from multiprocessing.connection import wait
 
 from .. import reductions
@@ -52,14 +53,7 @@ from ..verdicts import Verdicts
 SPLIT_AT = 1000  # states in a level before the workers are forked
 BATCH = 2048  # states a worker expands between messages
 
-# Options a --workers run refuses, with the reason.
-REFUSED = {
-    "exact": "--workers keeps 64-bit fingerprints, so it excludes --exact",
-    "compact": "--workers keeps fingerprints, not states, so --compact has nothing to share",
-    "por": "--por's cycle proviso needs the whole visited set in one process; drop --workers",
-    "checkpoint": "--workers does not write checkpoints; drop one of them",
-    "resume": "--workers does not resume checkpoints; drop one of them",
-}
+# The options a --workers run refuses are checker/options.py's REFUSED_BY_WORKERS.
 
 
 class Part:
@@ -351,24 +345,17 @@ class _Remote:
 
 def run(job: Job) -> Outcome:
     """`bfs --workers N`, N > 1 (checker.engines chooses it)."""
-    from .bfs import SUPPORTED_OPTIONS
-
-    job.reject_options("bfs", SUPPORTED_OPTIONS)
+    job.validate("bfs")
     with gc_paused():
         return _Coordinator(job).run()
 
 
 class _Coordinator:
     def __init__(self, job: Job) -> None:
-        n = job.options.get("workers") or 1
-        for name, why in REFUSED.items():
-            if job.options.get(name):
-                raise EngineError(why)
-        if "fork" not in multiprocessing.get_all_start_methods():
-            raise EngineError("--workers needs the fork start method, which this platform lacks")
-        self.n = n
-        # the visited set is the --fingerprints one, and the report says so
-        job.options = {**job.options, "fingerprints": True}
+        self.n = job.options.workers
+        # The visited set is the --fingerprints one, and the report says so:
+        # the coordinator's job, derived from the caller's, which stays as given.
+        job = replace(job, options=replace(job.options, fingerprints=True))
         self.job = job
         self.spec = reductions.reduce(job)
         self.ex = FingerprintExploration(self.spec)

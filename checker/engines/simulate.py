@@ -20,15 +20,13 @@ import time
 from ..job import Job, Outcome, Violation
 from ..exploration import peak_memory_mb
 
-SUPPORTED_OPTIONS = {"seed", "walks", "walk_depth"}
-
-
 def run(job: Job) -> Outcome:
-    job.reject_options("simulate", SUPPORTED_OPTIONS)
+    job.validate("simulate")
     spec = job.spec
-    rng = random.Random(job.options.get("seed", 0))
-    walks = job.options.get("walks", 1000)
-    walk_depth = job.options.get("walk_depth", 100)
+    opts = job.options
+    rng = random.Random(opts.seed if opts.seed is not None else 0)
+    walks = opts.walks if opts.walks is not None else 1000
+    walk_depth = opts.walk_depth if opts.walk_depth is not None else 100
     check = job.invariant_checker()
     inits = list(spec.init_states())
     seen: set = set()

@@ -44,7 +44,6 @@ from .spark_revive import ShapeError, Shapes, class_name, resolve_class
 from .spark_session import check_master, is_local, spark_session
 from .spark_worker import OUT_DDL, WorkerJob, expander, signed_fingerprint
 
-SUPPORTED_OPTIONS = {"master", "checkpoint", "resume", "stop_after_level"}
 # Set for the run (and restored): the dedupe shuffle hash-partitions the new
 # level by fingerprint into exactly `partitions` parts, which are written as
 # they are and become the next level's expansion tasks.
@@ -60,7 +59,7 @@ def worker_job(job: Job) -> WorkerJob:
     from ...spec.registry import load_spec_class
 
     spec = job.spec
-    model = job.options.get("model")
+    model = job.model
     name = getattr(model, "spec_name", None) or spec.name
     try:
         cls = load_spec_class(name)
@@ -79,11 +78,9 @@ def worker_job(job: Job) -> WorkerJob:
 
 
 def run(job: Job) -> Outcome:
-    job.reject_options("spark", SUPPORTED_OPTIONS)
+    job.validate("spark")  # --checkpoint and --resume name one directory
     wj = worker_job(job)
-    ckpt, resume = job.options.get("checkpoint"), job.options.get("resume")
-    if ckpt and resume and ckpt.rstrip("/") != resume.rstrip("/"):
-        raise EngineError("--resume continues in its own directory: drop --checkpoint or give the same DIR")
+    ckpt, resume = job.options.checkpoint, job.options.resume
     for d in (ckpt, resume):
         if d and is_remote(d):
             raise EngineError(f"{d}: checkpoints on remote storage are not supported; use a path every executor mounts")
@@ -91,8 +88,8 @@ def run(job: Job) -> Outcome:
     if resume:
         manifest = read_manifest(resume)  # fail on a bad checkpoint before starting Spark
         check_identity(resume, manifest, identity(wj))
-    check_master(job.options.get("master"), resume or ckpt)   # before Spark starts, in seconds
-    session = spark_session(job.options.get("master"))
+    check_master(job.options.master, resume or ckpt)   # before Spark starts, in seconds
+    session = spark_session(job.options.master)
     root = resume or ckpt
     temporary = root is None
     if temporary:
@@ -256,7 +253,7 @@ class _Search:
         line; anything else, including an exception in the spec, goes up as is."""
         from pyspark.errors import PythonException
 
-        if isinstance(exc, (EngineError, PythonException, KeyboardInterrupt)) or not self.job.options.get("resume"):
+        if isinstance(exc, (EngineError, PythonException, KeyboardInterrupt)) or not self.job.options.resume:
             return exc
         return EngineError(f"{self.root}: cannot read the checkpoint at level {k} ({_first_line(exc)[:200]})")
 
@@ -304,7 +301,7 @@ class _Search:
         job = self.job
         t0 = time.monotonic()
         deadline = t0 + job.max_seconds if job.max_seconds else None
-        stop_after = job.options.get("stop_after_level")
+        stop_after = job.options.stop_after_level
         progress = job.progress
         violation = None
         incomplete = None
@@ -366,7 +363,7 @@ class _Search:
             extra={"spark": {"master": self.session.sparkContext.master, "levels": list(m.levels),
                              "phase_seconds": {p: round(x, 3) for p, x in self.phases.items()},
                              "worker_seconds": {p: round(x, 3) for p, x in self.worker.items()},
-                             "checkpoint": self.job.options.get("checkpoint") or self.job.options.get("resume")}},
+                             "checkpoint": self.job.options.checkpoint or self.job.options.resume}},
         )
 
 

@@ -18,27 +18,12 @@ from ..model import Model, ModelError
 from .fair_cycles import Constraint, StateGraph, find_fair_lasso
 from .syntax import EVENTUALLY, Fairness, TemporalProperty, show
 
-UNSUPPORTED_OPTIONS = ("symmetry", "por", "fingerprints", "workers")
-
 
 @dataclass
 class LassoViolation(Violation):
     """A liveness violation; `trace_meta` goes into the ITF file's #meta."""
 
     trace_meta: dict[str, Any] = field(default_factory=dict)
-
-
-def require_complete_graph(m: Model, engine: str, keep_graph: bool, options: dict) -> None:
-    """Refuse, before exploring, a run that could not check the model's temporal properties."""
-    if not m.temporal:
-        return
-    if engine != "bfs":
-        raise ModelError(f"{m.path}: temporal properties are checked by the bfs engine only, not {engine!r}")
-    if not keep_graph:
-        raise ModelError(f"{m.path}: temporal properties need the state graph; drop --no-graph")
-    for name in UNSUPPORTED_OPTIONS:
-        if options.get(name) or m.raw.get(name):
-            raise ModelError(f"{m.path}: temporal properties cannot be checked with --{name}")
 
 
 def _to_z3(m: Model, spec, prop: TemporalProperty, f) -> z3.BoolRef:
