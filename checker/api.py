@@ -108,7 +108,7 @@ def _check_resumed_paths(spec: Spec, outcome: Outcome, where) -> None:
     real run of the spec (an initial state, then successors by `next`), or
     the checkpoint is refused. Its counts cannot be checked this way; the
     README says a checkpoint must come from a trusted run."""
-    from .checkpoint import CheckpointError
+    from .engines.checkpoint import CheckpointError
 
     for v in outcome.violations:
         if not v.path:

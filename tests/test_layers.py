@@ -24,7 +24,7 @@ PACKAGE = "txncheck.checker"
 LAYERS = [
     ("base", ["errors", "encoding", "invariants", "job", "verdicts", "progress", "exploration", "options"]),
     ("reductions", ["reductions"]),
-    ("engines", ["engines", "checkpoint"]),  # checkpoint.py is bfs's own
+    ("engines", ["engines"]),
 ]
 
 

@@ -5,7 +5,7 @@ The hot loop keeps the visited states in the `Exploration`
 (checker/exploration.py): a dict (state -> index), exact, and the edges as
 integer arrays.
 
-With `--workers N` (N > 1) `checker.engines` runs `parallel.py` instead,
+With `--workers N` (N > 1) `checker.engines` runs `parallel/` instead,
 whose forked worker processes expand the levels (ADR 0005).
 
 Statistics follow TLC: distinct states; states generated (initial states
@@ -29,7 +29,7 @@ CHECK_EVERY = 1024  # expansions between clock/budget/progress checks
 
 def run(job: Job) -> Outcome:
     """The in-process search; `checker.engines.get_engine("bfs")` runs
-    parallel.py instead when the job asks for more than one worker."""
+    parallel/ instead when the job asks for more than one worker."""
     job.validate("bfs")
     if job.options.workers > 1:
         raise EngineError("--workers N runs through checker.engines.get_engine('bfs'), not engines.bfs.run")
@@ -64,8 +64,8 @@ def _explore(job: Job) -> Outcome:
     generated = 0
     violation: Violation | None = None
     incomplete: str | None = None
-    # --checkpoint / --resume (checker/checkpoint.py): restore, then write periodically.
-    from ..checkpoint import open_checkpointer
+    # --checkpoint / --resume (engines/checkpoint/): restore, then write periodically.
+    from .checkpoint import open_checkpointer
     ckpt, resumed = open_checkpointer(job, ex)
     if ckpt is not None:
         ckpt.catch_sigint()  # Ctrl-C then stops between expansions, with a final checkpoint
