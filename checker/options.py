@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from .errors import EngineError, ModelError, ReductionError
 
 # The options each engine accepts (by field name). `workers` above 1 makes
-# bfs run engines/parallel.py.
+# bfs run engines/parallel/.
 ENGINE_OPTIONS: dict[str, frozenset[str]] = {
     "bfs": frozenset({"workers", "checkpoint", "resume", "checkpoint_interval",
                       "symmetry", "por", "fingerprints", "exact", "compact"}),

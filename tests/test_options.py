@@ -69,7 +69,7 @@ def test_the_gate_derives_its_options_for_a_liveness_model():
 def test_a_parallel_run_leaves_the_jobs_options_as_given(monkeypatch):
     from txncheck.checker.engines import parallel
 
-    monkeypatch.setattr(parallel, "SPLIT_AT", 2)
+    monkeypatch.setattr(parallel.coordinator, "SPLIT_AT", 2)
     spec = TwoPhase(rm=3)
     job = Job(spec=spec, properties=spec.invariants, keep_graph=False, options={"workers": 2})
     before = job.options

@@ -2,7 +2,7 @@
 
 `bfs` is the in-process search (`bfs.py`), or with `--workers N` (N > 1)
 the same search with each level expanded by N forked processes
-(`parallel.py`, ADR 0005); this module chooses, so neither imports the
+(`parallel/`, ADR 0005); this module chooses, so neither imports the
 other. What both share lives below them, in checker/exploration.py.
 """
 
