@@ -25,7 +25,7 @@ from array import array
 from contextlib import contextmanager
 
 from .encoding import Fingerprinter
-from .job import Outcome, Path, Violation
+from .job import Outcome, Path, Verdict, Violation, ViolationKind
 
 
 class Exploration:
@@ -131,7 +131,7 @@ def search_outcome(*, violation: Violation | None, incomplete: str | None, found
     witness never seen (only when the search finished), and the verdict."""
     violations = [violation] if violation else []
     if violation is None and incomplete is None:
-        violations += [Violation(n, "witness") for n, ok in found_witnesses.items() if not ok]
-    verdict = "violation" if violations else ("incomplete" if incomplete else "ok")
+        violations += [Violation(n, ViolationKind.WITNESS) for n, ok in found_witnesses.items() if not ok]
+    verdict = Verdict.VIOLATION if violations else (Verdict.INCOMPLETE if incomplete else Verdict.OK)
     return Outcome(verdict=verdict, violations=violations, incomplete_reason=incomplete,
                    witnesses_found=found_witnesses, **figures)

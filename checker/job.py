@@ -7,6 +7,7 @@ the Python API only ever see these two types.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Callable, Mapping
 
 import z3
@@ -60,10 +61,25 @@ class Job:
         return lambda o: [n for n, p in preds if p(o)]
 
 
+class Verdict(StrEnum):
+    """An outcome's verdict; each is its value as a str, so JSON and text output read the same."""
+
+    OK = "ok"
+    VIOLATION = "violation"
+    INCOMPLETE = "incomplete"
+
+
+class ViolationKind(StrEnum):
+    INVARIANT = "invariant"  # a reachable state violates a property
+    DEADLOCK = "deadlock"  # a reachable state has no successor (models with deadlock = true)
+    WITNESS = "witness"  # no reachable state satisfies a witness ("sometimes")
+    LIVENESS = "liveness"  # a fair lasso violates a temporal property
+
+
 @dataclass
 class Violation:
     property: str
-    kind: str  # "invariant" | "deadlock" | "witness" | "liveness"
+    kind: ViolationKind
     path: Path | None = None  # shortest path to the bad state (None for a missing witness)
     loop: int | None = None   # for lassos: index in path where the cycle starts
     trace_file: str | None = None
@@ -76,7 +92,7 @@ class Violation:
 @dataclass
 class Outcome:
     engine: str
-    verdict: str  # "ok" | "violation" | "incomplete"
+    verdict: Verdict
     distinct_states: int
     states_generated: int
     depth: int

@@ -76,3 +76,20 @@ def test_a_parallel_run_leaves_the_jobs_options_as_given(monkeypatch):
     out = get_engine("bfs")(job)
     assert out.extra["visited_set"] == "fingerprints" and out.extra["workers"]["forked"] == 2
     assert job.options is before and job.options == Options(workers=2)
+
+
+def test_verdicts_and_violation_kinds_are_their_strings(tmp_path):
+    """StrEnum members: the JSON report and the text read exactly as before."""
+    import json
+
+    from txncheck.checker.api import check_model
+    from txncheck.checker.job import Verdict, ViolationKind
+
+    assert [str(v) for v in Verdict] == ["ok", "violation", "incomplete"]
+    assert [str(k) for k in ViolationKind] == ["invariant", "deadlock", "witness", "liveness"]
+    r = check_model(MODELS / "classic" / "diehard.toml", out_dir=tmp_path)
+    assert r.outcome.verdict is Verdict.VIOLATION and r.outcome.violations[0].kind is ViolationKind.INVARIANT
+    doc = json.loads(json.dumps(r.to_json()))
+    assert doc["verdict"] == "violation" and doc["violations"][0]["kind"] == "invariant"
+    assert f"{r.outcome.verdict} {r.outcome.violations[0].kind}" == "violation invariant"
+    assert json.loads((tmp_path / "diehard.itf.json").read_text())["#meta"]["kind"] == "invariant"

@@ -21,7 +21,7 @@ from collections import Counter
 from .. import reductions
 from ..errors import EngineError
 from ..exploration import action_coverage, gc_paused, peak_memory_mb, search_outcome
-from ..job import Job, Outcome, Violation
+from ..job import Job, Outcome, Violation, ViolationKind
 from ..verdicts import Verdicts
 
 CHECK_EVERY = 1024  # expansions between clock/budget/progress checks
@@ -82,7 +82,7 @@ def _explore(job: Job) -> Outcome:
         parent_action.append(aid)
         bad, holds = verdicts(t)
         if bad is not None and violation is None:
-            violation = Violation(bad, "invariant", ex.path_to(j))
+            violation = Violation(bad, ViolationKind.INVARIANT, ex.path_to(j))
         if pending_witnesses:
             for n in holds:
                 if not found_witnesses[n]:
@@ -141,7 +141,7 @@ def _explore(job: Job) -> Outcome:
                 if violation is not None:
                     break
                 if n_succ == 0 and job.deadlock:
-                    violation = Violation("Deadlock", "deadlock", ex.path_to(i))
+                    violation = Violation("Deadlock", ViolationKind.DEADLOCK, ex.path_to(i))
                     break
                 if not (i & (CHECK_EVERY - 1)):
                     now = time.monotonic()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 import time
 
-from ..job import Job, Outcome, Violation
+from ..job import Job, Outcome, Verdict, Violation, ViolationKind
 from ..exploration import peak_memory_mb
 
 def run(job: Job) -> Outcome:
@@ -46,7 +46,7 @@ def run(job: Job) -> Outcome:
                     seen.add(s)
                 bad = check(spec.observe(s))
                 if bad is not None:
-                    violation = Violation(bad, "invariant", list(path))
+                    violation = Violation(bad, ViolationKind.INVARIANT, list(path))
                     break
                 succ = list(spec.next(s))
                 generated += len(succ)
@@ -54,7 +54,7 @@ def run(job: Job) -> Outcome:
                     coverage.setdefault(a[0], {"generated": 0, "distinct": 0})["generated"] += 1
                 if not succ:
                     if job.deadlock:
-                        violation = Violation("Deadlock", "deadlock", list(path))
+                        violation = Violation("Deadlock", ViolationKind.DEADLOCK, list(path))
                     break
                 if len(path) > walk_depth:
                     break
@@ -79,7 +79,7 @@ def run(job: Job) -> Outcome:
         job.progress.done()
     return Outcome(
         engine="simulate",
-        verdict="violation" if violation else "incomplete",
+        verdict=Verdict.VIOLATION if violation else Verdict.INCOMPLETE,
         distinct_states=len(seen),
         states_generated=generated,
         depth=max_depth,

@@ -34,7 +34,7 @@ import tempfile
 import time
 
 from ..encoding import decode, encode
-from ..job import Job, Outcome, Violation
+from ..job import Job, Outcome, Verdict, Violation, ViolationKind
 from ..errors import EngineError
 from ..exploration import peak_memory_mb
 from .spark_checkpoint import (
@@ -265,8 +265,8 @@ class _Search:
     def violation(self, k: int, bad: dict) -> Violation:
         for prop in self.wj.properties:
             if prop in bad:
-                return Violation(prop, "invariant", self.trace(k, bad[prop]))
-        return Violation("Deadlock", "deadlock", self.trace(k, bad[None]))
+                return Violation(prop, ViolationKind.INVARIANT, self.trace(k, bad[prop]))
+        return Violation("Deadlock", ViolationKind.DEADLOCK, self.trace(k, bad[None]))
 
     def trace(self, k: int, fp: int):
         """The shortest path to state `fp` of level k: parent pointers back to
@@ -345,8 +345,8 @@ class _Search:
 
         violations = [violation] if violation else []
         if violation is None and incomplete is None:
-            violations += [Violation(w, "witness") for w, ok in m.witnesses.items() if not ok]
-        verdict = "violation" if violations else ("incomplete" if incomplete else "ok")
+            violations += [Violation(w, ViolationKind.WITNESS) for w, ok in m.witnesses.items() if not ok]
+        verdict = Verdict.VIOLATION if violations else (Verdict.INCOMPLETE if incomplete else Verdict.OK)
         depth = len(m.levels) if violation is None else violation.length
         return Outcome(
             engine="spark",

@@ -13,7 +13,7 @@ from typing import Any
 import z3
 
 from ..invariants import PropertyError, check_sanity, compile_predicate
-from ..job import Outcome, Violation
+from ..job import Outcome, Verdict, Violation, ViolationKind
 from ..model import Model, ModelError
 from .fair_cycles import Constraint, StateGraph, find_fair_lasso
 from .syntax import EVENTUALLY, Fairness, TemporalProperty, show
@@ -108,7 +108,7 @@ def check_temporal(m: Model, spec, outcome: Outcome) -> None:
         summary["skipped"] = "the state graph was not kept"
         for name in m.temporal:
             summary["properties"][name] = {"verdict": "unchecked"}
-        outcome.verdict = "incomplete"
+        outcome.verdict = Verdict.INCOMPLETE
         outcome.incomplete_reason = "the state graph was not kept, so the temporal properties are unchecked"
         return
     t0 = time.monotonic()
@@ -121,7 +121,7 @@ def check_temporal(m: Model, spec, outcome: Outcome) -> None:
             gc.enable()
     summary["seconds"] = round(time.monotonic() - t0, 3)
     if outcome.violations:
-        outcome.verdict = "violation"
+        outcome.verdict = Verdict.VIOLATION
 
 
 def _check_all(m: Model, spec, outcome: Outcome, resolved, summary) -> None:
@@ -149,7 +149,7 @@ def _check_all(m: Model, spec, outcome: Outcome, resolved, summary) -> None:
         path = [(ex.actions[a] if a is not None else None, ex.states[s]) for a, s in lasso.steps]
         closing = ex.actions[lasso.closing] if lasso.closing is not None else None
         outcome.violations.append(LassoViolation(
-            name, "liveness", path, lasso.loop,
+            name, ViolationKind.LIVENESS, path, lasso.loop,
             trace_meta={
                 "temporal": prop.text,
                 "fairness": [f.text for f in m.fairness],

@@ -16,7 +16,7 @@ from ... import reductions
 from ...encoding import Fingerprinter
 from ...errors import EngineError
 from ...exploration import action_coverage, peak_memory_mb, search_outcome
-from ...job import Job, Outcome, Violation
+from ...job import Job, Outcome, Violation, ViolationKind
 from ...reductions.fingerprints import FingerprintExploration
 from .assignment import assign, shares
 from .wire import recv, send
@@ -255,7 +255,7 @@ class Coordinator:
                         for h in busy.values():
                             h.stop()
         if deadlock >= 0:
-            self.violation = Violation("Deadlock", "deadlock", self.ex.path_to(deadlock))
+            self.violation = Violation("Deadlock", ViolationKind.DEADLOCK, self.ex.path_to(deadlock))
             return 0
         # A state costs about as much per step it generates as per successor it
         # proposes (fitted on the larger PIP-473 model's levels), and its
@@ -290,7 +290,7 @@ class Coordinator:
                 self.found[name] = True
         if bad:
             j, name = min(bad)
-            self.violation = Violation(name, "invariant", self.ex.path_to(j))
+            self.violation = Violation(name, ViolationKind.INVARIANT, self.ex.path_to(j))
 
     def _progress(self, proposed: int, queue: int, depth: int) -> None:
         progress = self.job.progress
