@@ -101,3 +101,10 @@ def test_the_cycle_test_finds_a_lazy_import_cycle(tmp_path):
     g = import_graph(pkg)
     assert [sorted(c) for c in nx.simple_cycles(g)] == [[f"{PACKAGE}.engines.bfs", f"{PACKAGE}.exploration"]]
     assert layer(f"{PACKAGE}.exploration") < layer(f"{PACKAGE}.engines.bfs")
+
+
+def test_no_module_of_the_checker_is_over_400_lines():
+    """A module over 400 lines is doing more than one job: split it by job."""
+    long = {str(p.relative_to(CHECKER)): n for p in CHECKER.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 400}
+    assert long == {}
