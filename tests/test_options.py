@@ -93,3 +93,19 @@ def test_verdicts_and_violation_kinds_are_their_strings(tmp_path):
     assert doc["verdict"] == "violation" and doc["violations"][0]["kind"] == "invariant"
     assert f"{r.outcome.verdict} {r.outcome.violations[0].kind}" == "violation invariant"
     assert json.loads((tmp_path / "diehard.itf.json").read_text())["#meta"]["kind"] == "invariant"
+
+
+def test_the_checkers_errors_share_one_base_class():
+    from txncheck.checker.encoding import EncodingError
+    from txncheck.checker.engines.checkpoint import CheckpointError
+    from txncheck.checker.errors import CheckerError, EnvironmentFault
+    from txncheck.checker.invariants import PropertyError
+    from txncheck.checker.itf import TraceError
+    from txncheck.checker.liveness.syntax import TemporalSyntaxError
+    from txncheck.checker.reports.output import ReportError
+    from txncheck.checker.sweep import SweepError
+
+    for cls in (EngineError, ReductionError, ModelError, SweepError, EncodingError, CheckpointError, PropertyError,
+                TraceError, TemporalSyntaxError, ReportError, EnvironmentFault):
+        assert issubclass(cls, CheckerError), cls
+    assert issubclass(ModelError, ValueError) and not issubclass(EnvironmentFault, ValueError)
