@@ -21,8 +21,12 @@ PACKAGE = "txncheck.checker"
 # Lowest first. A module belongs to the first layer with a prefix of its name;
 # every other module of checker/ is in the top layer, "front" (the API, the
 # gate, the command line, rendering, reports, liveness, model files).
+# failures.py is the process's exit-code contract and its record of signals,
+# which an engine consults (Spark swallows Ctrl-C), so it is in the base, with
+# reports/output.py, whose ReportError it maps.
 LAYERS = [
-    ("base", ["errors", "encoding", "invariants", "job", "verdicts", "progress", "exploration", "options"]),
+    ("base", ["errors", "encoding", "invariants", "job", "verdicts", "progress", "exploration", "options",
+              "failures", "reports.output"]),
     ("reductions", ["reductions"]),
     ("engines", ["engines"]),
 ]
