@@ -48,7 +48,7 @@ deadlock = true
 rm = {rm}
 """
 
-WORKERS = {"workers2": ["--workers", "2"]}  # bfs on both cores (engines/parallel.py)
+WORKERS = {"workers2": ["--workers", "2"]}  # bfs on both cores (engines/parallel/)
 # name -> (model file text or path under models/, the runs: label -> extra flags)
 CONFIGS: dict[str, tuple[str, dict[str, list[str]]]] = {
     "twophase-rm7": (TWOPHASE.format(rm=7), {

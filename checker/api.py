@@ -12,9 +12,10 @@ from .engines import get_engine
 from .invariants import check_sanity
 from .itf import write_trace
 from .job import Job, Outcome
-from .liveness.check import check_temporal, require_complete_graph
+from .liveness.check import check_temporal
 from .liveness.check import resolve as resolve_temporal
 from .model import Model, load_model
+from .options import Options
 
 
 @dataclass
@@ -63,20 +64,21 @@ def check_model(
     out_dir: str | Path | None = None,
     progress=None,
     keep_graph: bool = True,
-    options: dict | None = None,
+    options: Options | dict | None = None,
 ) -> Report:
     """Load, validate and check one model. Raises ModelError / PropertyError /
-    EngineError on bad input; writes a trace per violation when `out_dir` is set."""
+    EngineError on bad input; writes a trace per violation when `out_dir` is set.
+    `options` are the engine's (checker/options.py), or a dict of the same names."""
     m = model if isinstance(model, Model) else load_model(model)
-    options = m.reductions(options)
+    options = Options.of(m.reductions(Options.of(options).asked()))  # the model file's reductions, then these
     engine = engine or m.raw.get("engine") or "bfs"
     spec = m.instantiate()
     props = m.selected_properties(spec)
     witnesses = {w: spec.witnesses[w] for w in m.witnesses}
     check_sanity(spec.schema, {**props, **witnesses}, accept_vacuous=m.raw.get("vacuous", ()))
-    if m.temporal:  # liveness runs on the complete bfs graph; refuse other runs up front
+    if m.temporal:
         resolve_temporal(m, spec)
-        require_complete_graph(m, engine, keep_graph, options or {})
+    options.validate(m, engine, keep_graph=keep_graph)  # before exploring; liveness needs the whole bfs graph
     run = get_engine(engine)
     job = Job(
         spec=spec,
@@ -88,11 +90,12 @@ def check_model(
         max_seconds=max_seconds if max_seconds is not None else m.raw.get("max_seconds"),
         keep_graph=keep_graph,
         progress=progress,
-        options={**(options or {}), "model": m},
+        options=options,
+        model=m,
     )
     outcome = run(job)
-    if (options or {}).get("resume"):
-        _check_resumed_paths(spec, outcome, options["resume"])
+    if options.resume:
+        _check_resumed_paths(spec, outcome, options.resume)
     check_temporal(m, spec, outcome)
     if out_dir is not None:
         write_traces(m, spec, outcome, out_dir)
@@ -105,7 +108,7 @@ def _check_resumed_paths(spec: Spec, outcome: Outcome, where) -> None:
     real run of the spec (an initial state, then successors by `next`), or
     the checkpoint is refused. Its counts cannot be checked this way; the
     README says a checkpoint must come from a trusted run."""
-    from .checkpoint import CheckpointError
+    from .engines.checkpoint import CheckpointError
 
     for v in outcome.violations:
         if not v.path:

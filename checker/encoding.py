@@ -25,10 +25,15 @@ from __future__ import annotations
 
 from hashlib import blake2b
 
+from .errors import CheckerError
+
 MAX_DEPTH = 64
+# The tags above, by name, for other codecs that write them (checker/engines/checkpoint/codec.py).
+# This module's own hot loops spell them as literals.
+NONE, TRUE, FALSE, INT, STR, TUPLE, FROZENSET = b"NTFIS({"
 
 
-class EncodingError(ValueError):
+class EncodingError(CheckerError, ValueError):
     pass
 
 

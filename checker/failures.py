@@ -18,6 +18,8 @@ import sysconfig
 import traceback
 from pathlib import Path
 
+from .errors import EnvironmentFault
+
 EXIT_USAGE, EXIT_INCOMPLETE = 2, 3
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # txncheck: checker/, spec/, reference/, ...
@@ -29,10 +31,6 @@ _LIBRARY_DIRS = tuple({Path(p).resolve() for k in ("stdlib", "platstdlib", "pure
 # pip extra for each optional module
 _EXTRAS = {"pyspark": "spark", "py4j": "spark", "pyarrow": "spark", "kazoo": "zookeeper"}
 
-
-
-class EnvironmentFault(Exception):
-    """The machine, not the input: a missing Java, a JVM that does not start (exit 3)."""
 
 
 interrupted: list[str] = []  # set by the signal handlers: a run that ends after it is incomplete

@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from .api import Report, check_model, write_traces
 from .model import HOLDS_FOR, Model, ModelError, find_models, load_model
+from .options import Options
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 
@@ -175,7 +176,7 @@ def run_gate(
     max_states: int | None = None,
     progress_factory: Callable[[str], Any] | None = None,
     on_result: Callable[[ModelResult], None] | None = None,
-    options: dict | None = None,
+    options: Options | dict | None = None,
 ) -> GateResult:
     """Check every model under `roots` against its expectation."""
     paths = collect(roots)
@@ -207,7 +208,7 @@ def _trace_dir(out_dir, path: Path, roots) -> Path:
 
 def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "out", progress=None,
               max_seconds: float | None = None, max_states: int | None = None,
-              options: dict | None = None) -> ModelResult:
+              options: Options | dict | None = None) -> ModelResult:
     """Check one model file and judge it; never raises for a bad model."""
     from .cli import bad_input_errors
     from .failures import classify
@@ -219,11 +220,7 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
         engine_name = engine or r.model.raw.get("engine") or "bfs"
         if not isinstance(engine_name, str):
             raise ModelError(f"{path}: 'engine' must be a string")
-        if r.model.temporal and (options or {}).get("workers", 1) > 1:
-            # --workers only changes how the search runs, so a gate does not
-            # fail a liveness model over it: the model runs in one process.
-            options = {k: v for k, v in options.items() if k != "workers"}
-            r.note = "in one process: --workers cannot keep the state graph that temporal properties need"
+        options, r.note = Options.of(options).for_gate(r.model)
         r.report = check_model(r.model, engine=engine_name, out_dir=None, progress=progress,
                                max_seconds=max_seconds, max_states=max_states, options=options)
         try:  # a trace the disk refuses loses no verdict: the model is judged, the write reported

@@ -23,9 +23,10 @@ from typing import Callable, Mapping
 import z3
 
 from ..spec.schema import Bool, Enum, Int, Schema, Str
+from .errors import CheckerError
 
 
-class PropertyError(ValueError):
+class PropertyError(CheckerError, ValueError):
     """A property that cannot be checked as written (one line)."""
 
 

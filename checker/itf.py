@@ -27,6 +27,7 @@ from typing import Any, Mapping
 
 from .. import __version__
 from .encoding import encode, fingerprint
+from .errors import CheckerError
 
 MAX_TRACE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
@@ -38,7 +39,7 @@ _BIGINT = re.compile(r"-?[0-9]+")  # ASCII digits only: '²'.isdigit() is true, 
 _NAME = re.compile(r"[^\x00-\x1f\x7f-\x9f\ud800-\udfff]{1,200}")  # printable, no lone surrogate
 
 
-class TraceError(ValueError):
+class TraceError(CheckerError, ValueError):
     """A bad trace file; the message names the file."""
 
 

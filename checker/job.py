@@ -7,12 +7,14 @@ the Python API only ever see these two types.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Callable, Mapping
 
 import z3
 
 from ..spec.api import Action, Spec, State
 from .invariants import Z3Evaluator, compile_checker
+from .options import Options
 
 # A path is the initial state followed by (action, state) steps.
 Path = list[tuple[Action | None, State]]
@@ -29,16 +31,15 @@ class Job:
     max_seconds: float | None = None
     keep_graph: bool = True
     progress: Any = None  # checker.progress.Progress or None
-    options: dict = field(default_factory=dict)  # engine-specific (master, checkpoint, ...)
+    options: Options = field(default_factory=Options)  # a dict of the same names is read into one
+    model: Any = None  # the checker.model.Model the job comes from, if any
 
-    def reject_options(self, engine: str, supported: set[str]) -> None:
-        """Fail with one line if the job asks for an option this engine lacks."""
-        from .engines import EngineError
+    def __post_init__(self) -> None:
+        self.options = Options.of(self.options)
 
-        for name in sorted(set(self.options) - supported - {"model"}):
-            if self.options[name]:
-                flag = "--" + name.replace("_", "-")
-                raise EngineError(f"engine {engine!r} does not support {flag}")
+    def validate(self, engine: str) -> None:
+        """Fail with one line if the options do not go with this engine or model."""
+        self.options.validate(self.model, engine, keep_graph=self.keep_graph)
 
     def invariant_checker(self) -> Callable[[Mapping], str | None]:
         """obs -> name of the first violated property, or None."""
@@ -60,10 +61,25 @@ class Job:
         return lambda o: [n for n, p in preds if p(o)]
 
 
+class Verdict(StrEnum):
+    """An outcome's verdict; each is its value as a str, so JSON and text output read the same."""
+
+    OK = "ok"
+    VIOLATION = "violation"
+    INCOMPLETE = "incomplete"
+
+
+class ViolationKind(StrEnum):
+    INVARIANT = "invariant"  # a reachable state violates a property
+    DEADLOCK = "deadlock"  # a reachable state has no successor (models with deadlock = true)
+    WITNESS = "witness"  # no reachable state satisfies a witness ("sometimes")
+    LIVENESS = "liveness"  # a fair lasso violates a temporal property
+
+
 @dataclass
 class Violation:
     property: str
-    kind: str  # "invariant" | "deadlock" | "witness" | "liveness"
+    kind: ViolationKind
     path: Path | None = None  # shortest path to the bad state (None for a missing witness)
     loop: int | None = None   # for lassos: index in path where the cycle starts
     trace_file: str | None = None
@@ -76,7 +92,7 @@ class Violation:
 @dataclass
 class Outcome:
     engine: str
-    verdict: str  # "ok" | "violation" | "incomplete"
+    verdict: Verdict
     distinct_states: int
     states_generated: int
     depth: int

@@ -37,6 +37,7 @@ from typing import Any
 
 from ..spec.api import Spec, SpecError
 from ..spec.registry import Resolved, resolve
+from .errors import ModelError  # noqa: F401 - in errors.py, below every module that raises it
 from .itf import read_untrusted_text
 from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, parse_fairness, parse_temporal
 
@@ -52,10 +53,6 @@ VERDICTS = ("ok", "violation", "incomplete")
 # [label] holds_for: what a model's verdict is evidence about.
 HOLDS_FOR = {"code": "the current code", "release": "a past release", "text": "the document's text"}
 MAX_MODEL_BYTES = 1024 * 1024
-
-
-class ModelError(ValueError):
-    """A bad model file; the message names the file."""
 
 
 @dataclass

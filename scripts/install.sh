@@ -47,5 +47,9 @@ if [ -x .venv/bin/python ]; then
 fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev]'
+# setuptools announces every editable install of a package-dir mapping as a
+# warning ("Editable installation ... folders in your working directory with
+# the same name as your package"; its InformationOnly, not a fault): there is
+# no folder named txncheck here, so it is silenced, and nothing else is.
+PYTHONWARNINGS="ignore:Editable installation:UserWarning" .venv/bin/python -m pip install -q -e '.[dev]'
 echo "install.sh: ready ($(.venv/bin/txncheck --version), $(.venv/bin/python -V) at $want, $(java -version 2>&1 | head -n 1))" >&2

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from txncheck.checker.engines import bfs
+from txncheck.checker.engines import get_engine
 from txncheck.checker.job import Job
 
 
 def explore(spec, *, deadlock=False, props=None, **kw):
-    """Run bfs on a spec instance with its own (or the given) invariants."""
+    """Run bfs (in process, or parallel with options={"workers": N}) on a spec
+    instance with its own (or the given) invariants."""
     job = Job(spec=spec, properties=spec.invariants if props is None else props, deadlock=deadlock, **kw)
-    return bfs.run(job)
+    return get_engine("bfs")(job)
 
 
 def report_cache(out_dir, folder):

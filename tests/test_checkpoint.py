@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from txncheck.checker.api import check_model
-from txncheck.checker.checkpoint import CheckpointError, _Nodes, _Reader, _Types
+from txncheck.checker.engines.checkpoint.codec import CheckpointError, _Nodes, _Reader, _Types
 from txncheck.checker.cli import main
 from txncheck.checker.progress import Progress
 from txncheck.spec.classic.diehard import Jugs

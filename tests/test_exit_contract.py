@@ -104,7 +104,7 @@ def test_a_resumed_counterexample_must_be_a_run_of_the_spec(capsys, tmp_path):
     not exist: the counterexample rebuilt from it is now checked step by
     step against the spec, and a forged one is refused (exit 2)."""
     from txncheck.checker.api import _check_resumed_paths
-    from txncheck.checker.checkpoint import CheckpointError
+    from txncheck.checker.engines.checkpoint import CheckpointError
 
     ck = tmp_path / "ck"
     rc, first, _ = run(capsys, "check", DIEHARD, "--quiet", "--json", "--out", str(tmp_path), "--max-states", "2",

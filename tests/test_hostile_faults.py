@@ -66,7 +66,7 @@ def test_sigint_during_check_all_is_exit_3(tmp_path):
 # -- 6. symlinks planted in a checkpoint folder -------------------------------------------
 
 def test_bfs_checkpoint_write_ignores_a_planted_symlink(tmp_path):
-    from txncheck.checker.checkpoint import _write_atomic
+    from txncheck.checker.engines.checkpoint.store import _write_atomic
 
     ck, victim = tmp_path / "ck", tmp_path / "victim"
     ck.mkdir()

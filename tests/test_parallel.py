@@ -1,4 +1,4 @@
-"""`bfs --workers N` (checker/engines/parallel.py) explores exactly what the
+"""`bfs --workers N` (checker/engines/parallel/) explores exactly what the
 in-process bfs explores: TLC's counts, shortest counterexamples that replay,
 deterministic runs, and one-line errors."""
 
@@ -28,7 +28,7 @@ from .conftest import MODELS
 def fork_early(monkeypatch):
     """Fork the workers after the first level that holds 2 states per
     worker, so small models run in the worker processes too."""
-    monkeypatch.setattr(parallel, "SPLIT_AT", 2)
+    monkeypatch.setattr(parallel.coordinator, "SPLIT_AT", 2)
 
 
 def _replays(spec, path) -> bool:

@@ -92,7 +92,7 @@ def test_a_spec_without_the_declaration_is_evaluated_every_time():
     ("twin-clients-fixed", {"symmetry": True, "workers": 2}),
 ])
 def test_bfs_finds_the_same_with_and_without_the_memory(monkeypatch, tmp_path, stem, options):
-    monkeypatch.setattr(parallel, "SPLIT_AT", 2)  # fork the workers at the second level
+    monkeypatch.setattr(parallel.coordinator, "SPLIT_AT", 2)  # fork the workers at the second level
 
     def run(tag):
         r = check_model(MODELS / "pip473" / f"{stem}.toml", out_dir=tmp_path / tag, keep_graph=False,

@@ -9,8 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import fields
 
 from ..api import Report, check_model, write_traces
+from ..options import Options
 from ..progress import Progress
 
 EXIT = {"ok": 0, "violation": 1, "incomplete": 3}
@@ -124,15 +126,11 @@ def run(args) -> int:
     return EXIT[report.verdict]
 
 
-def engine_options(args) -> dict:
-    names = ("master", "checkpoint", "resume", "checkpoint_interval", "symmetry", "por", "fingerprints", "exact",
-             "compact")
-    out = {n: getattr(args, n) for n in names if getattr(args, n, None)}
-    if (getattr(args, "workers", None) or 1) > 1:  # one worker is the in-process bfs
-        out["workers"] = args.workers
-    # an explicit --no-symmetry / --no-por overrides the model file's key
-    out.update({n: False for n in ("symmetry", "por") if getattr(args, n, None) is False})
-    return out
+def engine_options(args) -> Options:
+    """The engine options the command line gives (checker/options.py); an
+    explicit --no-symmetry / --no-por is kept, to turn the model file's key off."""
+    names = [f.name for f in fields(Options) if f.name != "stop_after_level"]  # that one is the Python API's
+    return Options.of({n: getattr(args, n, None) for n in names})
 
 
 def reductions_line(extra: dict) -> str | None:

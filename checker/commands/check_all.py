@@ -7,16 +7,17 @@ import sys
 
 from ..gate import ERROR, FAILED, GateResult, ModelResult, run_gate
 from ..model import ModelError, shipped_models_dir
+from ..options import Options
 from ..progress import Progress
 from ..render import terminal_safe
 
 MARK = {0: "PASS", 1: "FAIL", 2: "ERROR", 3: "INCOMPLETE"}
 
 
-def run_gate_command(args, options: dict) -> int:
+def run_gate_command(args, options: Options) -> int:
     from ..cli import UsageError
 
-    if options.get("checkpoint") or options.get("resume"):
+    if options.checkpoint or options.resume:
         raise UsageError("--checkpoint and --resume go with one MODEL, not with --all")
     roots = args.model
     if not roots:

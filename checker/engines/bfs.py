@@ -1,19 +1,12 @@
 """The `bfs` engine: in-process breadth-first search, so every counterexample
 is a shortest one.
 
-The hot loop keeps the visited states in a dict (state -> index), which is
-exact: states are canonical immutable values, so dict equality is state
-equality and there are no fingerprint collisions. Stable fingerprints
-(`encoding.fingerprint`) are computed only where a state leaves the process:
-graph nodes, traces, checkpoints and Spark. See docs/adr/0001-state-encoding.md.
+The hot loop keeps the visited states in the `Exploration`
+(checker/exploration.py): a dict (state -> index), exact, and the edges as
+integer arrays.
 
-Edges are kept as three compact integer arrays (source index, target index,
-action id), one entry per generated successor, duplicates included. The
-networkx `DiGraph` with fingerprint nodes is materialized from them on demand
-(`Exploration.graph()`), which keeps the hot loop free of networkx calls.
-
-With `--workers N` (N > 1) the levels are expanded by forked worker
-processes instead (`parallel.py`, ADR 0005).
+With `--workers N` (N > 1) `checker.engines` runs `parallel/` instead,
+whose forked worker processes expand the levels (ADR 0005).
 
 Statistics follow TLC: distinct states; states generated (initial states
 plus every successor, duplicates and self-loops included); depth (BFS
@@ -22,123 +15,26 @@ levels, the initial states being level 1); per-action coverage.
 
 from __future__ import annotations
 
-import gc
-import resource
 import time
-from array import array
 from collections import Counter
 
 from .. import reductions
-from ..encoding import Fingerprinter
-from ..job import Job, Outcome, Path, Violation
+from ..errors import EngineError
+from ..exploration import action_coverage, gc_paused, peak_memory_mb, search_outcome
+from ..job import Job, Outcome, Violation, ViolationKind
 from ..verdicts import Verdicts
 
 CHECK_EVERY = 1024  # expansions between clock/budget/progress checks
 
 
-class Exploration:
-    """The explored state space: states, parent pointers and edge arrays."""
-
-    def __init__(self, spec) -> None:
-        self.spec = spec
-        self.states: list = []
-        self.index: dict = {}
-        self.parent = array("q")
-        self.parent_action = array("q")
-        self.src = array("L")
-        self.dst = array("L")
-        self.act = array("L")
-        self.actions: list = []  # action id -> action
-        self.action_ids: dict = {}
-        self.levels: list[int] = []  # start index of each BFS level
-        self.edges_kept = True
-        self._fps: list[int] | None = None
-
-    def path_to(self, j: int) -> Path:
-        out = []
-        while j >= 0:
-            a = self.parent_action[j]
-            out.append((self.actions[a] if a >= 0 else None, self.states[j]))
-            j = self.parent[j]
-        out.reverse()
-        return out
-
-    def fingerprints(self) -> list[int]:
-        if self._fps is None or len(self._fps) != len(self.states):
-            self._fps = list(map(Fingerprinter(), self.states))
-        return self._fps
-
-    def graph(self, max_depth: int | None = None):
-        """The state graph as a networkx DiGraph: fingerprint nodes, and edges
-        labelled with the list of actions that connect the two states."""
-        import networkx as nx
-
-        if not self.edges_kept:
-            raise RuntimeError("the state graph was not kept for this run (it outgrew the graph limit)")
-        fps = self.fingerprints()
-        limit = len(self.states)
-        if max_depth is not None and max_depth < len(self.levels):
-            limit = self.levels[max_depth]
-        g = nx.DiGraph()
-        for i in range(limit):
-            g.add_node(fps[i], index=i, initial=self.parent[i] < 0)
-        labels = [format_action(a) for a in self.actions]
-        for s, d, a in zip(self.src, self.dst, self.act):
-            if s >= limit or d >= limit:
-                continue
-            u, v = fps[s], fps[d]
-            data = g.get_edge_data(u, v)
-            if data is None:
-                g.add_edge(u, v, actions=[labels[a]])
-            elif labels[a] not in data["actions"]:
-                data["actions"].append(labels[a])
-        return g
-
-
-def format_action(a) -> str:
-    name, params = a
-    if not params:
-        return name
-    return f"{name}(" + ", ".join(f"{k}={v}" for k, v in params) + ")"
-
-
-def action_coverage(actions: list, generated_by_aid, parent_action) -> dict[str, dict[str, int]]:
-    """Per action name, sorted: successors generated, and distinct states
-    first reached by it (from the parent-action array)."""
-    coverage: dict[str, dict[str, int]] = {}
-    for aid, n in generated_by_aid.items():
-        c = coverage.setdefault(actions[aid][0], {"generated": 0, "distinct": 0})
-        c["generated"] += n
-    for aid in parent_action:
-        if aid >= 0:
-            coverage.setdefault(actions[aid][0], {"generated": 0, "distinct": 0})["distinct"] += 1
-    return dict(sorted(coverage.items()))
-
-
-def peak_memory_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-SUPPORTED_OPTIONS: set[str] = {"checkpoint", "resume", "checkpoint_interval"}
-SUPPORTED_OPTIONS |= reductions.OPTIONS  # --symmetry --por --fingerprints --exact --compact
-SUPPORTED_OPTIONS.add("workers")  # --workers N: engines/parallel.py
-
-
 def run(job: Job) -> Outcome:
-    job.reject_options("bfs", SUPPORTED_OPTIONS)
-    explore = _explore
-    if (job.options.get("workers") or 1) > 1:
-        from .parallel import run as explore
-    # States are acyclic tuples: the cyclic GC would only rescan millions of
-    # long-lived objects (10-20% of a PIP-473 run), so it is off while exploring
-    # (in forked workers too, which inherit the setting).
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return explore(job)
-    finally:
-        if paused:
-            gc.enable()
+    """The in-process search; `checker.engines.get_engine("bfs")` runs
+    parallel/ instead when the job asks for more than one worker."""
+    job.validate("bfs")
+    if job.options.workers > 1:
+        raise EngineError("--workers N runs through checker.engines.get_engine('bfs'), not engines.bfs.run")
+    with gc_paused():
+        return _explore(job)
 
 
 def _explore(job: Job) -> Outcome:
@@ -168,8 +64,8 @@ def _explore(job: Job) -> Outcome:
     generated = 0
     violation: Violation | None = None
     incomplete: str | None = None
-    # --checkpoint / --resume (checker/checkpoint.py): restore, then write periodically.
-    from ..checkpoint import CheckpointWriteError, open_checkpointer
+    # --checkpoint / --resume (engines/checkpoint/): restore, then write periodically.
+    from .checkpoint.store import CheckpointWriteError, open_checkpointer
     ckpt, resumed = open_checkpointer(job, ex)
     if ckpt is not None:
         ckpt.catch_sigint()  # Ctrl-C then stops between expansions, with a final checkpoint
@@ -186,7 +82,7 @@ def _explore(job: Job) -> Outcome:
         parent_action.append(aid)
         bad, holds = verdicts(t)
         if bad is not None and violation is None:
-            violation = Violation(bad, "invariant", ex.path_to(j))
+            violation = Violation(bad, ViolationKind.INVARIANT, ex.path_to(j))
         if pending_witnesses:
             for n in holds:
                 if not found_witnesses[n]:
@@ -245,7 +141,7 @@ def _explore(job: Job) -> Outcome:
                 if violation is not None:
                     break
                 if n_succ == 0 and job.deadlock:
-                    violation = Violation("Deadlock", "deadlock", ex.path_to(i))
+                    violation = Violation("Deadlock", ViolationKind.DEADLOCK, ex.path_to(i))
                     break
                 if not (i & (CHECK_EVERY - 1)):
                     now = time.monotonic()
@@ -299,24 +195,17 @@ def _explore(job: Job) -> Outcome:
         progress.done()
 
     coverage = action_coverage(actions, Counter(act) if keep else gen_by_action, parent_action)
-    violations = [violation] if violation else []
-    if violation is None and incomplete is None:
-        for n, ok in found_witnesses.items():
-            if not ok:
-                violations.append(Violation(n, "witness"))
-    verdict = "violation" if violations else ("incomplete" if incomplete else "ok")
-    outcome = Outcome(
+    outcome = search_outcome(
+        violation=violation,
+        incomplete=incomplete,
+        found_witnesses=found_witnesses,
         engine="bfs",
-        verdict=verdict,
         distinct_states=len(states),
         states_generated=generated,
         depth=depth,
         seconds=seconds,
-        violations=violations,
         coverage=coverage,
         peak_memory_mb=peak_memory_mb(),
-        incomplete_reason=incomplete,
-        witnesses_found=found_witnesses,
         exploration=ex,
         extra={"checkpoint": ckpt.summary()} if ckpt is not None else {},
     )

@@ -17,18 +17,16 @@ from __future__ import annotations
 import random
 import time
 
-from ..job import Job, Outcome, Violation
-from .bfs import peak_memory_mb
-
-SUPPORTED_OPTIONS = {"seed", "walks", "walk_depth"}
-
+from ..job import Job, Outcome, Verdict, Violation, ViolationKind
+from ..exploration import peak_memory_mb
 
 def run(job: Job) -> Outcome:
-    job.reject_options("simulate", SUPPORTED_OPTIONS)
+    job.validate("simulate")
     spec = job.spec
-    rng = random.Random(job.options.get("seed", 0))
-    walks = job.options.get("walks", 1000)
-    walk_depth = job.options.get("walk_depth", 100)
+    opts = job.options
+    rng = random.Random(opts.seed if opts.seed is not None else 0)
+    walks = opts.walks if opts.walks is not None else 1000
+    walk_depth = opts.walk_depth if opts.walk_depth is not None else 100
     check = job.invariant_checker()
     inits = list(spec.init_states())
     seen: set = set()
@@ -48,7 +46,7 @@ def run(job: Job) -> Outcome:
                     seen.add(s)
                 bad = check(spec.observe(s))
                 if bad is not None:
-                    violation = Violation(bad, "invariant", list(path))
+                    violation = Violation(bad, ViolationKind.INVARIANT, list(path))
                     break
                 succ = list(spec.next(s))
                 generated += len(succ)
@@ -56,7 +54,7 @@ def run(job: Job) -> Outcome:
                     coverage.setdefault(a[0], {"generated": 0, "distinct": 0})["generated"] += 1
                 if not succ:
                     if job.deadlock:
-                        violation = Violation("Deadlock", "deadlock", list(path))
+                        violation = Violation("Deadlock", ViolationKind.DEADLOCK, list(path))
                     break
                 if len(path) > walk_depth:
                     break
@@ -81,7 +79,7 @@ def run(job: Job) -> Outcome:
         job.progress.done()
     return Outcome(
         engine="simulate",
-        verdict="violation" if violation else "incomplete",
+        verdict=Verdict.VIOLATION if violation else Verdict.INCOMPLETE,
         distinct_states=len(seen),
         states_generated=generated,
         depth=max_depth,

@@ -34,9 +34,9 @@ import tempfile
 import time
 
 from ..encoding import decode, encode
-from ..job import Job, Outcome, Violation
-from . import EngineError
-from .bfs import peak_memory_mb
+from ..job import Job, Outcome, Verdict, Violation, ViolationKind
+from ..errors import EngineError
+from ..exploration import peak_memory_mb
 from .spark_checkpoint import (
     Manifest, check_identity, check_writable, identity, is_remote, level_path, read_manifest, write_manifest,
 )
@@ -44,7 +44,6 @@ from .spark_revive import ShapeError, Shapes, class_name, resolve_class
 from .spark_session import check_master, is_local, spark_session
 from .spark_worker import OUT_DDL, WorkerJob, expander, signed_fingerprint
 
-SUPPORTED_OPTIONS = {"master", "checkpoint", "resume", "stop_after_level"}
 # Set for the run (and restored): the dedupe shuffle hash-partitions the new
 # level by fingerprint into exactly `partitions` parts, which are written as
 # they are and become the next level's expansion tasks.
@@ -60,7 +59,7 @@ def worker_job(job: Job) -> WorkerJob:
     from ...spec.registry import load_spec_class
 
     spec = job.spec
-    model = job.options.get("model")
+    model = job.model
     name = getattr(model, "spec_name", None) or spec.name
     try:
         cls = load_spec_class(name)
@@ -79,11 +78,9 @@ def worker_job(job: Job) -> WorkerJob:
 
 
 def run(job: Job) -> Outcome:
-    job.reject_options("spark", SUPPORTED_OPTIONS)
+    job.validate("spark")  # --checkpoint and --resume name one directory
     wj = worker_job(job)
-    ckpt, resume = job.options.get("checkpoint"), job.options.get("resume")
-    if ckpt and resume and ckpt.rstrip("/") != resume.rstrip("/"):
-        raise EngineError("--resume continues in its own directory: drop --checkpoint or give the same DIR")
+    ckpt, resume = job.options.checkpoint, job.options.resume
     for d in (ckpt, resume):
         if d and is_remote(d):
             raise EngineError(f"{d}: checkpoints on remote storage are not supported; use a path every executor mounts")
@@ -91,10 +88,10 @@ def run(job: Job) -> Outcome:
     if resume:
         manifest = read_manifest(resume)  # fail on a bad checkpoint before starting Spark
         check_identity(resume, manifest, identity(wj))
-    check_master(job.options.get("master"), resume or ckpt)   # before Spark starts, in seconds
+    check_master(job.options.master, resume or ckpt)   # before Spark starts, in seconds
     if resume or ckpt:
         check_writable(resume or ckpt)
-    session = spark_session(job.options.get("master"))
+    session = spark_session(job.options.master)
     root = resume or ckpt
     temporary = root is None
     if temporary:
@@ -258,7 +255,7 @@ class _Search:
         line; anything else, including an exception in the spec, goes up as is."""
         from pyspark.errors import PythonException
 
-        if isinstance(exc, (EngineError, PythonException, KeyboardInterrupt)) or not self.job.options.get("resume"):
+        if isinstance(exc, (EngineError, PythonException, KeyboardInterrupt)) or not self.job.options.resume:
             return exc
         return EngineError(f"{self.root}: cannot read the checkpoint at level {k} ({_first_line(exc)[:200]})")
 
@@ -270,8 +267,8 @@ class _Search:
     def violation(self, k: int, bad: dict) -> Violation:
         for prop in self.wj.properties:
             if prop in bad:
-                return Violation(prop, "invariant", self.trace(k, bad[prop]))
-        return Violation("Deadlock", "deadlock", self.trace(k, bad[None]))
+                return Violation(prop, ViolationKind.INVARIANT, self.trace(k, bad[prop]))
+        return Violation("Deadlock", ViolationKind.DEADLOCK, self.trace(k, bad[None]))
 
     def trace(self, k: int, fp: int):
         """The shortest path to state `fp` of level k: parent pointers back to
@@ -306,7 +303,7 @@ class _Search:
         job = self.job
         t0 = time.monotonic()
         deadline = t0 + job.max_seconds if job.max_seconds else None
-        stop_after = job.options.get("stop_after_level")
+        stop_after = job.options.stop_after_level
         progress = job.progress
         violation = None
         incomplete = None
@@ -350,8 +347,8 @@ class _Search:
 
         violations = [violation] if violation else []
         if violation is None and incomplete is None:
-            violations += [Violation(w, "witness") for w, ok in m.witnesses.items() if not ok]
-        verdict = "violation" if violations else ("incomplete" if incomplete else "ok")
+            violations += [Violation(w, ViolationKind.WITNESS) for w, ok in m.witnesses.items() if not ok]
+        verdict = Verdict.VIOLATION if violations else (Verdict.INCOMPLETE if incomplete else Verdict.OK)
         depth = len(m.levels) if violation is None else violation.length
         return Outcome(
             engine="spark",
@@ -368,7 +365,7 @@ class _Search:
             extra={"spark": {"master": self.session.sparkContext.master, "levels": list(m.levels),
                              "phase_seconds": {p: round(x, 3) for p, x in self.phases.items()},
                              "worker_seconds": {p: round(x, 3) for p, x in self.worker.items()},
-                             "checkpoint": self.job.options.get("checkpoint") or self.job.options.get("resume")}},
+                             "checkpoint": self.job.options.checkpoint or self.job.options.resume}},
         )
 
 

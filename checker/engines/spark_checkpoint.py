@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import EngineError
+from ..errors import EngineError
 
 FORMAT = "txncheck-spark-levels"
 VERSION = 2  # 2: fingerprints write a bool as the int it equals (encoding._fcode)

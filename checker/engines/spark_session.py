@@ -14,8 +14,7 @@ import signal
 import sys
 import threading
 
-from ..failures import EnvironmentFault
-from . import EngineError
+from ..errors import EngineError, EnvironmentFault
 
 DEFAULT_MASTER = "local[*]"
 JAVA_HINT = "Spark needs Java 17 (apt-get install -y openjdk-17-jre-headless)"

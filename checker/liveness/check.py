@@ -13,12 +13,10 @@ from typing import Any
 import z3
 
 from ..invariants import PropertyError, check_sanity, compile_predicate
-from ..job import Outcome, Violation
+from ..job import Outcome, Verdict, Violation, ViolationKind
 from ..model import Model, ModelError
 from .fair_cycles import Constraint, StateGraph, find_fair_lasso
 from .syntax import EVENTUALLY, Fairness, TemporalProperty, show
-
-UNSUPPORTED_OPTIONS = ("symmetry", "por", "fingerprints", "workers")
 
 
 @dataclass
@@ -26,19 +24,6 @@ class LassoViolation(Violation):
     """A liveness violation; `trace_meta` goes into the ITF file's #meta."""
 
     trace_meta: dict[str, Any] = field(default_factory=dict)
-
-
-def require_complete_graph(m: Model, engine: str, keep_graph: bool, options: dict) -> None:
-    """Refuse, before exploring, a run that could not check the model's temporal properties."""
-    if not m.temporal:
-        return
-    if engine != "bfs":
-        raise ModelError(f"{m.path}: temporal properties are checked by the bfs engine only, not {engine!r}")
-    if not keep_graph:
-        raise ModelError(f"{m.path}: temporal properties need the state graph; drop --no-graph")
-    for name in UNSUPPORTED_OPTIONS:
-        if options.get(name) or m.raw.get(name):
-            raise ModelError(f"{m.path}: temporal properties cannot be checked with --{name}")
 
 
 def _to_z3(m: Model, spec, prop: TemporalProperty, f) -> z3.BoolRef:
@@ -123,7 +108,7 @@ def check_temporal(m: Model, spec, outcome: Outcome) -> None:
         summary["skipped"] = "the state graph was not kept"
         for name in m.temporal:
             summary["properties"][name] = {"verdict": "unchecked"}
-        outcome.verdict = "incomplete"
+        outcome.verdict = Verdict.INCOMPLETE
         outcome.incomplete_reason = "the state graph was not kept, so the temporal properties are unchecked"
         return
     t0 = time.monotonic()
@@ -136,7 +121,7 @@ def check_temporal(m: Model, spec, outcome: Outcome) -> None:
             gc.enable()
     summary["seconds"] = round(time.monotonic() - t0, 3)
     if outcome.violations:
-        outcome.verdict = "violation"
+        outcome.verdict = Verdict.VIOLATION
 
 
 def _check_all(m: Model, spec, outcome: Outcome, resolved, summary) -> None:
@@ -164,7 +149,7 @@ def _check_all(m: Model, spec, outcome: Outcome, resolved, summary) -> None:
         path = [(ex.actions[a] if a is not None else None, ex.states[s]) for a, s in lasso.steps]
         closing = ex.actions[lasso.closing] if lasso.closing is not None else None
         outcome.violations.append(LassoViolation(
-            name, "liveness", path, lasso.loop,
+            name, ViolationKind.LIVENESS, path, lasso.loop,
             trace_meta={
                 "temporal": prop.text,
                 "fairness": [f.text for f in m.fairness],

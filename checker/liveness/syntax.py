@@ -30,10 +30,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import CheckerError
+
 EVENTUALLY, LEADS_TO = "eventually", "leads_to"
 
 
-class TemporalSyntaxError(ValueError):
+class TemporalSyntaxError(CheckerError, ValueError):
     """A temporal property or fairness condition that does not parse."""
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from array import array
 
 from ..encoding import Fingerprinter, fingerprint
-from ..engines.bfs import Exploration
+from ..exploration import Exploration
 
 
 class FingerprintSet:

@@ -7,7 +7,7 @@ as an automorphism on the reachable states of the shipped models.
 
 from __future__ import annotations
 
-from .symmetry import ReductionError
+from ..errors import ReductionError
 
 
 def _legacy_v4(spec, s, mapping):

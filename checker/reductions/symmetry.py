@@ -33,14 +33,11 @@ import z3
 
 from ...spec.schema import Enum
 from ..encoding import encode
-from ..engines import EngineError
+from ..errors import ReductionError
 from .locations import induced_renaming, rename
+from .permutations import permute_for
 
 MAX_TIES = 5040  # permutations tried per state before settling for the sorted one
-
-
-class ReductionError(EngineError):
-    """A reduction that cannot apply to this job (one line)."""
 
 
 def check_symmetric(spec, props: Mapping[str, z3.BoolRef]) -> None:
@@ -50,8 +47,6 @@ def check_symmetric(spec, props: Mapping[str, z3.BoolRef]) -> None:
     the property and its image differ."""
     if not spec.symmetric_sorts:
         raise ReductionError(f"--symmetry: spec {spec.name} declares no symmetric sorts")
-    from .permutations import permute_for
-
     if permute_for(spec) is None:
         raise ReductionError(f"--symmetry: spec {spec.name} declares symmetric sorts but does not implement permute")
     schema = spec.schema
@@ -150,8 +145,6 @@ class SymmetryReduced:
     def __init__(self, spec) -> None:
         if not spec.symmetric_sorts:
             raise ReductionError(f"--symmetry: spec {spec.name} declares no symmetric sorts")
-        from .permutations import permute_for
-
         self.spec = spec
         self.inner_next = getattr(spec, "next_all", spec.next)
         base = spec
@@ -285,8 +278,6 @@ def audit_permute(spec, states, mappings, props: Mapping | None = None) -> None:
     of `props` (default: every invariant and witness). For tests of a spec's
     symmetry declaration."""
     from ..invariants import compile_predicate
-
-    from .permutations import permute_for
 
     permute = permute_for(spec)
     if props is None:

@@ -93,9 +93,8 @@ def trace_digest(trace: Trace) -> str:
 
 
 def model_digest(path: Path) -> str:
-    """What identifies a fix model's recorded figures: the model file and the
-    sources of its spec's package (`spec/<name>/`), so that a change to the
-    spec makes the figures stale as a change to the model does."""
+    """What a fix model's recorded figures are of: the model file and its spec's
+    sources (`spec/<name>/`), so a spec change makes them stale too."""
     h = hashlib.sha256(path.read_bytes())
     try:
         spec = tomllib.loads(path.read_text()).get("spec")

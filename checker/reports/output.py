@@ -6,8 +6,10 @@ import os
 import tempfile
 from pathlib import Path
 
+from ..errors import CheckerError
 
-class ReportError(ValueError):
+
+class ReportError(CheckerError, ValueError):
     """A report that cannot be written; one line naming the file."""
 
 

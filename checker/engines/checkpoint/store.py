@@ -13,277 +13,31 @@ leaves a consistent checkpoint: a segment the manifest does not list is
 ignored. Writing costs what was explored since the last write, not the whole
 run.
 
-A segment holds, in order: new nodes of a value table (strings, tuples,
-NamedTuples and frozensets, each written once and referred to by number
-afterwards, so the parts states share are stored once), the new actions and
-states as node numbers, their parent pointers, and the new edges, the last
-three as little-endian int64 columns.
-
-Segments are untrusted input. Node children are inline scalars (the tags
-of `checker.encoding`) or references to earlier nodes only; a record (`R`)
-names its NamedTuple class by an index into the manifest's `types`, and
-those classes must live in the spec's own package. Every length, reference,
-parent pointer and edge is checked on load; nothing is ever unpickled. A
-checkpoint also records what it was written for (spec, variant, bounds,
+A segment's format is `codec.py`'s. Segments are untrusted input: every
+length, reference, parent pointer and edge is checked on load; nothing is
+ever unpickled. A checkpoint also records what it was written for (spec, variant, bounds,
 properties, reductions): resuming it with another model is refused in one
 line.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
-import sys
 import tempfile
 import time
-from array import array
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from pathlib import Path
 
-from .engines import EngineError
-from .failures import EnvironmentFault
+from .codec import SEGMENT_MAGIC, CheckpointError, CheckpointWriteError, _ints, _Nodes, _Reader, _resolve_types, _Types, _varint
 
 FORMAT = "txncheck-checkpoint"
 VERSION = 2
 MANIFEST = "checkpoint.json"
-SEGMENT_MAGIC = b"TXCKSEG2"
 DEFAULT_INTERVAL = 60.0
 # Options that change the explored graph: a checkpoint is only valid for the same ones.
 GRAPH_OPTIONS = ("symmetry", "por", "fingerprints")
-
-
-class CheckpointError(EngineError):
-    """A checkpoint that cannot be written or resumed; one line naming the folder."""
-
-
-class CheckpointWriteError(CheckpointError, EnvironmentFault):
-    """The disk refused a checkpoint (read-only, full): an environment fault,
-    exit 3, not bad input."""
-
-
-# -- the typed encoding ----------------------------------------------------------
-
-
-class _Types:
-    """NamedTuple classes seen in states, numbered for the `R` tag."""
-
-    def __init__(self, names: list[str] | None = None) -> None:
-        self.names: list[str] = list(names or [])
-        self.ids: dict[type, int] = {}
-        self.classes: list[type] = []
-
-    def id_of(self, cls: type) -> int:
-        i = self.ids.get(cls)
-        if i is None:
-            i = self.ids[cls] = len(self.names)
-            self.names.append(f"{cls.__module__}:{cls.__qualname__}")
-            self.classes.append(cls)
-        return i
-
-
-def _varint(n: int, out: bytearray) -> None:
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-
-
-REF = 0x72  # r: a reference to an earlier node of the table
-
-
-class _Nodes:
-    """The table of strings and container values (tuples, NamedTuples, frozensets) written so far.
-
-    States share most of their parts with their parents (a successor reuses
-    the unchanged fields as the same objects), so each container is written
-    once, as a node whose children are inline scalars or references to
-    earlier nodes, and a state is one node id. Nodes are keyed by object
-    identity; `objects` keeps every one alive so that an id is never reused.
-    """
-
-    def __init__(self, types: _Types) -> None:
-        self.types = types
-        self.ids: dict[int, int] = {}
-        self.objects: list = []
-
-    def node(self, v, out: bytearray) -> int:
-        """The node id of container `v`, writing it (and new children) to `out` first."""
-        nid = self.ids.get(id(v))
-        if nid is not None:
-            return nid
-        t = type(v)
-        if t is str:  # strings are nodes too: states repeat a few names (states, kinds) endlessly
-            b = v.encode()
-            out.append(83)
-            _varint(len(b), out)
-            out += b
-            nid = self.ids[id(v)] = len(self.objects)
-            self.objects.append(v)
-            return nid
-        if t is tuple or t is frozenset:
-            head = (40 if t is tuple else 123,)
-        elif isinstance(v, tuple) and hasattr(t, "_fields"):
-            head = (82, self.types.id_of(t))
-        else:
-            raise CheckpointError(f"cannot checkpoint a {t.__name__} in a state")
-        children = bytearray()
-        for x in v:
-            self.child(x, children, out)
-        out.append(head[0])
-        if len(head) > 1:
-            _varint(head[1], out)
-        _varint(len(v), out)
-        out += children
-        nid = self.ids[id(v)] = len(self.objects)
-        self.objects.append(v)
-        return nid
-
-    def child(self, x, into: bytearray, out: bytearray) -> None:
-        t = type(x)
-        if t is int:
-            into.append(73)
-            _varint((x << 1) if x >= 0 else ((-x << 1) - 1), into)
-        elif t is bool:
-            into.append(84 if x else 70)
-        elif x is None:
-            into.append(78)
-        else:
-            nid = self.node(x, out)
-            into.append(REF)
-            _varint(nid, into)
-
-
-class _Reader:
-    """Decodes a segment; every failure is a CheckpointError naming the file."""
-
-    def __init__(self, data: bytes, where: str, classes: list[type], table: list) -> None:
-        self.data, self.pos, self.where, self.classes, self.table = data, 0, where, classes, table
-
-    def fail(self, msg: str):
-        raise CheckpointError(f"{self.where}: {msg} at byte {self.pos}")
-
-    def varint(self) -> int:
-        data, pos = self.data, self.pos
-        if pos < len(data) and data[pos] < 0x80:  # the common one-byte case
-            self.pos = pos + 1
-            return data[pos]
-        n = shift = 0
-        while True:
-            if pos >= len(data):
-                self.pos = pos
-                self.fail("truncated segment")
-            b = data[pos]
-            pos += 1
-            n |= (b & 0x7F) << shift
-            if b < 0x80:
-                self.pos = pos
-                return n
-            shift += 7
-            if shift > 630:
-                self.pos = pos
-                self.fail("varint too long")
-
-    def count(self) -> int:
-        n = self.varint()
-        if n > len(self.data) - self.pos:
-            self.fail("count larger than the segment")
-        return n
-
-    def child(self):
-        if self.pos >= len(self.data):
-            self.fail("truncated segment")
-        tag = self.data[self.pos]
-        self.pos += 1
-        if tag == REF:
-            k = self.varint()
-            if k >= len(self.table):
-                self.fail(f"reference to node {k}, which is not defined yet")
-            return self.table[k]
-        if tag == 73:
-            z = self.varint()
-            return (z >> 1) if not z & 1 else -((z + 1) >> 1)
-        if tag == 84:
-            return True
-        if tag == 70:
-            return False
-        if tag == 78:
-            return None
-        self.fail(f"unknown value tag {tag}")
-
-    def node(self) -> None:
-        """Read one node and append it to the table."""
-        if self.pos >= len(self.data):
-            self.fail("truncated segment")
-        tag = self.data[self.pos]
-        self.pos += 1
-        if tag == 82:
-            k = self.varint()
-            if k >= len(self.classes):
-                self.fail(f"record type {k} is not in the manifest")
-            cls = self.classes[k]
-            n = self.count()
-            if n != len(cls._fields):
-                self.fail(f"{cls.__name__} has {len(cls._fields)} fields, segment has {n}")
-            self.table.append(cls._make([self.child() for _ in range(n)]))
-        elif tag == 83:
-            n = self.count()
-            raw = self.data[self.pos:self.pos + n]
-            self.pos += n
-            try:
-                self.table.append(raw.decode())
-            except UnicodeDecodeError:
-                self.fail("invalid UTF-8")
-        elif tag in (40, 123):
-            n = self.count()
-            items = [self.child() for _ in range(n)]
-            if tag == 40:
-                self.table.append(tuple(items))
-            else:
-                try:
-                    self.table.append(frozenset(items))
-                except TypeError:
-                    self.fail("unhashable set member")
-        else:
-            self.fail(f"unknown node tag {tag}")
-
-    def ints(self, n: int) -> array:
-        """n little-endian int64 values."""
-        size = 8 * n
-        if self.pos + size > len(self.data):
-            self.fail("truncated integer array")
-        a = array("q")
-        a.frombytes(self.data[self.pos:self.pos + size])
-        if sys.byteorder != "little":
-            a.byteswap()
-        self.pos += size
-        return a
-
-
-def _ints(values, out: bytearray) -> None:
-    a = array("q", values)
-    if sys.byteorder != "little":
-        a.byteswap()
-    out += a.tobytes()
-
-
-def _resolve_types(names: list[str], spec, where: str) -> list[type]:
-    """NamedTuple classes named in a manifest; only the spec's own package may supply them."""
-    package = type(spec).__module__.rpartition(".")[0] or type(spec).__module__
-    classes = []
-    for name in names:
-        module, _, qual = name.partition(":")
-        if not (module == package or module.startswith(package + ".")) or not qual.isidentifier():
-            raise CheckpointError(f"{where}: state type {name!r} is not a type of spec {spec.name}")
-        try:
-            cls = getattr(importlib.import_module(module), qual)
-        except (ImportError, AttributeError):
-            raise CheckpointError(f"{where}: state type {name!r} no longer exists") from None
-        if not (isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")):
-            raise CheckpointError(f"{where}: {name!r} is not a NamedTuple")
-        classes.append(cls)
-    return classes
 
 
 # -- the manifest ------------------------------------------------------------------
@@ -335,7 +89,7 @@ def identity(job) -> dict:
         "properties": {n: digest(f) for n, f in sorted(job.properties.items())},
         "witnesses": {n: digest(f) for n, f in sorted(job.witnesses.items())},
         "deadlock": bool(job.deadlock),
-        "options": {k: job.options[k] for k in GRAPH_OPTIONS if job.options.get(k)},
+        "options": {k: getattr(job.options, k) for k in GRAPH_OPTIONS if getattr(job.options, k)},
     }
 
 
@@ -417,9 +171,8 @@ class Checkpointer:
     # has been fully expanded, so `next` is where a resumed run starts.
     def write(self, *, generated: int, depth: int, lo: int, hi: int, next: int,
               generated_by_action: dict, witnesses_found) -> None:
-        """Raises CheckpointWriteError when the disk refuses; the checkpoint
-        on disk is then still the last complete one, and no write follows
-        (the node table already holds what the failed segment would have)."""
+        """CheckpointWriteError when the disk refuses: the last complete
+        checkpoint stays, and no write follows."""
         if self.failed:
             return
         try:
@@ -628,15 +381,14 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 def open_checkpointer(job, ex):
     """The run's Checkpointer and what it resumes from (None, None when not asked for)."""
-    folder = job.options.get("checkpoint") or job.options.get("resume")
+    opts = job.options  # validated: not with --fingerprints (checker/options.py)
+    folder = opts.checkpoint or opts.resume
     if not folder:
         return None, None
-    if job.options.get("fingerprints"):
-        raise CheckpointError("--checkpoint and --resume need the states; they do not go with --fingerprints")
-    interval = job.options.get("checkpoint_interval") or DEFAULT_INTERVAL
+    interval = opts.checkpoint_interval or DEFAULT_INTERVAL
     ck = Checkpointer(job, ex, folder, float(interval))
-    if job.options.get("resume"):
-        return ck, ck.load(job.options["resume"])
+    if opts.resume:
+        return ck, ck.load(opts.resume)
     # A fresh run: an older checkpoint in the folder would be overwritten piecemeal, so drop it first.
     for old in [ck.dir / MANIFEST, *ck.dir.glob("seg-*.bin")]:
         try:

@@ -1,0 +1,35 @@
+"""The checker's errors: one base class, `CheckerError`, below every other
+module, so that any of them can raise one without importing the module that
+reports it.
+
+Each is one line for the user. Bad input (a model file, a trace, an option,
+a property) exits 2; a fault of the machine (`EnvironmentFault`) or a report
+that cannot be written exits 3 (checker/failures.py maps them). The errors
+of one module's input live with that module and subclass `CheckerError`
+(`EncodingError`, `PropertyError`, `TraceError`, `TemporalSyntaxError`,
+`ReportError`, `CheckpointError`); the ones raised across layers live here.
+`checker.engines` and `checker.model` re-export theirs, where callers have
+always found them.
+"""
+
+from __future__ import annotations
+
+
+class CheckerError(Exception):
+    """Any error of the checker: its message is one line for the user."""
+
+
+class EngineError(CheckerError, ValueError):
+    """An engine refuses the job: one line, exit 2."""
+
+
+class ModelError(CheckerError, ValueError):
+    """A bad model file, or options that cannot check it; the message names the file."""
+
+
+class ReductionError(EngineError):
+    """A reduction cannot apply to this spec or these options."""
+
+
+class EnvironmentFault(CheckerError):
+    """The machine, not the input: a missing Java, a JVM that does not start (exit 3)."""

@@ -1,0 +1,114 @@
+"""`checker/` has no import cycle, and each module imports only from its own
+layer or a lower one (docs/adr/0008-layers-of-the-checker.md).
+
+The graph is read from the source with `ast`, so an import inside a function
+counts as much as one at the top: a lazy import hides a cycle from Python,
+not from this test.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+
+import txncheck.checker
+
+CHECKER = Path(txncheck.checker.__file__).resolve().parent
+PACKAGE = "txncheck.checker"
+
+# Lowest first. A module belongs to the first layer with a prefix of its name;
+# every other module of checker/ is in the top layer, "front" (the API, the
+# gate, the command line, rendering, reports, liveness, model files).
+# failures.py is the process's exit-code contract and its record of signals,
+# which an engine consults (Spark swallows Ctrl-C), so it is in the base, with
+# reports/output.py, whose ReportError it maps.
+LAYERS = [
+    ("base", ["errors", "encoding", "invariants", "job", "verdicts", "progress", "exploration", "options",
+              "failures", "reports.output"]),
+    ("reductions", ["reductions"]),
+    ("engines", ["engines"]),
+]
+
+
+def module_name(path: Path, root: Path = CHECKER) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join([PACKAGE, *parts])
+
+
+def import_graph(root: Path = CHECKER) -> nx.DiGraph:
+    """Module -> the modules of checker/ it imports, anywhere in its body."""
+    modules = {module_name(p, root): p for p in root.rglob("*.py")}
+    g = nx.DiGraph()
+    for name, path in modules.items():
+        g.add_node(name)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                # `from . import bfs` imports the submodule; `from . import EngineError` the package
+                targets = [f"{source}.{a.name}" if f"{source}.{a.name}" in modules else source
+                           for a in node.names]
+            else:
+                continue
+            for t in targets:
+                if t in modules and t != name:
+                    g.add_edge(name, t, line=node.lineno)
+    return g
+
+
+def layer(module: str) -> int:
+    short = module.removeprefix(PACKAGE + ".")
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        if any(short == p or short.startswith(p + ".") for p in prefixes):
+            return rank
+    return len(LAYERS)
+
+
+def describe(g: nx.DiGraph, cycle: list[str]) -> str:
+    steps = zip(cycle, cycle[1:] + cycle[:1])
+    return " -> ".join(f"{a} (line {g.edges[a, b]['line']})" for a, b in steps) + f" -> {cycle[0]}"
+
+
+def test_the_checker_has_no_import_cycle():
+    g = import_graph()
+    assert len(g) > 40  # the walk found checker/
+    cycles = sorted(nx.simple_cycles(g), key=len)
+    assert not cycles, "import cycles in checker/:\n" + "\n".join(describe(g, c) for c in cycles[:10])
+
+
+def test_each_module_imports_from_its_layer_or_below():
+    g = import_graph()
+    names = [n for n, _ in LAYERS] + ["front"]
+    upward = [f"{a} ({names[layer(a)]}) imports {b} ({names[layer(b)]}) at line {g.edges[a, b]['line']}"
+              for a, b in g.edges if layer(b) > layer(a)]
+    assert not upward, "imports against the layers of ADR 0008:\n" + "\n".join(sorted(upward))
+
+
+def test_the_cycle_test_finds_a_lazy_import_cycle(tmp_path):
+    """The walk sees imports inside functions, which is where cycles hide."""
+    pkg = tmp_path / "checker"
+    (pkg / "engines").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "engines" / "__init__.py").write_text("")
+    (pkg / "exploration.py").write_text("def f():\n    from .engines.bfs import run\n")
+    (pkg / "engines" / "bfs.py").write_text("from ..exploration import f\n")
+    g = import_graph(pkg)
+    assert [sorted(c) for c in nx.simple_cycles(g)] == [[f"{PACKAGE}.engines.bfs", f"{PACKAGE}.exploration"]]
+    assert layer(f"{PACKAGE}.exploration") < layer(f"{PACKAGE}.engines.bfs")
+
+
+def test_no_module_of_the_checker_is_over_400_lines():
+    """A module over 400 lines is doing more than one job: split it by job."""
+    long = {str(p.relative_to(CHECKER)): n for p in CHECKER.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 400}
+    assert long == {}
