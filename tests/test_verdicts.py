@@ -26,7 +26,7 @@ from txncheck.spec.pip473.spec import Pip473
 
 from .conftest import MODELS
 
-TIMED = {"ticks": 2, "timeout": 1, "retention": 1}
+TIMED = {"ticks": 2, "timeout": 1, "retention": 1, "plain": "0"}
 
 
 def _states(spec, limit=6000):
@@ -42,8 +42,8 @@ def test_pip473_observe_reads_only_the_observed_fields():
         audit_observed_fields(spec, states)
         moved |= {f for f in type(states[0])._fields if len({getattr(s, f) for s in states}) > 1}
     unobserved = set(type(states[0])._fields) - set(Pip473.observed_fields)
-    assert unobserved == {"now", "seqs", "wmark", "rd", "reshape", "crashes", "tcp", "failovers"}
-    assert unobserved <= moved  # (the watermark moves in fixed only) so the audit tests each one
+    assert unobserved == {"now", "seqs", "rd", "reshape", "crashes", "tcp", "failovers", "plain"}
+    assert unobserved <= moved  # so the audit tests each one
 
 
 def test_the_audit_fails_for_a_field_observe_reads():
