@@ -7,8 +7,8 @@ necessary (F1 validate after the op put, F2 watermark before the op put, F3
 acks applied from the op records, F4 a missing header at recovery is
 collected, not aborted, F5 a failed send drops a cache entry nothing else
 holds, F6 dispatch waits for the buffer's recovery, F7 so does the read
-position's sync after a normal publish, F8 a late entry of an aborted txn
-raises its record's prune key). Each difference is one flag, read in the
+position's sync after a normal publish, F8 an aborted record keeps no prune
+key while an append of its txn is in flight). Each difference is one flag, read in the
 one method it changes; there is no second copy of any component.
 """
 
@@ -66,8 +66,9 @@ class Behaviour:
     # F7: a non-transactional publish during that recovery moves and persists
     # nothing (merged: syncMaxReadPositionForNormalPublish is not gated on it).
     normal_publish_waits_for_recovery: bool = False
-    # F8: an entry of an aborted txn that lands late raises the prune key of
-    # its aborted record (merged: `trackPosition` ignores a txn it no longer holds).
+    # F8: an aborted record written while an append of its txn is in flight has
+    # no prune key until that append lands or fails, and a later entry raises
+    # the key (merged: `trackPosition` ignores a txn it no longer holds).
     rekey_late_entries: bool = False
     retention_ms: int = 900_000
     sweep_period_ms: int = 10_000
