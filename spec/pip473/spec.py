@@ -100,9 +100,11 @@ Variants (flags in `variants.py`, read inside the action bodies):
   F7 (publish) a non-transactional send during the buffer's recovery
      neither moves maxReadPosition nor persists the watermark; the
      completion of recovery computes both from what it has loaded.
-  F8 (publish) an entry of an aborted txn that lands after the abort was
-     materialized raises the aborted record's prune key to its position,
-     so trimming cannot prune the record while that entry is readable.
+  F8 (publish) an aborted record written while an append of its txn is in
+     flight on the segment has no prune key until that append lands (its
+     position) or fails (the LAC); a later entry raises the key; a restart
+     keys a waiting record at the LAC. Trimming then cannot prune the record
+     while an entry of the txn is readable.
   Each change is necessary (tests/test_pip473.py checks it): dropping one
   gives a violation (F1: fixed.toml, Atomicity in 5 states, a stale cache
   admits an ack after the commit; F2: fixed.toml, MaxReadPositionSafe in 9,
