@@ -1,6 +1,6 @@
 """Model labels (issue 29): every kip868, pip196 and legacy_v4 model says
 what its verdict holds for; the gate prints it, JUnit and SARIF carry it,
-the README's tables show it, and a bad [label] is a one-line ModelError."""
+the user guide's tables show it, and a bad [label] is a one-line ModelError."""
 
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ def test_every_model_carries_its_label(path):
 
 @pytest.mark.parametrize("path", LABELLED, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_the_readme_table_shows_the_label(path):
-    rows = [line for line in (ROOT / "README.md").read_text().splitlines()
+    rows = [line for line in (ROOT / "docs" / "guide.md").read_text().splitlines()
             if line.startswith("|") and f"models/{path.parent.name}/{path.stem}.toml" in line]
-    assert rows, f"no README row for {path}"
+    assert rows, f"no user-guide row for {path}"
     want = {"code": "current code", "release": "past release", "text": "document's text"}[load_model(path).label["holds_for"]]
     assert all(want in row for row in rows)
 
