@@ -313,3 +313,28 @@ def test_finding_html_renders_in_chromium(trace, tmp_path, monkeypatch):
     for name in participants(render_mermaid(f.trace)):
         assert name in svg.group(0)
     assert f.prop in dom and "What was shown, and where" in dom and 'id="steps"' in dom
+
+
+def test_model_digest_ignores_comments_and_docstrings_but_not_code(tmp_path, monkeypatch):
+    """A reworded docstring must not make every recorded figure stale (it did, at 13ba44e);
+    a changed line of code must."""
+    from txncheck.checker.reports import finding
+
+    spec = tmp_path / "spec" / "toy"
+    spec.mkdir(parents=True)
+    (tmp_path / "checker" / "reports").mkdir(parents=True)
+    monkeypatch.setattr(finding, "__file__", str(tmp_path / "checker" / "reports" / "finding.py"))
+    src = spec / "actions.py"
+    model = tmp_path / "m.toml"
+    model.write_text('spec = "toy"\n[bounds]\nn = 2\n')
+    src.write_text('"""The module."""\n\ndef step(s):\n    """One step."""\n    return s + 1  # grows\n')
+    before = model_digest(model)
+    src.write_text('"""The module, reworded."""\n\n\ndef step(s):\n    """One step, reworded."""\n    # a new comment\n    return s + 1\n')
+    model.write_text('# a comment\nspec = "toy"\n\n[bounds]\nn = 2  # why two\n')
+    assert model_digest(model) == before
+    src.write_text('"""The module."""\n\ndef step(s):\n    """One step."""\n    return s + 2\n')
+    assert model_digest(model) != before
+    src.write_text('"""The module."""\n\ndef step(s):\n    """One step."""\n    return s + 1\n')
+    assert model_digest(model) == before
+    model.write_text('spec = "toy"\n[bounds]\nn = 3\n')
+    assert model_digest(model) != before
