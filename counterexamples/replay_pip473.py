@@ -20,13 +20,21 @@ Action mapping (spec action -> implementation):
     endTxn(txn, decision)       tc.end_txn(txn, commit?, reply -> client)
     tcFinalize(txn)             run the coordinator's owed ("tc-finalize", txn, ...) task: set
                                 finalized_ms, then answer the client
+    tcList(txn) / tcPublish(txn)
+                                (bound tc = "steps") run its owed ("tc-list", txn, ...) task, which
+                                reads the op records, or ("tc-publish", txn, ...), which appends
+                                to the streams the listing found
     timeoutSweep(txn)           tc.abort_timed_out(txn)
     gcSweep(txn)                tc.collect(txn)
     tick                        advance the simulated clock one unit
-    tcFailover                  drop the coordinator's tasks; a fresh coordinator object
+    tcFailover                  drop the coordinator's tasks; a fresh coordinator object (fixed F9:
+                                it re-drives the fan-out of decided txns with op records left)
     deliverEvent(seg)           run the broker's next header-watch delivery (pip-text; deliveries
                                 of finalize-only updates, which carry no decision, run on the way)
-                                or its pending coalesced stream deliveries (merged, fixed)
+                                or its pending coalesced stream deliveries (merged, fixed); with
+                                participants = "split", only the transaction buffer's
+    deliverAckEvent(seg)        participants = "split": the same for the pending-ack store of the
+                                subscription (its own owner, cache and stream)
     crash(seg) / recover(seg)   broker.crash() / broker.start() (recover() and replayAsync())
     createChildren / terminateParents / casSegmentMetadata
                                 the segment controller's steps 1-2, 3 and 4
@@ -50,7 +58,7 @@ from typing import Any, Mapping
 from ..reference.behaviour import behaviour as lookup_behaviour
 from ..reference.cluster import Cluster
 from ..reference.coordinator import INVALID_STATUS, NOT_FOUND
-from ..reference.records import COMMITTED, OPEN, header_path, ops_prefix
+from ..reference.records import COMMITTED, OPEN, header_path, ops_prefix, segment_events, subscription_events
 from ..reference.store import ChangeEvent
 from .replay import StepRefused
 
@@ -72,11 +80,14 @@ ACTIONS: dict[str, dict[str, type]] = {
     "appendAck": {"op": str, "txn": str, "seg": str, "pos": int, "cumulative": bool},
     "endTxn": {"txn": str, "decision": str},
     "tcFinalize": {"txn": str},
+    "tcList": {"txn": str},
+    "tcPublish": {"txn": str},
     "timeoutSweep": {"txn": str},
     "gcSweep": {"txn": str},
     "tick": {},
     "tcFailover": {},
     "deliverEvent": {"seg": str},
+    "deliverAckEvent": {"seg": str},
     "crash": {"seg": str},
     "recover": {"seg": str},
     "recoverComplete": {"seg": str},
@@ -111,7 +122,8 @@ class Pip473Bridge:
         if c.get("watches") == "zk-oneshot":  # the spec's ZooKeeper one-shot header watches
             self.watch_style = "oneshot"
         self.behaviour = lookup_behaviour(spec.variant).with_(
-            txn_timeout_ms=c["timeout"] * UNIT_MS, retention_ms=c["retention"] * UNIT_MS)
+            txn_timeout_ms=c["timeout"] * UNIT_MS, retention_ms=c["retention"] * UNIT_MS,
+            tc_steps=c.get("tc") == "steps", split_participants=c.get("participants") == "split")
 
     # -- validation of an untrusted trace -------------------------------------------------
     def validate(self, name: str, params: Mapping[str, Any]) -> str | None:
@@ -278,6 +290,8 @@ class Pip473Bridge:
                 self.client[t] = "ending-commit" if commit else "ending-abort"
         elif name == "tcFinalize":
             self._finalize(t, tid, before, after)
+        elif name in ("tcList", "tcPublish"):
+            self._owed(name, "tc-list" if name == "tcList" else "tc-publish", t, tid, before, after)
         elif name == "timeoutSweep":
             if not c.tc.abort_timed_out(tid):
                 raise StepRefused(f"{t} is not a timed-out OPEN txn in the implementation")
@@ -287,7 +301,7 @@ class Pip473Bridge:
             left = [c.store.get(p).value for p in c.store.children(ops_prefix(tid))]
             owners = {v["segment"] for v in left}
             # live participants still holding t: its ops there, or a pinned read position
-            unmat = sum(1 for seg, b in c.brokers.items() if b.up and tid in b.cache and (
+            unmat = sum(1 for seg, b in c.brokers.items() if b.up and _holds(b, tid) and (
                 seg in owners or tid in b.tb.first or tid in b.tb.in_flight or tid in b.tb.recovery_discovered))
             ops_left = len(left)
             if c.tc.collect(tid):
@@ -299,6 +313,9 @@ class Pip473Bridge:
             self.failovers += 1
         elif name == "deliverEvent":
             self._deliver(self._broker(params["seg"]))
+        elif name == "deliverAckEvent":
+            broker = self._broker(params["seg"])
+            self._deliver(broker, broker.pas_owner(SUB))
         elif name == "crash":
             self._broker(params["seg"])
             c.crash(params["seg"])
@@ -352,17 +369,32 @@ class Pip473Bridge:
             tasks = [task for task in tasks if gone and task.label[2] == gone[0][2]] or tasks
         sched.run(tasks[0])
 
-    def _deliver(self, broker) -> None:
+    def _owed(self, name: str, kind: str, t: str, tid: str, before, after) -> None:
+        """Run the coordinator's owed listing or publish for t; when a
+        timeout's and a client's are both owed, the spec's step says which."""
+        tasks = [task for task in self.cluster.scheduler.runnable() if task.label[:2] == (kind, tid)]
+        if not tasks:
+            raise StepRefused(f"the coordinator owes no {name} for {t}")
+        if len(tasks) > 1 and before is not None and after is not None:
+            step = "list" if kind == "tc-list" else "pub"
+            gone = [x for x in before.tcp - after.tcp if x[1].startswith(step)]
+            tasks = [task for task in tasks if gone and task.label[2] == gone[0][2]] or tasks
+        self.cluster.scheduler.run(tasks[0])
+
+    def _deliver(self, broker, owner: str | None = None) -> None:
+        """The next notification of the broker's buffer (or joint
+        participant), or of the pending-ack store named by `owner`."""
         sched = self.cluster.scheduler
+        owner = owner or broker.owner
         if self.behaviour.notify_by_stream:
-            tasks = [task for task in sched.runnable() if task.label[:2] == ("stream", broker.owner)]
+            tasks = [task for task in sched.runnable() if task.label[:2] == ("stream", owner)]
             if not tasks:
                 raise StepRefused(f"no event is pending for {broker.segment}")
             for task in tasks:
                 sched.run(task)
             return
         while True:
-            task = sched.find("watch", broker.owner)
+            task = sched.find("watch", owner)
             if task is None:
                 raise StepRefused(f"no header notification is pending for {broker.segment}")
             sched.run(task)
@@ -445,13 +477,14 @@ class Pip473Bridge:
             maxread[seg] = broker.tb.get_max_read_position() + 1
             if self._pending(broker):
                 pending.add(seg)
-            for tid in broker.cache.open:
+            for tid in broker.cache.open.union(*(pa.cache.open for pa in broker.pending_acks.values())):
                 tracks.add((seg, self.names[tid]))
             for tid in set(broker.tb.first) | broker.tb.in_flight | broker.tb.recovery_discovered:  # pins
                 tracks.add((seg, self.names[tid]))
                 pins.add((seg, self.names[tid]))
         inflight = {(r.txn and self.names[r.txn], r.segment) for r in self.requests.values()
                     if r.stage in IN_FLIGHT}
+        owed = [*c.scheduler.pending("tc-list"), *c.scheduler.pending("tc-publish")]
         return {
             "hdr": hdr,
             "fin": fin,
@@ -480,6 +513,7 @@ class Pip473Bridge:
             "acked": acked,
             "opon": opon,
             "inflight": inflight,
+            "fanning": {self.names[task.label[1]] for task in owed},
             "wmark": wmark,
         }
 
@@ -531,6 +565,15 @@ class Pip473Bridge:
             broker = c.brokers.get(seg)
             part.append(self._part(broker, idx) if broker is not None and broker.up else None)
         tcp = {(idx(task.label[1]), "fin", task.label[2]) for task in c.scheduler.pending("tc-finalize")}
+        tcp |= {(idx(task.label[1]), "list", task.label[2]) for task in c.scheduler.pending("tc-list")}
+        # the publish step's streams as the spec names them: a digit per segment's
+        # (buffer's) stream, a letter per pending-ack store's when the two are split
+        split = self.behaviour.split_participants
+        streams = {segment_events(seg): str(j) for j, seg in enumerate(self.seg_names)}
+        streams |= {subscription_events(seg, SUB): chr(97 + j) if split else str(j)
+                    for j, seg in enumerate(self.seg_names)}
+        tcp |= {(idx(task.label[1]), "pub" + "".join(sorted({streams[x] for x in task.label[3]})), task.label[2])
+                for task in c.scheduler.pending("tc-publish")}
         pubs = []
         for name in list(self.writes) + list(self.acks):
             req = self.requests.get(name)
@@ -560,25 +603,28 @@ class Pip473Bridge:
             "retained": tuple(c.ledgers[seg].first_retained + 1 if seg in c.ledgers else 1 for seg in self.seg_names),
         }
 
+    def _events(self, owner: str, idx) -> tuple:
+        """The spec's `events` of one participant: a pending stream delivery, or its decision watches."""
+        sched = self.cluster.scheduler
+        if self.behaviour.notify_by_stream:
+            return (True,) if any(task.label[:2] == ("stream", owner) for task in sched.pending("stream")) else ()
+        return tuple((idx(task.payload.path.rsplit("/", 1)[1]),
+                      task.payload.value["state"] if task.payload.value is not None else "GONE")
+                     for task in sched.pending("watch", owner) if _is_decision(task.payload))
+
     def _part(self, broker, idx) -> tuple:
         tb = broker.tb
-        events: tuple = ()
-        if self.behaviour.notify_by_stream:
-            if any(task.label[:2] == ("stream", broker.owner) for task in self.cluster.scheduler.pending("stream")):
-                events = (True,)
-        else:
-            events = tuple(
-                (idx(task.payload.path.rsplit("/", 1)[1]),
-                 task.payload.value["state"] if task.payload.value is not None else "GONE")
-                for task in self.cluster.scheduler.pending("watch", broker.owner) if _is_decision(task.payload))
         packs = frozenset((idx(tid), pos + 1, cum) for pa in broker.pending_acks.values()
                           for tid, held in pa.held.items() for pos, cum in held)
+        split = self.behaviour.split_participants
         return (
             frozenset(idx(tid) for tid in broker.cache.open),
             frozenset({(idx(tid), p + 1) for tid, p in tb.first.items()} | {(idx(tid), 0) for tid in tb.in_flight}
                       | {(idx(tid), RECOVERED) for tid in tb.recovery_discovered}),
             frozenset() if self.behaviour.durable_aborted_records else frozenset(idx(tid) for tid in tb.aborted),
-            packs, events, -1 if tb.hold is None else tb.hold + 1, tb.ready,
+            packs, self._events(broker.owner, idx), -1 if tb.hold is None else tb.hold + 1, tb.ready,
+            frozenset(idx(tid) for tid in broker.pending_acks[SUB].cache.open) if split else frozenset(),
+            self._events(broker.pas_owner(SUB), idx) if split else (),
         )
 
     def state_diff(self, spec_state) -> dict:
@@ -588,12 +634,18 @@ class Pip473Bridge:
         return {f: {"spec": theirs[f], "impl": v} for f, v in mine.items() if f in theirs and theirs[f] != v}
 
     def _pending(self, broker) -> bool:
+        owners = {broker.owner, broker.pas_owner(SUB)}
         for task in self.cluster.scheduler.pending():
-            if task.owner != broker.owner:
+            if task.owner not in owners:
                 continue
             if task.label[0] in ("stream", "tb-recover") or (task.label[0] == "watch" and _is_decision(task.payload)):
                 return True   # an event to handle, or a recovery to finish
         return False
+
+
+def _holds(broker, tid: str) -> bool:
+    """The broker's buffer or one of its pending-ack stores believes tid OPEN."""
+    return tid in broker.cache or any(tid in pa.cache for pa in broker.pending_acks.values())
 
 
 def _is_decision(event: ChangeEvent | None) -> bool:

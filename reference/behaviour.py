@@ -8,7 +8,8 @@ acks applied from the op records, F4 a missing header at recovery is
 collected, not aborted, F5 a failed send drops a cache entry nothing else
 holds, F6 dispatch waits for the buffer's recovery, F7 so does the read
 position's sync after a normal publish, F8 an aborted record keeps no prune
-key while an append of its txn is in flight). Each difference is one flag, read in the
+key while an append of its txn is in flight, F9 a new coordinator re-drives
+the fan-out of decided txns with op records left). Each difference is one flag, read in the
 one method it changes; there is no second copy of any component.
 """
 
@@ -70,6 +71,17 @@ class Behaviour:
     # no prune key until that append lands or fails, and a later entry raises
     # the key (merged: `trackPosition` ignores a txn it no longer holds).
     rekey_late_entries: bool = False
+    # endTxn as the merged TransactionCoordinatorV5 runs it: the header CAS,
+    # then `listOpsByTxn`, then the publishes, each a task a failover loses
+    # (a model's bound `tc = "steps"`; otherwise one step).
+    tc_steps: bool = False
+    # The transaction buffer and each pending-ack store have their own header
+    # cache, event stream and op records to delete (a model's bound
+    # `participants = "split"`, as the merged code); otherwise they share one.
+    split_participants: bool = False
+    # F9: a new coordinator, before it serves, re-drives the fan-out of every
+    # decided txn whose op records remain (with tc_steps).
+    takeover_redrive: bool = False
     retention_ms: int = 900_000
     sweep_period_ms: int = 10_000
     txn_timeout_ms: int = 30_000
@@ -91,7 +103,7 @@ MERGED = Behaviour(
 FIXED = MERGED.with_(name="fixed", acks_from_records=True, validate_after_op=True, watermark_before_op=True,
                      collected_not_aborted=True, acks_unchecked=False, drop_cache_on_failed_send=True,
                      dispatch_waits_for_recovery=True, normal_publish_waits_for_recovery=True,
-                     rekey_late_entries=True)
+                     rekey_late_entries=True, takeover_redrive=True)
 
 BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (PIP_TEXT, MERGED, FIXED)}
 

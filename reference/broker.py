@@ -3,6 +3,11 @@ cache, transaction buffer, pending-ack stores and dispatchers. Everything
 here is memory; `crash()` drops it, and `start()` rebuilds it from the
 store and the ledger ("Recovery / Broker startup", `recover()` and
 `replayAsync()`).
+
+With `split_participants` (the merged code's `MetadataTransactionBuffer` and
+`MetadataPendingAckStore` as separate components) each pending-ack store
+has its own header cache and subscribes to its own (segment, subscription)
+stream under its own owner name, and learns decisions on its own.
 """
 
 from __future__ import annotations
@@ -36,14 +41,18 @@ class SegmentBroker:
         self.dispatchers: dict[str, Dispatcher] = {}
         for sub in sorted(self.storage.cursors):
             cursor = self.ledger.open_cursor(sub)
-            self.pending_acks[sub] = MetadataPendingAckStore(self.segment, sub, cursor, env, self.owner, self.cache)
+            cache = self.cache
+            if env.behaviour.split_participants:
+                cache = TxnHeaderCache(env, self.pas_owner(sub),
+                                       lambda txn, state, sub=sub: self.materialize_acks(sub, txn, state))
+            self.pending_acks[sub] = MetadataPendingAckStore(self.segment, sub, cursor, env, self.owner, cache)
             consumer = self.consumers.setdefault(f"{self.segment}/{sub}", Consumer(sub))
             self.dispatchers[sub] = Dispatcher(self.ledger, cursor, self.tb, consumer)
         self.up = True
         if env.behaviour.notify_by_stream:   # subscribe first: events during recovery wait for it
             env.streams.subscribe(self.owner, segment_events(self.segment), self.cache.on_stream_event)
-            for sub in self.pending_acks:
-                env.streams.subscribe(self.owner, subscription_events(self.segment, sub), self.cache.on_stream_event)
+            for sub, pa in self.pending_acks.items():
+                env.streams.subscribe(pa.cache.owner, subscription_events(self.segment, sub), pa.cache.on_stream_event)
         if restart and env.behaviour.async_recovery:
             self.tb.start_recovering()
             env.scheduler.submit(("tb-recover", self.segment), self.recover, owner=self.owner)
@@ -62,6 +71,8 @@ class SegmentBroker:
         txns = set(writes)
         for pa in self.pending_acks.values():
             txns |= pa.open_txns()
+        split = env.behaviour.split_participants
+        acked = {sub: pa.open_txns() for sub, pa in self.pending_acks.items()}
         decided = []
         for txn in sorted(txns, key=_txn_order):
             rec = store.get(header_path(txn))
@@ -72,10 +83,21 @@ class SegmentBroker:
             if state != OPEN:
                 decided.append((txn, COMMITTED if state == COMMITTED else ABORTED))
                 continue
-            self.cache.add(txn)
+            if not split or txn in writes:
+                self.cache.add(txn)
+            for sub, pa in self.pending_acks.items():
+                if split and txn in acked[sub]:
+                    pa.cache.add(txn)
             if txn in writes:
                 self.tb.recover_positions(txn, writes[txn])
         for txn, state in decided:
+            if split:   # each participant finishes what it holds
+                for sub, pa in self.pending_acks.items():
+                    if txn in acked[sub]:
+                        pa.cache.add(txn)
+                        self.materialize_acks(sub, txn, state)
+                if txn not in writes:
+                    continue
             self.cache.add(txn)
             self.materialize(txn, state)
 
@@ -89,17 +111,30 @@ class SegmentBroker:
         """The participant applies a decision ("Notification mechanism"):
         pending acks, the buffer, then evicts the header and persists the
         read-position watermark."""
-        for pa in self.pending_acks.values():
-            pa.materialize(txn, state)
+        if not self.env.behaviour.split_participants:
+            for pa in self.pending_acks.values():
+                pa.materialize(txn, state)
         self.tb.materialize(txn, state)
         self.cache.evict(txn)
         self.tb.after_materialize()
+
+    def pas_owner(self, sub: str) -> str:
+        return f"{self.owner}/{sub}"
+
+    def materialize_acks(self, sub: str, txn: str, state: str) -> None:
+        """split: one pending-ack store applies (or drops) the txn's acks and
+        deletes its ACK op records, on its own event."""
+        pa = self.pending_acks[sub]
+        pa.materialize(txn, state)
+        pa.cache.evict(txn)
 
     def crash(self) -> None:
         if not self.up:
             return
         self.tb.fail_in_flight()
         self.env.forget(self.owner)
+        for sub in self.pending_acks:
+            self.env.forget(self.pas_owner(sub))
         for name in ("ledger", "cache", "tb", "pending_acks", "dispatchers"):
             self.__dict__.pop(name, None)
         self.up = False

@@ -138,6 +138,7 @@ class Cluster:
     def tc_failover(self) -> None:
         self.tc.failover()
         self.tc = TransactionCoordinatorV5(self.env)
+        self.tc.take_over()
 
     def run_until_idle(self) -> int:
         return self.env.scheduler.run_until_idle()

@@ -8,6 +8,10 @@ task ("tc-finalize", txn, the answer owed or ""): a failover loses it.
 In the merged behaviour the coordinator also fans the decision out to the
 participants' event streams right after its CAS (protocol notes, point 3),
 and re-drives that fan-out on an idempotent retry and from the GC sweep.
+With `tc_steps` (the merged `endTransaction` as it runs) the fan-out is two
+more owed tasks, ("tc-list", txn, answer) reading the op records, then
+("tc-publish", txn, answer, streams) appending to the streams it found; the
+finalize task comes after them.
 """
 
 from __future__ import annotations
@@ -65,12 +69,12 @@ class TransactionCoordinatorV5:
             if not self._decide(txn, target):
                 return self.end_txn(txn, commit, reply)  # lost a race: answer from the new state
         elif state == target:
-            if self.b.notify_by_stream:
+            if self.b.notify_by_stream and not self.b.tc_steps:
                 self.fan_out(txn)  # idempotent retry re-drives the fan-out
         else:
             reply(INVALID_STATUS)
             return
-        self._owe_finalize(txn, lambda: reply(target), target)
+        self._owe_fan_out(txn, lambda: reply(target), target)
 
     def _decide(self, txn: str, target: str) -> bool:
         rec = self.env.store.get(header_path(txn))
@@ -81,9 +85,26 @@ class TransactionCoordinatorV5:
             self.env.store.put(rec.path, value, expected_version=rec.version)
         except BadVersion:
             return False
-        if self.b.notify_by_stream:
+        if self.b.notify_by_stream and not self.b.tc_steps:
             self.fan_out(txn)
         return True
+
+    def _owe_fan_out(self, txn: str, then: Callable[[], None] | None, answer: str = "") -> None:
+        """tc_steps: list the op records, then publish, then finalize; else finalize only."""
+        if not (self.b.tc_steps and self.b.notify_by_stream):
+            return self._owe_finalize(txn, then, answer)
+
+        def listing() -> None:
+            streams = tuple(sorted(self._streams(txn)))
+
+            def publish() -> None:
+                for prefix in streams:
+                    self.env.streams.append(prefix, {"txn": txn})
+                self._owe_finalize(txn, then, answer)
+
+            self.env.scheduler.submit(("tc-publish", txn, answer, streams), publish, owner=self.owner)
+
+        self.env.scheduler.submit(("tc-list", txn, answer), listing, owner=self.owner)
 
     def _owe_finalize(self, txn: str, then: Callable[[], None] | None, answer: str = "") -> None:
         def finalize() -> None:
@@ -99,8 +120,8 @@ class TransactionCoordinatorV5:
 
         self.env.scheduler.submit(("tc-finalize", txn, answer), finalize, owner=self.owner)
 
-    def fan_out(self, txn: str) -> int:
-        """merged: one event per written segment and per (segment, subscription)."""
+    def _streams(self, txn: str) -> set[str]:
+        """The participants' streams: one per written segment and per (segment, subscription)."""
         targets = set()
         for path in self.env.store.children(ops_prefix(txn)):
             v = self.env.store.get(path).value
@@ -108,6 +129,11 @@ class TransactionCoordinatorV5:
                 targets.add(segment_events(v["segment"]))
             else:
                 targets.add(subscription_events(v["segment"], v["subscription"]))
+        return targets
+
+    def fan_out(self, txn: str) -> int:
+        """merged: one event per written segment and per (segment, subscription)."""
+        targets = self._streams(txn)
         for prefix in sorted(targets):
             self.env.streams.append(prefix, {"txn": txn})
         return len(targets)
@@ -121,7 +147,7 @@ class TransactionCoordinatorV5:
         """Timeout sweep, one txn: the same CAS flow, then finalize."""
         if txn not in self.timed_out() or not self._decide(txn, ABORTED):
             return False
-        self._owe_finalize(txn, None)
+        self._owe_fan_out(txn, None)
         return True
 
     def collectable(self) -> list[str]:
@@ -173,3 +199,13 @@ class TransactionCoordinatorV5:
         """The coordinator's broker goes away: its owed work is lost. A new
         coordinator needs nothing but the store."""
         return self.env.scheduler.drop_owner(self.owner)
+
+    def take_over(self) -> None:
+        """F9 (with tc_steps): before serving, re-drive the fan-out of every
+        decided txn (idx:txn-by-final-state) whose op records remain."""
+        if not (self.b.takeover_redrive and self.b.tc_steps and self.b.notify_by_stream):
+            return
+        for state in (ABORTED, COMMITTED):
+            for (_, _, txn), _ in self.env.store.scan(TXN_BY_FINAL_STATE.name, (state,), (state,)):
+                if self.env.store.children(ops_prefix(txn)):
+                    self._owe_fan_out(txn, None)

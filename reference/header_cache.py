@@ -1,5 +1,5 @@
 """A broker's cache of txn headers, shared by its transaction buffer and
-pending-ack store ("Notification mechanism": the header cache "kept up to
+pending-ack store (with `split_participants`, one for each) ("Notification mechanism": the header cache "kept up to
 date by point-watches on the headers it has cached").
 
 It holds the txns the broker believes OPEN. It learns a decision either from

@@ -37,6 +37,10 @@ CONFIGS = {
              "decisions": "both", "ticks": 4, "timeout": 2, "failovers": 2},
     # ZooKeeper one-shot header watches (they change only the point-watch variant, pip-text)
     "oneshot": {"watches": "zk-oneshot", "decisions": "both", "crashes": 1},
+    # the coordinator's endTxn in three steps, with two failovers between them
+    "tc-steps": {"tc": "steps", "decisions": "both", "failovers": 2},
+    # the transaction buffer and the pending-ack store as separate participants
+    "split-participants": {"participants": "split", "decisions": "both", "tc": "steps", "crashes": 2},
 }
 VARIANTS = ("pip-text", "merged", "fixed")
 _SPECS: dict = {}
@@ -140,6 +144,12 @@ EXHAUSTIVE = {
              "crashes": 0, "failovers": 0, "client": "stock", "trim": True},
     "mechanisms": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "split", "decisions": "both",
                    "crashes": 0, "failovers": 0, "opfail": True, "client": "stock"},
+    # the coordinator's three-step endTxn and failovers between its steps (F9 re-drives)
+    "tc-steps": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both",
+                 "crashes": 0, "failovers": 2, "tc": "steps"},
+    # separate transaction-buffer and pending-ack participants: a send and an ack of one txn on one segment
+    "split-participants": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none",
+                           "decisions": "both", "crashes": 1, "failovers": 0, "participants": "split"},
 }
 CASES = [(c, v, "point") for c in EXHAUSTIVE for v in VARIANTS] + [("small", "pip-text", "zk-oneshot")]
 
@@ -197,5 +207,14 @@ def test_every_transition_of_a_small_model_conforms(config, variant, watches):
         # merged/fixed: a send while the buffer recovers, after the txn's entry
         assert variant == "pip-text" or any(st.plain == 1 and st.ledger[0][1:] == (0, "-") and st.part[0] is not None
                                             and not st.part[0].ready for st in parent)
+    if config == "tc-steps" and variant != "pip-text":   # the text's TC publishes nothing
+        assert {"tcList", "tcPublish", "tcFailover"} <= kinds
+        # a failover between the CAS and the publish (F9: the new TC owes the fan-out)
+        assert any(st.failovers < 2 and st.decided[0] and any(x[1] != "fin" for x in st.tcp) == (variant == "fixed")
+                   and st.ops for st in parent)
+    if config == "split-participants":   # each participant learns on its own: one told, the other not yet
+        assert "deliverAckEvent" in kinds
+        assert any(st.decided[0] and st.part[0] is not None and 0 in st.part[0].acache
+                   and 0 not in st.part[0].cache for st in parent)
     if config == "two-sends":
         assert "recover" in kinds and ("recoverComplete" in kinds) == (variant != "pip-text")

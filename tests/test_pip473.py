@@ -33,14 +33,15 @@ VIOLATIONS = {
     "late-write": ("NoLateAdmission", 5),
     "late-write-merged": ("NoLateAdmission", 5),
     "coalesced-events": ("NoMissedDecision", 6),
-    "orphan-op": ("NoOrphanOp", 8),
+    "orphan-op": ("NoOrphanOp", 11),
     "pip-text": ("MaxReadPositionSafe", 4),
     "merged": ("Atomicity", 4),
     "late-ack-merged": ("AcksFixedAtDecision", 4),
     "pas-restart-merged": ("NoLostCommittedAck", 7),
     "tb-recovery-dispatch-merged": ("ReadCommitted", 8),
     "tb-recovery-publish-merged": ("WatermarkSafe", 8),
-    "prune-after-trim-merged": ("ReadCommitted", 13),
+    "prune-after-trim-merged": ("ReadCommitted", 14),
+    "tc-failover-fanout-merged": ("NoMissedDecision", 7),
 }
 
 MAIN_FIGURES = {"pip-text": (17, 18, 3), "merged": (33, 37, 3)}
@@ -63,6 +64,7 @@ PASSES = {
     "tb-recovery-publish-fixed": (2921, 8520, 19),
     "prune-after-trim-fixed": (5228, 18357, 19),
     "op-write-fails-two-sends-fixed": (3330, 8921, 17),
+    "tc-failover-fanout-fixed": (48493, 178136, 24),
 }
 
 SIX = ("Atomicity", "NoLostCommittedAck", "SingleFinalization", "ReadCommitted", "GcSafety",
@@ -199,6 +201,7 @@ FIXES = {
     "F6": ({"dispatch_waits": False}, "tb-recovery-dispatch-fixed", "ReadCommitted", 9),
     "F7": ({"sync_waits": False}, "tb-recovery-publish-fixed", "WatermarkSafe", 9),
     "F8": ({"rekey_late": False}, "prune-after-trim-fixed", "ReadCommitted", 14),
+    "F9": ({"takeover_redrive": False}, "tc-failover-fanout-fixed", "NoMissedDecision", 8),
 }
 
 

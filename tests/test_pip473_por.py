@@ -74,6 +74,9 @@ def test_footprints_are_honest_on_models(name):
                "failovers": 0, "client": "stock", "trim": True, "opfail": True}),
     ("merged", {"writes": "t1:0 t1:0", "plain": "0 1", "acks": "t2:s1:1:cum", "reshape": "merge", "decisions": "both",
                 "trim": True, "opfail": True}),
+    # the coordinator's three steps, failovers between them (fixed F9 re-drives)
+    ("fixed", {"tc": "steps", "decisions": "both", "failovers": 2}),
+    ("merged", {"tc": "steps", "decisions": "both", "failovers": 2, "reshape": "none"}),
 ])
 def test_footprints_are_honest_on_other_bounds(variant, constants):
     """A spread of the first 3000 states (BFS order) of bounds no model file uses."""

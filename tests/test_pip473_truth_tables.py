@@ -29,7 +29,7 @@ def quiet() -> dict:
         "entry": {}, "dlv": {}, "skipped": set(), "up": set(s), "maxread": {x: 0 for x in s},
         "firstopen": {x: 99 for x in s}, "tracks": set(), "pending": set(), "pins": set(), "sealed": set(),
         "ackw": set(), "ackafter": set(), "ackcover": set(), "fenced": set(), "ackop": set(), "acked": set(),
-        "opon": set(), "inflight": set(), "wmark": {},
+        "opon": set(), "inflight": set(), "fanning": set(), "wmark": {},
     }
 
 
@@ -134,6 +134,10 @@ TABLES: dict[str, list[tuple[str, dict, bool]]] = {
                                                       "pending": {"s1"}}, True),
         ("a decided txn pins with nothing left to tell", {"decided": {"t1": "COMMITTED"}, "pins": {("s1", "t1")}},
          False),
+        ("a decided txn pins while the TC still owes its fan-out",
+         {"decided": {"t1": "COMMITTED"}, "pins": {("s1", "t1")}, "fanning": {"t1"}}, True),
+        ("the TC owes another txn's fan-out", {"decided": {"t1": "COMMITTED"}, "pins": {("s1", "t1")},
+                                                "fanning": {"t2"}}, False),
     ],
     "NoAbortedAck": [
         ("nothing acked", {}, True),

@@ -40,6 +40,9 @@ PIP473 = [
     # caches: the send's sync of the read position during recovery)
     {"txns": 1, "writes": "t1:0", "plain": "0", "acks": "", "reshape": "none", "decisions": "abort",
      "crashes": 2, "failovers": 0, "client": "stock"},
+    # the coordinator's three-step endTxn (the failover rule: only while the TC has work)
+    {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both", "crashes": 1,
+     "failovers": 2, "tc": "steps"},
 ]
 # PIP-196: the rollover rule (spec/pip196/spec.py), with crashes and with a
 # non-transactional publish during recovery

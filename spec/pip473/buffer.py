@@ -67,8 +67,7 @@ def track_position(p: Part, t: int, pos: int) -> Part:
 def forget(p: Part, t: int) -> Part:
     """Commit evicts the cache entry; abort too, once marked aborted."""
     tpos = frozenset(x for x in p.tpos if x[0] != t) if p.tpos else p.tpos
-    return Part(cache=p.cache - {t}, tpos=tpos, abrt=p.abrt, packs=p.packs, events=p.events,
-                hold=p.hold if _held(tpos) else -1)
+    return p._replace(cache=p.cache - {t}, tpos=tpos, hold=p.hold if _held(tpos) else -1)
 
 
 def release_failed(m, s: S, j: int, p: Part, t: int, but: int) -> Part:

@@ -8,12 +8,20 @@ counter (never reused); an `endTxn` of a txn already terminal in the same
 state is idempotent and re-drives the fan-out; the other state answers
 InvalidTxnStatus; a missing header answers TransactionNotFound. The text is
 silent on retries, so pip-text uses the same answers.
+
+Bound `tc = "steps"` (merged/fixed): the merged `endTransaction` is three
+steps, as the code runs them: the header CAS, then listing the txn's ops
+(`listOpsByTxn`), then publishing one event per participant found
+(`fanOutEvents`); the answer comes after the publishes. The TC's work between
+them is `(t, "list", reply)` and `(t, "pub<segs>", reply)` in `S.tcp`, which
+a failover loses. fixed F9: a new TC re-drives the fan-out of every decided
+txn whose ops remain before it serves (`failover`).
 """
 
 from __future__ import annotations
 
 from ..api import replace_at as _put
-from .notify import fanout
+from .notify import fanout, publish, streams
 from .state import (
     ABORTED, C_ENDING, C_OPEN, COMMITTED, GONE, OPEN, TOLD_ABORTED, TOLD_COMMITTED, TOLD_CONFLICT,
     TOLD_NOTFOUND, Header, S,
@@ -27,6 +35,19 @@ def new_txn(m, s: S, t: int) -> S:
                       client=_put(s.client, t, C_OPEN))
 
 
+LIST = "list"
+
+
+def _pub(targets) -> str:
+    """The publish step's TC work: the streams its listing found, a digit per
+    segment's (buffer's) stream, a letter (a, b, ...) per pending-ack store's."""
+    return "pub" + "".join(sorted(str(j) if f == "events" else chr(97 + j) for j, f in targets))
+
+
+def pub_targets(step: str) -> list[tuple[int, str]]:
+    return [(int(c), "events") if c.isdigit() else (ord(c) - 97, "aevents") for c in step[3:]]
+
+
 def _decide(m, s: S, t: int, d: str) -> dict:
     """The single CAS OPEN -> d on the header: the linearization point, and
     the fan-out. Returns the fields it changes (the caller builds the state).
@@ -35,8 +56,9 @@ def _decide(m, s: S, t: int, d: str) -> dict:
     finalized_ms after the CAS returns (`finalize`)."""
     h = s.hdr[t]
     changed = {"hdr": _put(s.hdr, t, Header(d, h.deadline, h.fin_at)),
-               "decided": s.decided if s.decided[t] else _put(s.decided, t, d),
-               "part": fanout(m, s, t, d)}
+               "decided": s.decided if s.decided[t] else _put(s.decided, t, d)}
+    if not m.tc_steps:
+        changed["part"] = fanout(m, s, t, d)
     if m.flags.cas_finalizes:
         changed["hdr"] = _put(s.hdr, t, Header(d, h.deadline, s.now))
         changed["fincnt"] = _put(s.fincnt, t, s.fincnt[t] + 1)
@@ -48,12 +70,25 @@ def end_txn(m, s: S, t: int, d: str) -> S:
     if st == OPEN:
         changed = _decide(m, s, t, d)
     elif st == d:
-        changed = {"part": fanout(m, s, t, d)} if m.flags.coalesced else {}   # idempotent: re-drive
+        # idempotent: re-drive the fan-out
+        changed = {"part": fanout(m, s, t, d)} if m.flags.coalesced and not m.tc_steps else {}
     elif st == GONE:
         return s._replace(client=_put(s.client, t, TOLD_NOTFOUND))
     else:
         return s._replace(client=_put(s.client, t, TOLD_CONFLICT))  # InvalidTxnStatus
-    return s._replace(**changed, client=_put(s.client, t, C_ENDING[d]), tcp=s.tcp | {(t, "fin", d)})
+    work = (t, LIST if m.tc_steps else "fin", d)
+    return s._replace(**changed, client=_put(s.client, t, C_ENDING[d]), tcp=s.tcp | {work})
+
+
+def list_ops(m, s: S, t: int, reply: str) -> S:
+    """tc = steps: `listOpsByTxn`, the participants the fan-out will notify:
+    the segments with an op of t now (a later op put is not among them)."""
+    return s._replace(tcp=s.tcp - {(t, LIST, reply)} | {(t, _pub(streams(m, s, t)), reply)})
+
+
+def publish_events(m, s: S, t: int, step: str, reply: str) -> S:
+    """tc = steps: append one event to each listed participant's stream, then answer."""
+    return s._replace(part=publish(s.part, pub_targets(step)), tcp=s.tcp - {(t, step, reply)} | {(t, "fin", reply)})
 
 
 def finalize(m, s: S, t: int, reply: str) -> S:
@@ -79,7 +114,7 @@ def timeout_candidates(m, s: S) -> list[int]:
 
 def timeout(m, s: S, t: int) -> S:
     """Timeout sweep: abort an OPEN txn past its deadline (same CAS flow)."""
-    return s._replace(**_decide(m, s, t, ABORTED), tcp=s.tcp | {(t, "fin", "")})
+    return s._replace(**_decide(m, s, t, ABORTED), tcp=s.tcp | {(t, LIST if m.tc_steps else "fin", "")})
 
 
 def gc_candidates(m, s: S) -> list[int]:
@@ -93,7 +128,7 @@ def gc(m, s: S, t: int) -> S:
         return s._replace(part=fanout(m, s, t, header_state(s, t)))   # merged: re-drive, keep the header
     # live participants that still hold t as a participant: its ops or its pinned position
     owners = {o.seg for o in left}
-    unmat = sum(1 for j, p in enumerate(s.part) if p is not None and t in p.cache
+    unmat = sum(1 for j, p in enumerate(s.part) if p is not None and (t in p.cache or t in p.acache)
                 and (j in owners or any(x[0] == t for x in p.tpos)))
     return s._replace(ops=s.ops - set(left),            # pip-text: force-delete leftovers
                       hdr=_put(s.hdr, t, GONE), gcsnap=_put(s.gcsnap, t, (len(left), unmat)),
@@ -101,4 +136,11 @@ def gc(m, s: S, t: int) -> S:
 
 
 def failover(m, s: S) -> S:
-    return s._replace(tcp=frozenset(), failovers=s.failovers - 1)
+    """The TC's in-memory work is lost. fixed F9 (tc = steps): the new TC
+    lists the decided txns (idx:txn-by-final-state) and re-drives the fan-out
+    of each whose ops remain, as an idempotent endTxn retry would."""
+    tcp = frozenset()
+    if m.tc_steps and m.flags.takeover_redrive:
+        tcp = frozenset((t, LIST, "") for t in range(len(s.hdr))
+                        if header_state(s, t) in (COMMITTED, ABORTED) and any(o.txn == t for o in s.ops))
+    return s._replace(tcp=tcp, failovers=s.failovers - 1)

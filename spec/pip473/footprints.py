@@ -40,6 +40,8 @@ _PART = {
     "abrt": ("skipped",),
     "packs": (),
     "events": ("pending",),
+    "acache": ("tracks",),
+    "aevents": ("pending",),
 }
 _SIMPLE = {"_fincnt": "fincnt", "_decided": "decided", "_late": "late", "_dlv": "dlv",
            "_status": "sealed", "_cursor": "acked"}
@@ -90,6 +92,8 @@ class _Fields:
             return {("gcops", *k), ("gcunmat", *k)}
         if f == "_wmark":
             return {("wmark", *k)}
+        if f == "_tcp" and self.m.tc_steps:              # (txn): fanning
+            return {("fanning", *k)}
         return set()            # _now _seqs _rd _reshape _crashes _tcp _failovers _plain: not observed
 
     def _expand(self, loc: tuple, tag: str) -> list[tuple]:
@@ -120,7 +124,7 @@ def _materialize(g: str, t: str) -> tuple[set, set]:
     """notify.materialize(g, t): acks to the cursor or an aborted record / mark,
     forget t (cache, positions, hold, acks), delete t's ops on g, persist the
     watermark (from the ledger and the participant)."""
-    held = _part(g, "up", "cache", "tpos", "hold", "abrt", "packs")
+    held = _part(g, "up", "cache", "tpos", "hold", "abrt", "packs", "acache")
     reads = held | {("_cursor", g), ("_ops", t, g), ("_ledger", g), ("_arec", g, t)}
     writes = held - _part(g, "up") | {("_cursor", g), ("_arec", g, t), ("_ops", t, g), ("_wmark", g)}
     return reads, writes
@@ -162,15 +166,18 @@ def footprints(m) -> dict:
 
     for i, t in enumerate(tn):
         # notify.fanout: the participants of t's segments (coalesced: those with t's ops)
-        fan_r = {("_part", g, f) for g in segs_of[t] for f in ("up", "cache", "events")}
-        fan_w = {("_part", g, "events") for g in segs_of[t]}
+        fan_r = {("_part", g, f) for g in segs_of[t] for f in ("up", "cache", "events", "acache", "aevents")}
+        fan_w = {("_part", g, f) for g in segs_of[t] for f in ("events", "aevents")}
         # coordinator.new_txn; ids in order: the guard reads the headers of
         # the txns of earlier plan classes (spec.started_before)
         reads = {("_client", t, "born"), ("_now",)} | {("_hdr", tn[u], "born") for u in m.started_before[i]}
         fp[a("newTxn", txn=t)] = F.fp(reads, {("_hdr", t), ("_client", t)})
         # coordinator.end_txn / timeout: the decision CAS, fan-out (lists the txn's ops)
-        decide_r = seen[t] | {("_decided", t), ("_ops", t)} | fan_r
-        decide_w = {cas[t], ("_decided", t), ("_tcp", t)} | fan_w
+        if m.tc_steps:   # the CAS alone; tcList and tcPublish do the rest
+            decide_r, decide_w = seen[t] | {("_decided", t)}, {cas[t], ("_decided", t), ("_tcp", t)}
+        else:
+            decide_r = seen[t] | {("_decided", t), ("_ops", t)} | fan_r
+            decide_w = {cas[t], ("_decided", t), ("_tcp", t)} | fan_w
         if m.flags.cas_finalizes:   # the CAS writes finalizedAt too
             decide_r |= {("_now",), ("_fincnt", t)}
             decide_w |= {("_hdr", t, "fin"), ("_fincnt", t)}
@@ -184,6 +191,9 @@ def footprints(m) -> dict:
         fp[a("tcFinalize", txn=t)] = F.fp(
             {("_hdr", t), ("_now",), ("_fincnt", t), ("_tcp", t)},
             {("_hdr", t, "fin"), ("_fincnt", t), ("_tcp", t), ("_client", t, "phase")})
+        if m.tc_steps:   # coordinator.list_ops / publish_events
+            fp[a("tcList", txn=t)] = F.fp({("_tcp", t), ("_ops", t)}, {("_tcp", t)})
+            fp[a("tcPublish", txn=t)] = F.fp({("_tcp", t)} | fan_r, {("_tcp", t)} | fan_w)
         # coordinator.gc: re-drive, or force-delete and count unmaterialized participants
         fp[a("gcSweep", txn=t)] = F.fp(
             {("_hdr", t), ("_now",), ("_ops", t)} | fan_r | {("_part", g, "tpos") for g in segs_of[t]},
@@ -193,7 +203,8 @@ def footprints(m) -> dict:
     if m.constants["ticks"] > 0:
         fp[a("tick")] = F.fp({("_now",), ("_hdr",)}, {("_now",)})
     if m.constants["failovers"] > 0:
-        fp[a("tcFailover")] = F.fp({("_failovers",), ("_tcp",)}, {("_tcp",), ("_failovers",)})
+        redrive = every_state | {("_ops",)} if m.tc_steps and m.flags.takeover_redrive else set()   # F9
+        fp[a("tcFailover")] = F.fp({("_failovers",), ("_tcp",)} | redrive, {("_tcp",), ("_failovers",)})
 
     # publish.check / put_write_op / append / validate, per segment the key may route to
     for w in m.writes:
@@ -220,7 +231,7 @@ def footprints(m) -> dict:
     # publish.ack: the header check (cache, or the store in fixed), the op put, the handle's memory
     for ak in m.acks:
         t, g, k = tn[ak.txn], sn[ak.seg], ak.name
-        own = {("_pubs", k), ("_seqs", t)} | _part(g, "cache", "packs")
+        own = {("_pubs", k), ("_seqs", t)} | _part(g, "cache", "packs", "acache")
         fp[a("appendAck", op=k, txn=t, seg=g, pos=ak.pos, cumulative=ak.cumulative)] = F.fp(
             own | _part(g, "up") | {("_client", t), ("_rd", g)} | seen[t],
             own | {("_late", t), ("_ops", t, g), ("_ackw", t, g)})
@@ -243,6 +254,8 @@ def footprints(m) -> dict:
         whole = {("_status", g), ("_part", g)}
         # notify.deliver_event: re-reads the cached txns' headers, materializes
         fp[a("deliverEvent", seg=g)] = F.fp(whole | mat_r, mat_w | _part(g, "events"))
+        if m.split:   # the pending-ack store's own events
+            fp[a("deliverAckEvent", seg=g)] = F.fp(whole | mat_r, mat_w | _part(g, "aevents"))
         if m.constants["crashes"] > 0:
             # recovery.recover: the segment's op indexes, the headers, watermark and LAC
             fp[a("recover", seg=g)] = F.fp(whole | mat_r | {("_wmark", g), ("_ledger", g)},

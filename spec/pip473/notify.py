@@ -15,6 +15,13 @@ header of every txn it believes OPEN. A missing header counts as ABORTED.
 Materialization: commit evicts the cache entry and applies the acks to the
 cursor; abort marks the txn aborted and drops the acks; then the participant
 deletes the op records it owns (`/txn-op/<txnId>/<seq>` on its segment).
+
+Bound `participants = "split"`: the transaction buffer and the pending-ack
+store are separate participants, each with its own cache and events (the
+merged code's two streams: one per written segment, one per (segment,
+subscription) with acks). The buffer materializes the txn's entries and
+deletes its WRITE ops (`deliverEvent`); the store applies or drops the acks
+and deletes its ACK ops (`deliverAckEvent`), each when its own event comes.
 """
 
 from __future__ import annotations
@@ -28,56 +35,90 @@ from .store import header_state
 PENDING = (True,)
 
 
-def fanout(m, s: S, t: int, new_state: str) -> tuple:
-    """The participants (`S.part`) once the change of t's header to
-    `new_state` is notified; the caller puts them in the new state."""
-    part = list(s.part)
-    if m.flags.coalesced:
-        for j in sorted({o.seg for o in s.ops if o.txn == t}):
-            p = part[j]
-            if p is not None and p.events != PENDING:
-                part[j] = p._replace(events=PENDING)
-    else:
-        for j, p in enumerate(part):
-            if p is not None and t in p.cache:
-                if m.oneshot and any(e[0] == t for e in p.events):
-                    continue  # zk-oneshot: the watch already fired and is not re-registered yet
-                part[j] = p._replace(events=p.events + ((t, new_state),))
+def streams(m, s: S, t: int) -> set[tuple[int, str]]:
+    """The event streams the coordinator's listing of t's ops finds: (segment,
+    "events") per segment with an op of t; split: WRITE ops name the buffer's
+    stream, ACK ops the pending-ack store's ("aevents")."""
+    return {(o.seg, "aevents" if m.split and o.kind == "ack" else "events") for o in s.ops if o.txn == t}
+
+
+def publish(part: tuple, targets) -> tuple:
+    """Append one coalesced event to each target stream of a live participant."""
+    part = list(part)
+    for j, field in sorted(targets):
+        p = part[j]
+        if p is not None and getattr(p, field) != PENDING:
+            part[j] = p._replace(**{field: PENDING})
     return tuple(part)
 
 
-def materialize(m, s: S, j: int, t: int, decision: str) -> S:
+def fanout(m, s: S, t: int, new_state: str) -> tuple:
+    """The participants (`S.part`) once the change of t's header to
+    `new_state` is notified; the caller puts them in the new state."""
+    if m.flags.coalesced:
+        return publish(s.part, streams(m, s, t))
+    part = list(s.part)
+    for j, p in enumerate(part):
+        if p is None:
+            continue
+        for cache, field in (("cache", "events"), ("acache", "aevents")):
+            if t in getattr(p, cache):
+                queue = getattr(p, field)
+                if m.oneshot and any(e[0] == t for e in queue):
+                    continue  # zk-oneshot: the watch already fired and is not re-registered yet
+                p = p._replace(**{field: queue + ((t, new_state),)})
+        part[j] = p
+    return tuple(part)
+
+
+def materialize(m, s: S, j: int, t: int, decision: str, tb: bool = True, pas: bool = True) -> S:
+    """The participant of segment j applies t's decision: the pending-ack
+    store (`pas`: acks to the cursor or dropped, its ACK ops deleted) and the
+    transaction buffer (`tb`: aborted record or mark, evict, its WRITE ops
+    deleted, the watermark). Joint participants always do both."""
     p = s.part[j]
-    cursor = s.cursor
-    arec = s.arec
-    if decision == COMMITTED:
-        cursor = _put(cursor, j, apply_to_cursor(cursor[j], acks_to_apply(m, s, j, p.packs, t)))
-    elif m.flags.durable_aborts:   # a put: a record of t on j is rewritten
-        arec = frozenset(a for a in arec if a[0] != j or a[1] != t) | {(j, t, prune_key(m, s, j, p, t))}
-    else:
-        p = p._replace(abrt=p.abrt | {t})
-    p = forget(p, t)
-    if p.packs:
-        p = p._replace(packs=frozenset(x for x in p.packs if x[0] != t))
-    ops = frozenset(o for o in s.ops if not (o.txn == t and o.seg == j))
-    # the ledger is unchanged, so the watermark is the new buffer's maxReadPosition
-    wmark = _put(s.wmark, j, max_read(s, j, p)) if m.flags.watermark else s.wmark
+    cursor, arec, wmark = s.cursor, s.arec, s.wmark
+    if pas:
+        if decision == COMMITTED:
+            cursor = _put(cursor, j, apply_to_cursor(cursor[j], acks_to_apply(m, s, j, p.packs, t)))
+        if p.packs:
+            p = p._replace(packs=frozenset(x for x in p.packs if x[0] != t))
+        if t in p.acache:
+            p = p._replace(acache=p.acache - {t})
+    if tb:
+        if decision == COMMITTED:
+            pass
+        elif m.flags.durable_aborts:   # a put: a record of t on j is rewritten
+            arec = frozenset(a for a in arec if a[0] != j or a[1] != t) | {(j, t, prune_key(m, s, j, p, t))}
+        else:
+            p = p._replace(abrt=p.abrt | {t})
+        p = forget(p, t)
+    kinds = ("write", "ack") if tb and pas else ("write",) if tb else ("ack",)
+    ops = frozenset(o for o in s.ops if not (o.txn == t and o.seg == j and o.kind in kinds))
+    if tb and m.flags.watermark:
+        # the ledger is unchanged, so the watermark is the new buffer's maxReadPosition
+        wmark = _put(s.wmark, j, max_read(s, j, p))
     return s._replace(cursor=cursor, arec=arec, part=_put(s.part, j, p), ops=ops, wmark=wmark)
 
 
-def deliver_event(m, s: S, j: int) -> S:
+def deliver_event(m, s: S, j: int, acks: bool = False) -> S:
+    """The next event of segment j's participant (split: of its buffer, or
+    with `acks` of its pending-ack store), and the materializations it starts."""
     p = s.part[j]
+    cache, field = ("acache", "aevents") if acks else ("cache", "events")
+    who = {"tb": not acks, "pas": acks or not m.split}
     if m.flags.coalesced:
-        s = s._replace(part=_put(s.part, j, p._replace(events=())))
-        for t in sorted(p.cache):
+        s = s._replace(part=_put(s.part, j, p._replace(**{field: ()})))
+        for t in sorted(getattr(p, cache)):
             st = header_state(s, t)
             if st != OPEN:
-                s = materialize(m, s, j, t, COMMITTED if st == COMMITTED else ABORTED)
+                s = materialize(m, s, j, t, COMMITTED if st == COMMITTED else ABORTED, **who)
         return s
-    (t, st), rest = p.events[0], p.events[1:]
+    queue = getattr(p, field)
+    (t, st), rest = queue[0], queue[1:]
     if m.oneshot:
         st = header_state(s, t)  # a ZooKeeper event carries no data: read the header, re-register
-    s = s._replace(part=_put(s.part, j, p._replace(events=rest)))
-    if t in p.cache and st != OPEN:
-        s = materialize(m, s, j, t, COMMITTED if st == COMMITTED else ABORTED)
+    s = s._replace(part=_put(s.part, j, p._replace(**{field: rest})))
+    if t in getattr(p, cache) and st != OPEN:
+        s = materialize(m, s, j, t, COMMITTED if st == COMMITTED else ABORTED, **who)
     return s

@@ -52,6 +52,7 @@ def declare(m) -> None:
     f["acked"] = sc.set("acked", ("Seg", "Pos"))
     f["opon"] = sc.set("opon", ("Txn", "Seg"))
     f["inflight"] = sc.set("inflight", ("Txn", "Seg"))
+    f["fanning"] = sc.set("fanning", "Txn")   # the TC has yet to list t's ops or publish its events
     f["wmark"] = sc.fun("wmark", "Seg", I_, default=-1)
     _build(m, sc, f)
 
@@ -120,7 +121,7 @@ def _build(m, sc, f) -> None:
 
     inv["NoMissedDecision"] = sc.forall(("Txn", "Seg"), lambda t, s: z3.Not(z3.And(
         decided(t) != V(""), up(s), f["pins"](s, t),
-        z3.Not(f["inflight"](t, s)), z3.Not(f["pending"](s)))))
+        z3.Not(f["inflight"](t, s)), z3.Not(f["pending"](s)), z3.Not(f["fanning"](t)))))
 
     w = m.witnesses
     w["DeliveredCommitted"] = sc.exists(("Seg", "Pos"), lambda s, p: dlv(s, p) == V("COMMITTED"))
@@ -196,9 +197,9 @@ def observe(m, s: S) -> dict:
             continue
         up.add(seg)
         maxread[seg] = max_read(s, j, p)
-        if p.events or not p.ready:   # a recovering buffer will read its ops and headers
+        if p.events or p.aevents or not p.ready:   # a recovering buffer will read its ops and headers
             pending.add(seg)
-        for t in p.cache:
+        for t in p.cache | p.acache:
             tracks.add((seg, tn[t]))
         for t, _ in p.tpos:
             tracks.add((seg, tn[t]))
@@ -248,5 +249,6 @@ def observe(m, s: S) -> dict:
         "acked": acked,
         "opon": opon,
         "inflight": inflight,
+        "fanning": {tn[t] for (t, step, _) in s.tcp if step != "fin"},
         "wmark": {sn[j]: w for j, w in enumerate(s.wmark) if w >= 0},
     }

@@ -64,19 +64,21 @@ def _pub(s: S, k: int, pub: Pub, **changed) -> S:
     return s._replace(pubs=_put(s.pubs, k, pub), **changed)
 
 
-def _admit(m, s: S, j: int, t: int, from_store: bool) -> tuple[dict, bool]:
+def _admit(m, s: S, j: int, t: int, from_store: bool, field: str = "cache") -> tuple[dict, bool]:
     """The header check: cache first unless `from_store`; an OPEN header is
     cached (and watched). Records a stale admission in the ghost `late`.
-    Returns the fields it changes and whether it admits."""
+    Returns the fields it changes and whether it admits. `field` is the
+    cache: the buffer's, or with participants = split the pending-ack store's."""
     p = s.part[j]
+    cache = getattr(p, field)
     st = header_state(s, t)
     changed = {}
-    if not from_store and t in p.cache:
+    if not from_store and t in cache:
         ok = True
     else:
         ok = st == OPEN
-        if ok and t not in p.cache:
-            changed["part"] = _put(s.part, j, p._replace(cache=p.cache | {t}))
+        if ok and t not in cache:
+            changed["part"] = _put(s.part, j, p._replace(**{field: cache | {t}}))
     if ok and st != OPEN:
         changed["late"] = s.late | {t}
     return changed, ok
@@ -179,7 +181,7 @@ def validate(m, s: S, k: int):
     ops = frozenset(o for o in s.ops if not (o.txn == t and o.seq == pub.seq))
     s = _pub(s, k, pub._replace(stage=REJECTED), ops=ops)   # rejected first: no append of it is in flight
     if t in s.part[j].cache:
-        s = materialize(m, s, j, t, COMMITTED if st == COMMITTED else ABORTED)
+        s = materialize(m, s, j, t, COMMITTED if st == COMMITTED else ABORTED, pas=not m.split)
     return s
 
 
@@ -193,15 +195,17 @@ def ack(m, s: S, k: int):
         return None
     if s.part[j] is None or not s.part[j].ready or s.rd[j] <= a.pos:
         return None
+    field = "acache" if m.split else "cache"
     if m.flags.acks_unchecked:
         # merged: the pending-ack store writes the op without reading the
         # header, then counts the txn among its open ones (the cache)
         p = s.part[j]
-        changed, ok = ({} if t in p.cache else {"part": _put(s.part, j, p._replace(cache=p.cache | {t}))}), True
+        cache = getattr(p, field)
+        changed, ok = ({} if t in cache else {"part": _put(s.part, j, p._replace(**{field: cache | {t}}))}), True
         if header_state(s, t) != OPEN:
             changed["late"] = s.late | {t}   # accepted after the decision
     else:
-        changed, ok = _admit(m, s, j, t, from_store=m.flags.validate_after_op)
+        changed, ok = _admit(m, s, j, t, from_store=m.flags.validate_after_op, field=field)
     if not ok:
         return _pub(s, i, Pub(REJECTED, j, a.pos, -1), **changed)
     changed.update(put_op(s, t, "ack", j, a.pos, a.cumulative))

@@ -51,9 +51,11 @@ def recover_complete(m, s: S, j: int) -> S:
     read their headers; events that arrived meanwhile stay pending."""
     writes = writes_by_segment(s, j)
     acks = acks_by_segment_subscription(s, j)
-    p = EMPTY_PART if s.part[j] is None else EMPTY_PART._replace(events=s.part[j].events)
+    old = s.part[j]
+    p = EMPTY_PART if old is None else EMPTY_PART._replace(events=old.events, aevents=old.aevents)
+    wrote, acked = {o.txn for o in writes}, {o.txn for o in acks}
     decided = []
-    for t in sorted({o.txn for o in writes} | {o.txn for o in acks}):
+    for t in sorted(wrote | acked):
         st = header_state(s, t)
         if st == GONE and m.flags.collected_not_aborted:
             # fixed F4: the GC deletes a header only once no op is left, so this
@@ -65,7 +67,11 @@ def recover_complete(m, s: S, j: int) -> S:
         if st != OPEN:
             decided.append((t, COMMITTED if st == COMMITTED else ABORTED))
             continue
-        p = p._replace(cache=p.cache | {t})
+        if m.split:   # each participant re-seeds its own open txns
+            p = p._replace(cache=p.cache | ({t} if t in wrote else set()),
+                           acache=p.acache | ({t} if t in acked else set()))
+        else:
+            p = p._replace(cache=p.cache | {t})
         mine = [o.pos for o in writes if o.txn == t]
         if not mine:
             continue
@@ -80,5 +86,5 @@ def recover_complete(m, s: S, j: int) -> S:
         if waiting:
             s = s._replace(arec=s.arec - waiting | {(j, t, len(s.ledger[j])) for _, t, _ in waiting})
     for t, d in decided:
-        s = materialize(m, s, j, t, d)
+        s = materialize(m, s, j, t, d, **({"tb": t in wrote, "pas": t in acked} if m.split else {}))
     return s

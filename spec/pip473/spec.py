@@ -24,8 +24,9 @@ Abstractions (each keeps the races the reviewers raised):
 * Delivery of a notification and the materialization it triggers are one
   step (`deliverEvent`); recovery reads its snapshot in one step.
 * The TC's decision CAS and, in merged/fixed, its listing of ops and append
-  of events are one step; finalize and the client reply are separate steps
-  that a TC failover can lose (the client then retries `endTxn`).
+  of events are one step unless bound `tc = "steps"` makes them the code's
+  three (`tcList`, `tcPublish`); finalize and the client reply are separate
+  steps that a TC failover can lose (the client then retries `endTxn`).
 * A new subscription or reader from the earliest position is the derived
   view `skipped(seg, pos)` checked in every state, not extra state.
 * Time is a logical clock of `ticks` units; notification delay is unbounded
@@ -74,7 +75,7 @@ Variants (flags in `variants.py`, read inside the action bodies):
   keeps the header while ops remain; recovery holds maxReadPosition at the
   watermark or the LAC; the pending-ack handle applies only in-memory acks
   and its replay re-seeds only txn ids.
-* fixed: merged plus eight changes, the smallest set found that makes every
+* fixed: merged plus nine changes, the smallest set found that makes every
   safety property hold at the standard bounds (models/pip473/fixed.toml)
   and with crashes anywhere (fixed-crash-anywhere.toml):
   F1 (publishValidate) admission moves after the op put: a linearizable
@@ -105,6 +106,10 @@ Variants (flags in `variants.py`, read inside the action bodies):
      position) or fails (the LAC); a later entry raises the key; a restart
      keys a waiting record at the LAC. Trimming then cannot prune the record
      while an entry of the txn is readable.
+  F9 (coordinator, bound `tc = "steps"`) a new TC, before it serves,
+     re-drives the fan-out of every decided txn whose ops remain: a failover
+     between the decision CAS and the publish otherwise leaves the
+     participants pinned until the GC's retention passes.
   Each change is necessary (tests/test_pip473.py checks it): dropping one
   gives a violation (F1: fixed.toml, Atomicity in 5 states, a stale cache
   admits an ack after the commit; F2: fixed.toml, MaxReadPositionSafe in 9,
@@ -116,7 +121,8 @@ Variants (flags in `variants.py`, read inside the action bodies):
   fixed-split-liveness.toml, a Materialized lasso; F6:
   tb-recovery-dispatch-fixed.toml, ReadCommitted in 9; F7:
   tb-recovery-publish-fixed.toml, WatermarkSafe in 9; F8:
-  prune-after-trim-fixed.toml, ReadCommitted in 14).
+  prune-after-trim-fixed.toml, ReadCommitted in 14; F9:
+  tc-failover-fanout-fixed.toml, NoMissedDecision in 8).
 
 Recovery keeps its hold: a txn recovery finds OPEN is tracked at the
 position RECOVERED (state.py), as Pulsar's TxnEntry.recoveryDiscovered, and a
@@ -126,7 +132,7 @@ on the earlier entry (fixed failed MaxReadPositionSafe in 12 states).
 Extra properties beyond the issue's six: NoOrphanOp (an op record of a
 decided txn that no live participant will ever materialize: the GC re-drives
 forever), NoMissedDecision (a participant pins the read position for a
-decided txn with no event left to tell it), NoAbortedAck and
+decided txn with no event left to tell it, nor TC work that will publish one), NoAbortedAck and
 AcksFixedAtDecision (acks), ParentFenced (PIP-468 order) and WatermarkSafe
 (the persisted watermark is below every OPEN txn's entry: the next recovery
 trusts it). Atomicity is
@@ -162,7 +168,7 @@ class Pip473(Spec):
     # read positions, the reshape step, the budgets, the TC's in-memory work
     # or the count of plain sends: properties see those only through their effects.
     observed_fields = ("hdr", "ops", "arec", "wmark", "ledger", "status", "cursor", "part", "pubs",
-                       "client", "fincnt", "decided", "late", "dlv", "ackw", "gcsnap", "fence", "retained")
+                       "client", "fincnt", "decided", "late", "dlv", "ackw", "gcsnap", "fence", "retained", "tcp")
     bounds = {
         "txns": Bound(2, "number of transactions (t1, t2, ...)", lo=1, hi=3),
         "writes": Bound("t1:0", "transactional sends, txn:routing-key each (keys 0..3)"),
@@ -183,6 +189,13 @@ class Pip473(Spec):
                       "buffer prunes the aborted records keyed below the first retained entry"),
         "opfail": Bound(False, "merged/fixed: an op write may fail (a metadata-store error); the send is "
                         "rejected and, in merged, the header read's cache entry stays"),
+        "tc": Bound("atomic", "merged/fixed: the coordinator's endTxn; atomic = the header CAS, the op listing "
+                    "and the event publish in one step; steps = three steps, as the merged code runs them, so "
+                    "a TC failover can fall between them", choices=("atomic", "steps")),
+        "participants": Bound("joint", "a segment's transaction buffer and its subscription's pending-ack "
+                              "store: joint = one participant, one header cache, one event stream; split = "
+                              "two, each with its own cache and events, deleting its own op records (the "
+                              "merged code)", choices=("joint", "split")),
         "prune": Bound(True, "scheduling restrictions that only shrink the state space (see the module "
                        "docstring); false enables crash, tick, the reshape and tcFailover in every state", ),
         "watches": Bound("point", "header watches (point-watch variants only): point = every change is "
@@ -198,6 +211,8 @@ class Pip473(Spec):
         self.stock_client = c["client"] == "stock"
         self.op_fail = c["opfail"] and self.flags.op_first
         self.trim = c["trim"] and self.flags.durable_aborts
+        self.tc_steps = c["tc"] == "steps" and self.flags.coalesced
+        self.split = c["participants"] == "split"
         self.oneshot = c["watches"] == "zk-oneshot" and not self.flags.coalesced
         self.topo = segments.TOPOLOGIES[c["reshape"]]
         self.timeout, self.retention = c["timeout"], c["retention"]
@@ -225,9 +240,9 @@ class Pip473(Spec):
         # The labels of the commonest actions, made once: next is the hot path.
         a = self._a
         self.txn_labels = {name: tuple(a(name, txn=x) for x in self.txn_names)
-                           for name in ("newTxn", "tcFinalize", "timeoutSweep", "gcSweep")}
+                           for name in ("newTxn", "tcFinalize", "tcList", "tcPublish", "timeoutSweep", "gcSweep")}
         self.seg_labels = {name: tuple(a(name, seg=x) for x in self.seg_names)
-                           for name in ("recover", "recoverComplete", "deliverEvent", "crash", "dispatch",
+                           for name in ("recover", "recoverComplete", "deliverEvent", "deliverAckEvent", "crash", "dispatch",
                                         "trimLedger", "pruneAborted")}
         self.end_labels = {(t, d): a("endTxn", txn=x, decision=d)
                            for t, x in enumerate(self.txn_names) for d in self.decisions}
@@ -300,8 +315,13 @@ class Pip473(Spec):
                 for d in self.decisions:
                     if cl == C_OPEN or cl == C_ENDING[d]:
                         yield self.end_labels[t, d], tc.end_txn(self, s, t, d)
-        for (t, _, d) in sorted(s.tcp):
-            yield by_txn["tcFinalize"][t], tc.finalize(self, s, t, d)
+        for (t, step, d) in sorted(s.tcp):
+            if step == "fin":
+                yield by_txn["tcFinalize"][t], tc.finalize(self, s, t, d)
+            elif step == tc.LIST:
+                yield by_txn["tcList"][t], tc.list_ops(self, s, t, d)
+            else:
+                yield by_txn["tcPublish"][t], tc.publish_events(self, s, t, step, d)
         for t in tc.timeout_candidates(self, s):
             yield by_txn["timeoutSweep"][t], tc.timeout(self, s, t)
         for t in tc.gc_candidates(self, s):
@@ -323,10 +343,14 @@ class Pip473(Spec):
                 continue
             if not p.ready:
                 yield by_seg["recoverComplete"][j], recovery.recover_complete(self, s, j)
-            elif p.events:
-                yield by_seg["deliverEvent"][j], deliver_event(self, s, j)
+            else:
+                if p.events:
+                    yield by_seg["deliverEvent"][j], deliver_event(self, s, j)
+                if p.aevents:
+                    yield by_seg["deliverAckEvent"][j], deliver_event(self, s, j, acks=True)
             # A crash only matters when the broker holds something to lose.
-            if s.crashes > 0 and (not self.prune or p.cache or p.events or p.abrt or p.packs):
+            if s.crashes > 0 and (not self.prune or p.cache or p.events or p.abrt or p.packs or p.acache
+                                  or p.aevents):
                 yield by_seg["crash"][j], recovery.crash(self, s, j)
         # Ledger trimming and the pruning of aborted records.
         if self.trim:

@@ -80,8 +80,11 @@ class Op(NamedTuple):
 class Part(NamedTuple):
     """One participant broker for a segment: its MetadataTransactionBuffer and
     the MetadataPendingAckStore of the (single) subscription. Lost on crash.
+    They share one header cache and one event stream unless bound
+    `participants = "split"` gives the pending-ack store its own (`acache`,
+    `aevents`), as in the merged code.
 
-    cache:  txns it believes OPEN (header cache + point watches)
+    cache:  txns it believes OPEN (header cache + point watches); split: the buffer's
     tpos:   (txn, first position) the TB tracks for maxReadPosition; 0 = in flight;
             RECOVERED = found OPEN by recovery, position unknown (never re-keyed)
     abrt:   txns marked aborted in memory (pip-text)
@@ -92,6 +95,8 @@ class Part(NamedTuple):
     ready:  merged/fixed: False while the transaction buffer's asynchronous
             recovery runs (maxReadPosition is the constructor's LAC, the
             aborted set is empty, publishes and acks wait for it)
+    acache: split: the pending-ack store's open txns (its header cache)
+    aevents: split: the pending-ack store's events, as `events`
     """
 
     cache: frozenset
@@ -101,6 +106,8 @@ class Part(NamedTuple):
     events: tuple
     hold: int
     ready: bool = True
+    acache: frozenset = frozenset()
+    aevents: tuple = ()
 
 
 EMPTY_PART = Part(frozenset(), frozenset(), frozenset(), frozenset(), (), -1)
@@ -139,7 +146,8 @@ class S(NamedTuple):
     part: tuple         # per seg: Part, or None while crashed
     crashes: int        # crashes left
     # coordinator and clients
-    tcp: frozenset      # TC in-memory work: (txn, step, reply) with step "fin" | "reply"
+    tcp: frozenset      # TC in-memory work: (txn, step, reply), step "fin" (answer), or with tc = steps
+                        # "list" (ops not listed yet) | "pub<segs>" (events to publish to those segments)
     failovers: int      # TC failovers left
     client: tuple       # per txn
     pubs: tuple         # per plan operation: Pub

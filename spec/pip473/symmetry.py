@@ -105,15 +105,16 @@ class _Renaming:
 
     def part(self, x: Part | None) -> Part | None:
         p, moved = self.p, self.moved
-        if x is None or (moved.isdisjoint(x.cache) and moved.isdisjoint(x.abrt)
+        if x is None or (moved.isdisjoint(x.cache) and moved.isdisjoint(x.abrt) and moved.isdisjoint(x.acache)
                          and not (x.tpos and any(t in moved for t, _ in x.tpos))
                          and not (x.packs and any(t in moved for t, _, _ in x.packs))
-                         and (self.coalesced or not any(t in moved for t, _ in x.events))):
+                         and (self.coalesced or not any(t in moved for t, _ in x.events + x.aevents))):
             return x
         events = x.events if self.coalesced else tuple((p[t], st) for t, st in x.events)
+        aevents = x.aevents if self.coalesced else tuple((p[t], st) for t, st in x.aevents)
         return Part(frozenset(p[t] for t in x.cache), frozenset((p[t], pos) for t, pos in x.tpos),
                     frozenset(p[t] for t in x.abrt), frozenset((p[t], pos, c) for t, pos, c in x.packs),
-                    events, x.hold, x.ready)
+                    events, x.hold, x.ready, frozenset(p[t] for t in x.acache), aevents)
 
     def tcp(self, tcp: frozenset) -> frozenset:
         p = self.p
@@ -186,7 +187,9 @@ def signatures(m, s: S) -> dict:
         parts = tuple(None if p is None else (
             t in p.cache, tuple(sorted(pos for u, pos in p.tpos if u == t)), t in p.abrt,
             tuple(sorted((pos, c) for u, pos, c in p.packs if u == t)),
-            () if m.flags.coalesced else tuple((i, st) for i, (u, st) in enumerate(p.events) if u == t))
+            () if m.flags.coalesced else tuple((i, st) for i, (u, st) in enumerate(p.events) if u == t),
+            t in p.acache,
+            () if m.flags.coalesced else tuple((i, st) for i, (u, st) in enumerate(p.aevents) if u == t))
             for p in s.part)
         out[t] = out[t] + (
             tuple(sorted(o[1:] for o in s.ops if o.txn == t)),

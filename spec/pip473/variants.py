@@ -6,7 +6,7 @@ merged    the four departures of the shipped code (protocol-notes.md, "PIP-473
           merged-code mechanisms modelled so far.
 fixed     merged plus the smallest change set found to make every safety
           property hold at the standard bounds and with crashes anywhere:
-          F1-F8 (see spec.py's docstring, and tests/test_pip473.py for the
+          F1-F9 (see spec.py's docstring, and tests/test_pip473.py for the
           model that fails without each).
 """
 
@@ -33,6 +33,7 @@ class Flags(NamedTuple):
     dispatch_waits: bool         # fixed F6: maxReadPosition is the earliest position until TB recovery completes
     sync_waits: bool             # fixed F7: a non-transactional publish during TB recovery moves and persists nothing
     rekey_late: bool             # fixed F8: an entry of an aborted txn that lands late raises its record's prune key
+    takeover_redrive: bool = False  # fixed F9 (tc = steps): a new TC re-drives the fan-out of decided txns with ops left
 
 
 VARIANTS = {
@@ -41,5 +42,5 @@ VARIANTS = {
     "merged": Flags(True, True, True, True, True, True, True, False, False, False, True, True, False, True, False,
                     False, False),
     "fixed": Flags(True, True, True, True, True, True, False, True, True, True, True, False, True, True, True,
-                   True, True),
+                   True, True, True),
 }
