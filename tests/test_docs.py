@@ -51,3 +51,13 @@ def test_an_ellipsis_stands_for_lines_or_for_text_within_a_line():
     assert _matches(["...", "verdict: ok (P holds)"], got)
     assert not _matches(["model m", "verdict: ok (P holds)"], got)      # lines left out need a ...
     assert not _matches(["...", "verdict: violation ..."], got)
+
+
+def test_the_pip473_glossary_lists_every_state_field():
+    """docs/pip473-state.md has a table row for each field of the spec's
+    state `S` and of a participant's `Part`, and none that is not one."""
+    from txncheck.spec.pip473.state import Part, S
+
+    text = (ROOT / "docs" / "pip473-state.md").read_text()
+    rows = set(re.findall(r"^\| `(\w+)` \|", text, re.M))
+    assert rows == set(S._fields) | set(Part._fields)
