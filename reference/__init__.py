@@ -14,6 +14,6 @@ components, shaped like Pulsar's classes rather than like the spec.
     cluster.py           a whole deployment on one scheduler
     behaviour.py         pip-text, merged, fixed as flags
 
-It knows nothing of the spec; `counterexamples/replay_pip473.py` maps spec
+It knows nothing of the spec; `counterexamples/replay_pip473/` maps spec
 actions onto it.
 """

@@ -1,5 +1,5 @@
 """`checker/` has no import cycle, and each module imports only from its own
-layer or a lower one (docs/adr/0008-layers-of-the-checker.md).
+layer or a lower one (docs/adr/0009-layers-of-the-checker.md).
 
 The graph is read from the source with `ast`, so an import inside a function
 counts as much as one at the top: a lazy import hides a cycle from Python,
@@ -91,7 +91,7 @@ def test_each_module_imports_from_its_layer_or_below():
     names = [n for n, _ in LAYERS] + ["front"]
     upward = [f"{a} ({names[layer(a)]}) imports {b} ({names[layer(b)]}) at line {g.edges[a, b]['line']}"
               for a, b in g.edges if layer(b) > layer(a)]
-    assert not upward, "imports against the layers of ADR 0008:\n" + "\n".join(sorted(upward))
+    assert not upward, "imports against the layers of ADR 0009:\n" + "\n".join(sorted(upward))
 
 
 def test_the_cycle_test_finds_a_lazy_import_cycle(tmp_path):

@@ -31,45 +31,17 @@ operation of the same multi, and the index entries name the record path.
 The counter gives `<prefix><n:010d>` with n = 1, 2, ... as the in-memory
 store does.
 
-Change feed and determinism. ZooKeeper notifications carry no data and
-arrive on kazoo's threads. With `watches="oneshot"` (the default) the store
-watches its data tree with kazoo's `TreeCache` recipe, which uses standard
-one-shot watches (a data watch and a child watch per znode) and
-re-registers each one, re-reading the node, after every event. The recipe's events go into a buffer; nothing acts on
-them there. After each of its own commits the store waits (bounded) for the
-notification of exactly that change -- same path, kind and znode version --
-and only then hands it to `listen()` listeners, in the driver's thread.
-Participants never act when ZooKeeper delivers: the watch styles of
-`watches.py` turn the feed into scheduler tasks, and the replay scheduler
-decides when each is processed, so a spec trace maps onto the same order of
-steps as on the in-memory store.
+Change feed. After each of its own commits the store waits (bounded) for
+the notification of exactly that change and only then hands it to its
+`listen()` listeners, in the driver's thread. How it gets that notification
+depends on the watch style: `zk_notifiers` has one notifier per style,
+`watches="oneshot"` (kazoo's TreeCache over standard one-shot watches, the
+default) and `watches="persistent"` (one persistent recursive watch,
+ZooKeeper 3.6+). A change that cannot be notified as committed raises
+`NotificationMissed`.
 
-What cannot be forced is reported, never papered over: if the notification
-does not come, or the recipe's re-read after a one-shot watch fired shows a
-later version than the one committed (a change that landed between the
-event and the re-registration, which ZooKeeper does not notify), the store
-raises `NotificationMissed` naming the path and versions.
-
-With `watches="persistent"` the store uses the other ZooKeeper style
-instead: one persistent recursive watch (ZooKeeper 3.6+ `AddWatch`) on
-`<root>/data`, added through `zk_persistent` since kazoo has no API for it.
-It is never re-registered, so no change can fall between an event and a
-re-registration; its events carry a path and a kind but no data or version.
-The store buffers them the same way and, after each commit, waits for the
-one event of that commit: the record's path, created for version 0,
-changed for a later version, deleted for a delete. Events arrive in the
-server's order, one per change, so the store also keeps the last version
-each path was reported at: a commit that replaced a version the watch never
-reported, or an event for a record this store did not write, is a change
-that was not notified to it (another writer, or a write made while the
-session was reconnecting), and raises `NotificationMissed`. (The check is
-by version: another session's delete and re-create that ends at the version
-last reported goes unseen.) The notification of the store's own write
-cannot be lost to a reconnection: the watch is re-added ahead of the
-requests queued while disconnected (see `zk_persistent`). The event's
-value is the committed one; its zxid is the multi's, from the reply header.
-A server older than 3.6 answers AddWatch with UNIMPLEMENTED, which is
-refused with one line (`ZooKeeperUnsupported`).
+Modules: `zk_codec` (values as tagged JSON, znode names), `zk_errors`,
+`zk_notifiers` (the change feed), `zk_persistent` (AddWatch on kazoo).
 
 Faults. Every request waits at most `timeout` seconds. A server that does
 not answer, a lost connection during a request (whose outcome is then
@@ -81,88 +53,29 @@ restarted within the session timeout is survived.
 
 from __future__ import annotations
 
-import base64
-import json
 import logging
-import threading
-import time
 import uuid
-from collections import deque
 from typing import Any, Callable, Mapping
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (BadVersionError, ConnectionClosedError, ConnectionLoss, NoNodeError, NodeExistsError,
-                              NotEmptyError, RolledBackError, SessionExpiredError, UnimplementedError)
+                              NotEmptyError, RolledBackError, SessionExpiredError)
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.states import EventType, KazooState
-from kazoo.recipe.cache import TreeCache, TreeEvent
+from kazoo.protocol.states import KazooState
 
 from .api import NEW, BadVersion, ChangeEvent, Index, MetadataStore, Record
-from .zk_persistent import PersistentWatches
+from .zk_codec import decode_record, encode_record, from_znode_name, znode_name
+from .zk_errors import NotificationMissed, ZooKeeperUnavailable, ZooKeeperUnsupported
+from .zk_notifiers import NOTIFIERS, Commit
 
-WATCH_STYLES = ("oneshot", "persistent")
+# the store's errors and record codec are imported from here by its callers
+__all__ = ["ZooKeeperMetadataStore", "WATCH_STYLES", "ZooKeeperUnavailable", "NotificationMissed",
+           "ZooKeeperUnsupported", "encode_record", "decode_record"]
+
+WATCH_STYLES = tuple(NOTIFIERS)  # "oneshot" (the default), "persistent"
 _RETRIES = 20
 # kazoo logs reconnects at WARNING; without a handler Python would print them to stderr
 logging.getLogger("kazoo").addHandler(logging.NullHandler())
-
-
-class ZooKeeperUnavailable(ConnectionError):
-    """The server is unreachable, stopped answering, or the session is gone."""
-
-
-class NotificationMissed(ZooKeeperUnavailable):
-    """A change was committed but its notification could not be had as the
-    driver needs it (missing, or coalesced by a one-shot watch)."""
-
-
-class ZooKeeperUnsupported(ValueError):
-    """A requested ZooKeeper feature the client library cannot reach."""
-
-
-# -- values as tagged JSON (tuples, sets and non-string keys survive) ------------------
-
-
-def _enc(v: Any) -> Any:
-    if isinstance(v, tuple):
-        return {"t": [_enc(x) for x in v]}
-    if isinstance(v, (set, frozenset)):
-        return {"s": sorted((_enc(x) for x in v), key=json.dumps)}
-    if isinstance(v, Mapping):
-        return {"m": [[_enc(k), _enc(x)] for k, x in v.items()]}
-    if isinstance(v, list):
-        return [_enc(x) for x in v]
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return v
-    raise TypeError(f"a metadata value cannot hold {type(v).__name__} {v!r}")
-
-
-def _dec(v: Any) -> Any:
-    if isinstance(v, list):
-        return [_dec(x) for x in v]
-    if isinstance(v, dict):
-        if "t" in v:
-            return tuple(_dec(x) for x in v["t"])
-        if "s" in v:
-            return frozenset(_dec(x) for x in v["s"])
-        return {_dec(k): _dec(x) for k, x in v["m"]}
-    return v
-
-
-def encode_record(value: Mapping[str, Any], partition_key: str | None) -> bytes:
-    return json.dumps({"v": _enc(dict(value)), "pk": partition_key}, sort_keys=True).encode()
-
-
-def decode_record(data: bytes) -> tuple[dict, str | None]:
-    obj = json.loads(data)
-    return _dec(obj["v"]), obj["pk"]
-
-
-def _name(obj: Any) -> str:
-    return base64.urlsafe_b64encode(json.dumps(_enc(obj)).encode()).decode()
-
-
-def _unname(name: str) -> Any:
-    return _dec(json.loads(base64.urlsafe_b64decode(name.encode())))
 
 
 def _check_path(path: str) -> None:
@@ -182,17 +95,14 @@ class ZooKeeperMetadataStore(MetadataStore):
         self._indexes: dict[str, Index] = {}
         self._listeners: list[Callable[[ChangeEvent], None]] = []
         self._dirs: set[str] = set()
-        self._events: deque = deque()
-        self._cv = threading.Condition()
         self._expired = False
-        self._new_dirs: set[str] = set()  # data directories this store created, their event still to come
-        self._reported: dict[str, int] = {}  # persistent mode: record znode -> last version notified
         self._committed: tuple = (None, None, 0)  # the last commit: (old version, value, zxid)
-        self._tree = self._persistent = None
         self.requests = 0  # ZooKeeper requests issued (a cost figure)
         self._client = KazooClient(hosts=hosts, timeout=session_timeout, command_retry=None,
                                    connection_retry={"max_tries": -1, "delay": 0.05, "backoff": 1.5,
                                                      "max_delay": 0.5})
+        # the change feed: one notifier per watch style (zk_notifiers)
+        self.notifier = NOTIFIERS[watches](self._client, self._data, timeout, hosts)
         try:
             self._client.start(timeout=timeout)
         except KazooTimeoutError:
@@ -204,19 +114,7 @@ class ZooKeeperMetadataStore(MetadataStore):
         try:
             for d in ("data", "index", "partition", "seq"):
                 self._ensure_dir(f"{self.root}/{d}")
-            if watches == "persistent":
-                self._persistent = PersistentWatches.of(self._client)
-                try:
-                    self._wait(f"AddWatch {self._data}", self._persistent.add(self._data, self._on_tree))
-                except UnimplementedError:
-                    raise ZooKeeperUnsupported(f"ZooKeeper at {hosts} does not implement AddWatch: persistent "
-                                               "recursive watches need ZooKeeper 3.6+ (one-shot ones do not)") from None
-            else:
-                self._tree = TreeCache(self._client, self._data)
-                self._tree.listen(self._on_tree)
-                self._tree.listen_fault(self._on_tree_fault)
-                self._tree.start()
-                self._await(lambda ev: ev.event_type == TreeEvent.INITIALIZED, "the watch tree's initial load")
+            self.notifier.start(self._wait)
         except BaseException:
             self.close(drop=False)
             raise
@@ -251,7 +149,7 @@ class ZooKeeperMetadataStore(MetadataStore):
             try:
                 self._wait(f"create {p}", self._client.create_async(p, b""))
                 if p.startswith(self._data + "/"):
-                    self._new_dirs.add(p)
+                    self.notifier.created_dir(p)
             except NodeExistsError:
                 pass
             self._dirs.add(p)
@@ -308,13 +206,13 @@ class ZooKeeperMetadataStore(MetadataStore):
         return sorted(r.path for r in self._get_many(found))
 
     def by_partition(self, partition_key: str) -> list[Record]:
-        names = self._list(f"{self.root}/partition/{_name(partition_key)}")
-        return self._get_many(sorted(_unname(n) for n in names))
+        names = self._list(f"{self.root}/partition/{znode_name(partition_key)}")
+        return self._get_many(sorted(from_znode_name(n) for n in names))
 
     def scan(self, index: str, lo: tuple | None = None, hi: tuple | None = None) -> list[tuple[tuple, str]]:
         if index not in self._indexes:
             raise KeyError(index)
-        entries = sorted((tuple(k), p) for k, p in map(_unname, self._list(f"{self.root}/index/{index}")))
+        entries = sorted((tuple(k), p) for k, p in map(from_znode_name, self._list(f"{self.root}/index/{index}")))
         out = []
         for key, path in entries:
             if lo is not None and (key, path) < (lo, ""):
@@ -335,17 +233,17 @@ class ZooKeeperMetadataStore(MetadataStore):
                 continue
             base = f"{self.root}/index/{idx.name}/"
             if ok is not None:
-                tx.delete(base + _name([ok, path]))
+                tx.delete(base + znode_name([ok, path]))
             if nk is not None:
-                tx.create(base + _name([nk, path]), b"")
+                tx.create(base + znode_name([nk, path]), b"")
         opk = old.partition_key if old is not None else None
         npk = new.partition_key if new is not None else None
         if opk != npk:
             if opk is not None:
-                tx.delete(f"{self.root}/partition/{_name(opk)}/{_name(path)}")
+                tx.delete(f"{self.root}/partition/{znode_name(opk)}/{znode_name(path)}")
             if npk is not None:
-                self._ensure_dir(f"{self.root}/partition/{_name(npk)}")
-                tx.create(f"{self.root}/partition/{_name(npk)}/{_name(path)}", b"")
+                self._ensure_dir(f"{self.root}/partition/{znode_name(npk)}")
+                tx.create(f"{self.root}/partition/{znode_name(npk)}/{znode_name(path)}", b"")
 
     def _commit(self, tx, what: str) -> list | None:
         """The multi's results, or None when its first `guarded` op lost a race."""
@@ -393,7 +291,7 @@ class ZooKeeperMetadataStore(MetadataStore):
 
     def create_sequential(self, prefix: str, value: Mapping[str, Any], *,
                           partition_key: str | None = None) -> Record:
-        counter = f"{self.root}/seq/{_name(prefix)}"
+        counter = f"{self.root}/seq/{znode_name(prefix)}"
         for _ in range(_RETRIES):
             try:
                 data, stat = self._wait(f"get {counter}", self._client.get_async(counter))
@@ -452,10 +350,10 @@ class ZooKeeperMetadataStore(MetadataStore):
         have = set(self._list(base))
         for rec in self._get_many(self.children(index.prefix)):
             k = index.key(rec.value)
-            if k is not None and _name([k, rec.path]) not in have:
+            if k is not None and znode_name([k, rec.path]) not in have:
                 try:
                     self._wait(f"create index entry of {rec.path}",
-                               self._client.create_async(f"{base}/{_name([k, rec.path])}", b""))
+                               self._client.create_async(f"{base}/{znode_name([k, rec.path])}", b""))
                 except NodeExistsError:
                     pass
 
@@ -463,115 +361,10 @@ class ZooKeeperMetadataStore(MetadataStore):
     def listen(self, listener: Callable[[ChangeEvent], None]) -> None:
         self._listeners.append(listener)
 
-    def _on_tree(self, event) -> None:  # kazoo's thread: buffer only
-        with self._cv:
-            self._events.append(event)
-            self._cv.notify_all()
-
-    def _on_tree_fault(self, exc: Exception) -> None:
-        with self._cv:
-            self._events.append(exc)
-            self._cv.notify_all()
-
-    def _await(self, match: Callable[[Any], bool], what: str) -> Any:
-        deadline = time.monotonic() + self.timeout
-        with self._cv:
-            while True:
-                while self._events:
-                    ev = self._events.popleft()
-                    if isinstance(ev, Exception):
-                        raise ZooKeeperUnavailable(f"the watch tree failed while waiting for {what}: {ev!r}")
-                    if match(ev):
-                        return ev
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise NotificationMissed(f"no ZooKeeper notification for {what} within {self.timeout:g}s")
-                self._cv.wait(left)
-
     def _notify(self, path: str, kind: str, version: int | None) -> None:
-        """Wait for the notification of this commit, then feed it to the listeners."""
-        if self._persistent is not None:
-            return self._notify_persistent(path, kind, version)
-        zpath = self._z(path)
-        want = TreeEvent.NODE_REMOVED if kind == "delete" else (
-            TreeEvent.NODE_ADDED if version == 0 else TreeEvent.NODE_UPDATED)
-        seen: list = []
-
-        def match(ev) -> bool:
-            if ev.event_type not in (TreeEvent.NODE_ADDED, TreeEvent.NODE_UPDATED, TreeEvent.NODE_REMOVED):
-                return False  # connection state changes, the initial load
-            nd = ev.event_data
-            if not nd.data and ev.event_type != TreeEvent.NODE_REMOVED:
-                return False  # an intermediate znode
-            if nd.path != zpath:
-                if nd.data:
-                    raise NotificationMissed(f"while waiting for the notification of {kind} {path} the watch tree "
-                                             f"reported a change of {nd.path[len(self._data):]} that this store "
-                                             "did not make (another writer)")
-                return False
-            seen.append(ev)
-            return True
-
-        ev = self._await(match, f"{kind} {path}" + (f" (version {version})" if version is not None else ""))
-        nd = ev.event_data
-        if ev.event_type != want or (kind == "put" and nd.stat.version != version):
-            got = {TreeEvent.NODE_ADDED: "created", TreeEvent.NODE_UPDATED: "changed",
-                   TreeEvent.NODE_REMOVED: "deleted"}[ev.event_type]
-            raise NotificationMissed(
-                f"{kind} {path} committed version {version}, but the one-shot watch's re-read saw the node "
-                f"{got} at version {nd.stat.version if nd.stat else None}: a change between the event and the "
-                "re-registration was not notified")
-        if kind == "put":
-            value, _ = decode_record(nd.data)
-            change = ChangeEvent(nd.stat.mzxid, path, "put", version, value)
-        else:
-            change = ChangeEvent(self._client.last_zxid or 0, path, "delete", None, None)
-        for listener in list(self._listeners):
-            listener(change)
-
-    def _notify_persistent(self, path: str, kind: str, version: int | None) -> None:
-        zpath = self._z(path)
+        """Wait for the notification of the commit just made, then feed it to the listeners."""
         old, value, zxid = self._committed
-        want = EventType.DELETED if kind == "delete" else EventType.CREATED if version == 0 else EventType.CHANGED
-        what = f"{kind} {path}" + (f" (version {version})" if version is not None else "")
-        pw = self._persistent
-        if pw.failures:
-            where, exc = pw.failures[0]
-            raise NotificationMissed(f"the persistent watch on {where} was not re-added after a reconnection "
-                                     f"({exc!r}); changes since then may be unnotified ({what})")
-
-        def match(ev) -> bool:
-            if ev.type == EventType.CREATED and ev.path in self._new_dirs:
-                self._new_dirs.discard(ev.path)
-                return False  # an intermediate znode this store made
-            if ev.path != zpath:
-                raise NotificationMissed(f"while waiting for the notification of {what} the persistent watch "
-                                         f"reported {ev.type.lower()} {ev.path[len(self._data):] or '/'}, a change "
-                                         "this store did not make (another writer)")
-            return True
-
-        window = f" (the session reconnected {pw.reconnections} time(s))" if pw.reconnections else ""
-        try:
-            ev = self._await(match, what)
-        except NotificationMissed as exc:
-            exc.args = (exc.args[0] + window,)
-            raise
-        if ev.type != want:
-            raise NotificationMissed(f"{what} committed, but the persistent watch's next event for it was "
-                                     f"{ev.type.lower()}: the store and the watch disagree")
-        last = self._reported.get(zpath, old)
-        if last != old:
-            raise NotificationMissed(f"{what} replaced version {old}, but the persistent watch last reported "
-                                     f"version {last}: a change in between was not notified (another writer, "
-                                     "or one made while the session reconnected)" + window)
-        if version is None:
-            self._reported.pop(zpath, None)
-        else:
-            self._reported[zpath] = version
-        if kind == "put":
-            change = ChangeEvent(zxid, path, "put", version, decode_record(encode_record(value, None))[0])
-        else:
-            change = ChangeEvent(zxid, path, "delete", None, None)
+        change = self.notifier.change(Commit(path, kind, version, old, value, zxid))
         for listener in list(self._listeners):
             listener(change)
 
@@ -587,9 +380,7 @@ class ZooKeeperMetadataStore(MetadataStore):
         if getattr(self, "_closed", False):
             return
         self._closed = True
-        tree = getattr(self, "_tree", None)  # persistent watches end with the session
-        if tree is not None:
-            tree.close()
+        self.notifier.close()
         if drop and self._client.connected:
             try:
                 self._drop(self.root)

@@ -146,7 +146,7 @@ def test_the_store_goes_on_after_a_server_restart(tmp_path):
         store.put("/h/1/x", {"s": "NEW"})
         store.delete("/h/1/x")
         assert feed == [("put", "/h/1", 0), ("put", "/h/1", 1), ("put", "/h/1/x", 0), ("delete", "/h/1/x", None)]
-        assert store._persistent.reconnections == 1 and store._persistent.failures == []
+        assert store.notifier.watches.reconnections == 1 and store.notifier.watches.failures == []
     finally:
         store.close()
         server.close()

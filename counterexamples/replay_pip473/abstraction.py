@@ -1,0 +1,247 @@
+"""The abstraction function (`observe`: the implementation's values for the
+spec's invariant symbols) and the refinement mapping (`spec_state`: the
+implementation as a spec state, field by field)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...reference.records import OPEN, header_path, ops_prefix, segment_events, subscription_events
+from .conventions import IN_FLIGHT, RECOVERED, SUB, UNIT_MS, UNKEYED, is_decision
+
+if TYPE_CHECKING:
+    from .bridge import Pip473Bridge
+
+
+def _ackcover(b: Pip473Bridge) -> set:
+    """Positions each txn's written acks cover (a cumulative ack: its own
+    and every earlier one), by the plan's kind of each ack."""
+    cum = {(b.txn_names[a.txn], b.seg_names[a.seg], a.pos) for a in b.spec.acks if a.cumulative}
+    out = set()
+    for t, seg, p, _ in b.ackw:
+        pos = b.pos_names.index(p) + 1
+        for i in range(1, pos + 1) if (t, seg, pos) in cum else (pos,):
+            out.add((t, seg, b.pos_names[i - 1]))
+    return out
+
+
+def observe(b: Pip473Bridge) -> dict:
+    c = b.cluster
+    store = c.store
+    tn, sn, pn = b.txn_names, b.seg_names, b.pos_names
+    hdr = {t: b.header(t) for t in tn}
+    fin, opsleft = set(), {}
+    opon, ackop = set(), set()
+    for t in tn:
+        tid = b.ids.get(t)
+        rec = store.get(header_path(tid)) if tid else None
+        if rec is not None and rec.value["finalized_ms"] is not None:
+            fin.add(t)
+        paths = store.children(ops_prefix(tid)) if tid else []
+        opsleft[t] = len(paths)
+        for p in paths:
+            v = store.get(p).value
+            opon.add((t, v["segment"]))
+            if v["kind"] == "ack":
+                ackop.add((t, v["segment"], pn[v["position"]]))
+    entry, skipped, acked = {}, set(), set()
+    fenced = {(seg, pn[i]) for seg, n in b.fence.items() for i in range(n, len(c.ledgers[seg].entries))}
+    up, pending, tracks, pins = set(), set(), set(), set()
+    maxread, firstopen = {}, {}
+    layout = c.controller.layout()
+    wmark = {}
+    for seg in sn:
+        rec = store.get(f"/txn-watermark/{seg}")
+        if rec is not None:
+            wmark[seg] = rec.value["position"] + 1
+        storage = c.ledgers.get(seg)
+        broker = c.brokers.get(seg)
+        live = broker is not None and broker.up
+        first = 99
+        for i, (kind, tid, _) in enumerate(storage.entries if storage else ()):
+            if i < storage.first_retained:
+                continue   # trimmed
+            key = (seg, pn[i])
+            if kind != "txn":
+                entry[key] = "-"
+                continue
+            t = b.names[tid]
+            entry[key] = t
+            if first == 99 and hdr[t] == OPEN:
+                first = i + 1
+            if live and broker.tb.is_txn_aborted(tid):
+                skipped.add(key)
+        firstopen[seg] = first
+        if storage is not None and SUB in storage.cursors:
+            cur = storage.cursors[SUB]
+            for i in range(len(pn)):
+                if i <= cur.mark_delete or i in cur.individually_acked:
+                    acked.add((seg, pn[i]))
+        if not live:
+            maxread[seg] = -1
+            continue
+        up.add(seg)
+        maxread[seg] = broker.tb.get_max_read_position() + 1
+        if _pending(b, broker):
+            pending.add(seg)
+        for tid in broker.cache.open.union(*(pa.cache.open for pa in broker.pending_acks.values())):
+            tracks.add((seg, b.names[tid]))
+        for tid in set(broker.tb.first) | broker.tb.in_flight | broker.tb.recovery_discovered:  # pins
+            tracks.add((seg, b.names[tid]))
+            pins.add((seg, b.names[tid]))
+    inflight = {(r.txn and b.names[r.txn], r.segment) for r in b.requests.values()
+                if r.stage in IN_FLIGHT}
+    owed = [*c.scheduler.pending("tc-list"), *c.scheduler.pending("tc-publish")]
+    return {
+        "hdr": hdr,
+        "fin": fin,
+        "fincnt": dict(b.fincnt),
+        "decided": dict(b.decided),
+        "told": dict(b.client),
+        "late": set(b.late),
+        "opsleft": opsleft,
+        "gcops": {t: g[0] for t, g in b.gcsnap.items()},
+        "gcunmat": {t: g[1] for t, g in b.gcsnap.items()},
+        "entry": entry,
+        "dlv": dict(b.dlv),
+        "skipped": skipped,
+        "up": up,
+        "maxread": maxread,
+        "firstopen": firstopen,
+        "tracks": tracks,
+        "pins": pins,
+        "sealed": {seg for seg, info in layout.items() if info["state"] == "SEALED"},
+        "pending": pending,
+        "ackw": {a[:3] for a in b.ackw},
+        "ackafter": {a[:3] for a in b.ackw if a[3]},
+        "ackcover": _ackcover(b),
+        "fenced": fenced,
+        "ackop": ackop,
+        "acked": acked,
+        "opon": opon,
+        "fanning": {b.names[task.label[1]] for task in owed},
+        "inflight": inflight,
+        "wmark": wmark,
+    }
+
+
+def spec_state(b: Pip473Bridge) -> dict:
+    """The implementation's state in the spec's representation, field by
+    field (`state.S`), except the cursor, whose compaction of individual
+    acks into the mark-delete position the spec does not model (its
+    covered positions are the observed `acked`). Stricter than the
+    observation: the conformance test compares these too."""
+    c, store = b.cluster, b.cluster.store
+    ti = {t: i for i, t in enumerate(b.txn_names)}
+    si = {seg: j for j, seg in enumerate(b.seg_names)}
+    idx = lambda tid: ti[b.names[tid]]  # noqa: E731
+    hdr = []
+    for t in b.txn_names:
+        tid = b.ids.get(t)
+        rec = store.get(header_path(tid)) if tid else None
+        if tid is None:
+            hdr.append("NONE")
+        elif rec is None:
+            hdr.append("GONE")
+        else:
+            v = rec.value
+            fin = v["finalized_ms"]
+            hdr.append((v["state"], v["timeout_ms"] // UNIT_MS, -1 if fin is None else fin // UNIT_MS))
+    ops = set()
+    for tid in b.ids.values():
+        for path in store.children(ops_prefix(tid)):
+            v = store.get(path).value
+            pos = v["position"]
+            ops.add((idx(tid), int(path.rsplit("/", 1)[1]), v["kind"], si[v["segment"]],
+                     0 if pos is None else pos + 1, bool(v.get("cumulative", False))))
+    arec = set()
+    for p in store.children("/txn-aborted/"):
+        key = store.get(p).value["position"]
+        arec.add((si[p.split("/")[2]], idx(p.rsplit("/", 1)[1]), UNKEYED if key is None else key + 1))
+    layout = c.controller.layout()
+    wmark, status, ledger, rd, part = [], [], [], [], []
+    for seg in b.seg_names:
+        rec = store.get(f"/txn-watermark/{seg}")
+        wmark.append(rec.value["position"] + 1 if rec else -1)
+        storage = c.ledgers.get(seg)
+        st = layout.get(seg, {}).get("state", "-")
+        status.append("TERMINATED" if st == "ACTIVE" and storage and storage.terminated else st)
+        ledger.append(tuple("-" if kind != "txn" else idx(tid)
+                            for kind, tid, _ in (storage.entries if storage else ())))
+        rd.append(storage.cursors[SUB].read_position + 1 if storage else 1)
+        broker = c.brokers.get(seg)
+        part.append(_part(b, broker, idx) if broker is not None and broker.up else None)
+    tcp = {(idx(task.label[1]), "fin", task.label[2]) for task in c.scheduler.pending("tc-finalize")}
+    tcp |= {(idx(task.label[1]), "list", task.label[2]) for task in c.scheduler.pending("tc-list")}
+    # the publish step's streams as the spec names them: a digit per segment's
+    # (buffer's) stream, a letter per pending-ack store's when the two are split
+    split = b.behaviour.split_participants
+    streams = {segment_events(seg): str(j) for j, seg in enumerate(b.seg_names)}
+    streams |= {subscription_events(seg, SUB): chr(97 + j) if split else str(j) for j, seg in enumerate(b.seg_names)}
+    tcp |= {(idx(task.label[1]), "pub" + "".join(sorted({streams[x] for x in task.label[3]})), task.label[2])
+            for task in c.scheduler.pending("tc-publish")}
+    pubs = []
+    for name in list(b.writes) + list(b.acks):
+        req = b.requests.get(name)
+        if req is None:
+            pubs.append(("todo", -1, 0, -1))
+            continue
+        seq = int(req.op_path.rsplit("/", 1)[1]) if req.op_path else -1
+        pos = (0 if req.position is None else req.position + 1)
+        pubs.append((req.stage, si[req.segment], pos, seq))
+    k = b.spec.constants
+    return {
+        "now": c.scheduler.now_ms // UNIT_MS, "hdr": tuple(hdr),
+        "seqs": tuple(1 + b.ops_created[t] for t in b.txn_names),
+        "ops": frozenset(ops), "arec": frozenset(arec), "wmark": tuple(wmark), "status": tuple(status),
+        "ledger": tuple(ledger), "rd": tuple(rd), "reshape": b.reshape, "part": tuple(part),
+        "crashes": k["crashes"] - b.crashes, "tcp": frozenset(tcp),
+        "failovers": k["failovers"] - b.failovers,
+        "client": tuple(b.client[t] for t in b.txn_names), "pubs": tuple(pubs),
+        "fincnt": tuple(b.fincnt[t] for t in b.txn_names),
+        "decided": tuple(b.decided[t] for t in b.txn_names),
+        "late": frozenset(ti[t] for t in b.late),
+        "dlv": frozenset((si[seg], b.pos_names.index(p) + 1, st) for (seg, p), st in b.dlv.items()),
+        "ackw": frozenset((ti[t], si[seg], b.pos_names.index(p) + 1, a) for t, seg, p, a in b.ackw),
+        "gcsnap": tuple(b.gcsnap.get(t, ()) for t in b.txn_names),
+        "fence": tuple(b.fence.get(seg, -1) for seg in b.seg_names),
+        "plain": b.plain_sent,
+        "retained": tuple(c.ledgers[seg].first_retained + 1 if seg in c.ledgers else 1 for seg in b.seg_names),
+    }
+
+
+def _events(b: Pip473Bridge, owner: str, idx) -> tuple:
+    """The spec's `events` of one participant: a pending stream delivery, or its decision watches."""
+    sched = b.cluster.scheduler
+    if b.behaviour.notify_by_stream:
+        return (True,) if any(task.label[:2] == ("stream", owner) for task in sched.pending("stream")) else ()
+    return tuple((idx(task.payload.path.rsplit("/", 1)[1]),
+                  task.payload.value["state"] if task.payload.value is not None else "GONE")
+                 for task in sched.pending("watch", owner) if is_decision(task.payload))
+
+
+def _part(b: Pip473Bridge, broker, idx) -> tuple:
+    tb = broker.tb
+    packs = frozenset((idx(tid), pos + 1, cum) for pa in broker.pending_acks.values()
+                      for tid, held in pa.held.items() for pos, cum in held)
+    split = b.behaviour.split_participants
+    return (
+        frozenset(idx(tid) for tid in broker.cache.open),
+        frozenset({(idx(tid), p + 1) for tid, p in tb.first.items()} | {(idx(tid), 0) for tid in tb.in_flight}
+                  | {(idx(tid), RECOVERED) for tid in tb.recovery_discovered}),
+        frozenset() if b.behaviour.durable_aborted_records else frozenset(idx(tid) for tid in tb.aborted),
+        packs, _events(b, broker.owner, idx), -1 if tb.hold is None else tb.hold + 1, tb.ready,
+        frozenset(idx(tid) for tid in broker.pending_acks[SUB].cache.open) if split else frozenset(),
+        _events(b, broker.pas_owner(SUB), idx) if split else (),
+    )
+
+
+def _pending(b: Pip473Bridge, broker) -> bool:
+    owners = {broker.owner, broker.pas_owner(SUB)}
+    for task in b.cluster.scheduler.pending():
+        if task.owner not in owners:
+            continue
+        if task.label[0] in ("stream", "tb-recover") or (task.label[0] == "watch" and is_decision(task.payload)):
+            return True   # an event to handle, or a recovery to finish
+    return False
+

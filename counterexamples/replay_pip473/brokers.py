@@ -1,0 +1,104 @@
+"""Handlers of one participant broker: its notifications, crash and
+recovery, its dispatcher, and its ledger's trimming and pruning."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..replay import StepRefused
+from .conventions import SUB, is_decision
+
+if TYPE_CHECKING:
+    from .actions import Step
+    from .bridge import Pip473Bridge
+
+
+def deliver_event(b: Pip473Bridge, step: Step) -> None:
+    """merged, fixed: run every pending coalesced stream delivery of the broker
+    (participants = split: of its transaction buffer only).
+    pip-text: run its next header-watch delivery that carries a decision; the
+    finalize-only updates before it run on the way."""
+    broker = b.live_broker(step.params["seg"])
+    _deliver(b, broker, broker.owner)
+
+
+def deliver_ack_event(b: Pip473Bridge, step: Step) -> None:
+    """participants = split: the same for the subscription's pending-ack store,
+    which has its own owner name, header cache and stream."""
+    broker = b.live_broker(step.params["seg"])
+    _deliver(b, broker, broker.pas_owner(SUB))
+
+
+def _deliver(b: Pip473Bridge, broker, owner: str) -> None:
+    sched = b.cluster.scheduler
+    if b.behaviour.notify_by_stream:
+        tasks = [task for task in sched.runnable() if task.label[:2] == ("stream", owner)]
+        if not tasks:
+            raise StepRefused(f"no event is pending for {broker.segment}")
+        for task in tasks:
+            sched.run(task)
+        return
+    while True:
+        task = sched.find("watch", owner)
+        if task is None:
+            raise StepRefused(f"no header notification is pending for {broker.segment}")
+        sched.run(task)
+        if is_decision(task.payload):
+            return
+
+
+def crash(b: Pip473Bridge, step: Step) -> None:
+    """broker.crash(): caches, watches, pending events and in-flight requests are lost."""
+    b.live_broker(step.params["seg"])
+    b.cluster.crash(step.params["seg"])
+    b.crashes += 1
+
+
+def recover(b: Pip473Bridge, step: Step) -> None:
+    """broker.start() (pip-text: recover() and replayAsync() in one step)."""
+    seg = step.params["seg"]
+    broker = b.cluster.brokers.get(seg)
+    if broker is None or broker.up:
+        raise StepRefused(f"the broker of {seg} is not down")
+    b.cluster.restart(seg)
+
+
+def recover_complete(b: Pip473Bridge, step: Step) -> None:
+    """merged, fixed: run the buffer's ("tb-recover", seg) task."""
+    b.run("tb-recover", b.live_broker(step.params["seg"]).segment)
+
+
+def dispatch(b: Pip473Bridge, step: Step) -> None:
+    """dispatcher.read_next(); a delivered txn entry goes into the ghost `dlv`
+    with the header read at that moment (the decision, once collected)."""
+    seg = step.params["seg"]
+    broker = b.live_broker(seg)
+    pos = broker.dispatchers[SUB].cursor.read_position
+    result = b.cluster.dispatch(seg, SUB)
+    if result is None:
+        raise StepRefused(f"the dispatcher of {seg} has nothing readable")
+    if result == "delivered":
+        kind, tid, _ = broker.ledger.read(pos)
+        if kind == "txn":
+            t = b.names[tid]
+            st = b.header(t)
+            if st in ("GONE", "NONE"):
+                st = b.decided[t] or st
+            b.dlv[(seg, b.pos_names[pos])] = st
+
+
+def trim_ledger(b: Pip473Bridge, step: Step) -> None:
+    """cluster.trim_ledger(seg): drop what every cursor acknowledged."""
+    seg = step.params["seg"]
+    broker = b.live_broker(seg)
+    before_first = broker.ledger.storage.first_retained
+    if b.cluster.trim_ledger(seg) == before_first:
+        raise StepRefused(f"the ledger of {seg} has nothing acknowledged to trim")
+
+
+def prune_aborted(b: Pip473Bridge, step: Step) -> None:
+    """cluster.prune_aborted(seg): the buffer's periodic prune task."""
+    seg = step.params["seg"]
+    b.live_broker(seg)
+    if not b.cluster.prune_aborted(seg):
+        raise StepRefused(f"no aborted record of {seg} is below its first retained entry")

@@ -1,0 +1,26 @@
+"""How the spec and the implementation name the same things: units, the
+subscription, sentinel positions, and which store events carry a decision."""
+
+from __future__ import annotations
+
+from ...reference.store import ChangeEvent
+
+UNIT_MS = 1000  # one spec clock unit, in the implementation's milliseconds
+SUB = "sub"     # the one subscription the spec models
+
+RECOVERED = -1  # the spec's `Part.tpos` position of a txn that recovery found OPEN
+UNKEYED = 99    # the spec's prune key of an aborted record that has none yet (fixed F8)
+
+IN_FLIGHT = ("checked", "op", "appended", "valid")  # a request's stages between check and done
+
+
+def holds(broker, tid: str) -> bool:
+    """The broker's buffer or one of its pending-ack stores believes tid OPEN."""
+    return tid in broker.cache or any(tid in pa.cache for pa in broker.pending_acks.values())
+
+
+def is_decision(event: ChangeEvent | None) -> bool:
+    """A header notification that tells a participant something: the decision
+    CAS or the header's deletion. The coordinator's later finalize write
+    (only `finalized_ms` changes) carries no decision."""
+    return event is None or event.value is None or event.value.get("finalized_ms") is None

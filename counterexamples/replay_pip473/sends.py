@@ -1,0 +1,91 @@
+"""Handlers of the client's sends and acks: a transactional send runs its
+request's stages one task at a time (check, op, validate, append), a plain
+send and an ack run whole."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..replay import StepRefused
+from .conventions import SUB
+
+if TYPE_CHECKING:
+    from .actions import Step
+    from .bridge import Pip473Bridge
+
+
+def publish_check(b: Pip473Bridge, step: Step) -> None:
+    """cluster.send(key, txn), then run the request's ("publish", seg, req, "check") task."""
+    op, seg = step.params["op"], step.params["seg"]
+    w = b.writes[op]
+    req = b.cluster.send(w.key, step.tid)
+    if req is None:
+        raise StepRefused(f"no ACTIVE segment with an up broker for key {w.key}")
+    if req.segment != seg:
+        raise StepRefused(f"key {w.key} routes to {req.segment}, the spec routed it to {seg}")
+    b.requests[op] = req
+    b.run("publish", req.segment, req.rid, "check")
+    if req.stage == "checked" and not b.behaviour.validate_after_op:
+        b.note_admission(step.txn)
+
+
+def _sent(b: Pip473Bridge, op: str):
+    req = b.requests.get(op)
+    if req is None:
+        raise StepRefused(f"{op} was never sent")
+    return req
+
+
+def publish_put_op(b: Pip473Bridge, step: Step) -> None:
+    """Run the request's "op" stage: the op record's sequential put."""
+    req = _sent(b, step.params["op"])
+    b.run("publish", step.params["seg"], req.rid, "op")
+
+
+def publish_validate(b: Pip473Bridge, step: Step) -> None:
+    """Run the request's "validate" stage (fixed F1: the header re-read after the op put)."""
+    req = _sent(b, step.params["op"])
+    b.run("publish", step.params["seg"], req.rid, "validate")
+    if req.stage == "valid":
+        b.note_admission(step.txn)
+
+
+def publish_append(b: Pip473Bridge, step: Step) -> None:
+    """Run the request's "append" stage, then the ledger's add completion unless it was rejected."""
+    req = _sent(b, step.params["op"])
+    b.run("publish", step.params["seg"], req.rid, "append")
+    if req.stage != "rejected":
+        b.run("ledger-add", step.params["seg"])
+
+
+def publish_op_fails(b: Pip473Bridge, step: Step) -> None:
+    """The metadata store fails the request's op put: run its "op" stage with the failure set."""
+    req = _sent(b, step.params["op"])
+    req.op_write_fails = True
+    b.run("publish", step.params["seg"], req.rid, "op")
+
+
+def publish_plain(b: Pip473Bridge, step: Step) -> None:
+    """cluster.publish(key), then its ("ledger-add", seg) task, whose completion
+    syncs the buffer's read position. Plain sends go in plan order."""
+    op, want = step.params["op"], step.params["seg"]
+    if op != f"n{b.plain_sent + 1}":
+        raise StepRefused(f"{op} is not the next non-transactional send")
+    seg = b.cluster.publish(b.plain[op])
+    if seg != want:
+        raise StepRefused(f"{op} routes to {seg}, the spec routed it to {want}")
+    b.run("ledger-add", seg)
+    b.plain_sent += 1
+
+
+def append_ack(b: Pip473Bridge, step: Step) -> None:
+    """cluster.ack(...) of an entry the consumer received, then run ("ack", seg, sub, req)."""
+    seg, pos = step.params["seg"], step.params["pos"] - 1
+    broker = b.live_broker(seg)
+    if broker.dispatchers[SUB].cursor.read_position <= pos:
+        raise StepRefused(f"the consumer has not received entry {pos} of {seg}")
+    req = b.cluster.ack(seg, step.tid, pos, step.params["cumulative"], SUB)
+    b.requests[step.params["op"]] = req
+    b.run("ack", seg, SUB, req.rid)
+    if req.stage == "done":
+        b.note_admission(step.txn)

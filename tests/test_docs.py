@@ -1,0 +1,63 @@
+"""The documentation's examples are all run (tests/docs_examples.py), and
+the comparison of their output is strict where it should be."""
+
+from __future__ import annotations
+
+import re
+
+from .docs_examples import DOCUMENTS, LANGUAGES, ROOT, _loose, _matches
+
+FENCE = re.compile(r"^```(.*)$", re.M)
+SKIP = re.compile(r'<!-- skip: next "[^"]+" -->\n+$')
+
+
+def documents():
+    found = {p for pattern in DOCUMENTS for p in ROOT.glob(pattern)}
+    return sorted(p for p in found if "findings" not in p.parts)
+
+
+def fenced_blocks(text):
+    """(language, text before the block) of each fenced block."""
+    fences = list(FENCE.finditer(text))
+    assert len(fences) % 2 == 0, "an unclosed code fence"
+    return [(m.group(1).strip(), text[:m.start()]) for m in fences[::2]]
+
+
+def test_every_code_block_has_a_language_that_runs():
+    blocks = {p.relative_to(ROOT).as_posix(): fenced_blocks(p.read_text()) for p in documents()}
+    assert {"README.md", "docs/guide.md", "docs/tutorial.md"} <= set(blocks)
+    unrun = [(doc, lang or "(none)") for doc, bs in blocks.items() for lang, _ in bs if lang not in LANGUAGES]
+    assert unrun == [], "give each block a language of tests/docs_examples.py, or skip it with a reason"
+    # a language that cannot run here is only allowed where the block is skipped, with a reason
+    unskipped = [doc for doc, bs in blocks.items() for lang, before in bs if lang == "yaml" and not SKIP.search(before)]
+    assert unskipped == []
+    assert sum(lang == "console" for bs in blocks.values() for lang, _ in bs) >= 15
+
+
+def test_output_is_compared_loosely_only_for_times_memory_ports_and_spacing():
+    want = _loose("288 distinct states, depth 11, 0.01s (321,220 states/s), peak memory 60 MiB\n"
+                  "(store: private ZooKeeper at 127.0.0.1:43125)")
+    same = _loose("288 distinct states, depth 11, 2.50s (1,002 states/s), peak memory 99 MiB\n"
+                  "(store:   private ZooKeeper at 127.0.0.1:50001)")
+    assert _matches(want, same)
+    assert not _matches(want, _loose(same[0].replace("288", "289") + "\n" + same[1]))
+    assert not _matches(want, _loose(same[0].replace("depth 11", "depth 12") + "\n" + same[1]))
+    assert not _matches(want, same[:1])
+
+
+def test_an_ellipsis_stands_for_lines_or_for_text_within_a_line():
+    got = ["model m", "coverage:", "  A 1 / 1", "verdict: ok (P holds)"]
+    assert _matches(["model m", "...", "verdict: ok ..."], got)
+    assert _matches(["...", "verdict: ok (P holds)"], got)
+    assert not _matches(["model m", "verdict: ok (P holds)"], got)      # lines left out need a ...
+    assert not _matches(["...", "verdict: violation ..."], got)
+
+
+def test_the_pip473_glossary_lists_every_state_field():
+    """docs/pip473-state.md has a table row for each field of the spec's
+    state `S` and of a participant's `Part`, and none that is not one."""
+    from txncheck.spec.pip473.state import Part, S
+
+    text = (ROOT / "docs" / "pip473-state.md").read_text()
+    rows = set(re.findall(r"^\| `(\w+)` \|", text, re.M))
+    assert rows == set(S._fields) | set(Part._fields)
