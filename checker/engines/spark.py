@@ -201,6 +201,7 @@ class _Search:
         m.shapes = self.shape_records()
         write_manifest(self.root, m)
         self.per_level.append({"depth": k, "frontier": m.levels[k - 1], "new": n_new,
+                               "generated": sum(gen.values()),
                                "seconds": round(time.monotonic() - t, 3), "where": where})
         return None
 

@@ -5,6 +5,8 @@ the executors (TXNCHECK_SPARK_DRIVER_BELOW=0: none expanded in the driver).
 
 - DieHard's counterexample is bfs's, file for file (its shortest solution is
   unique, so the trace cannot depend on the engine's order);
+- an unsolvable DieHard (cyclic: the visited-set join decides its counts)
+  gives bfs's counts;
 - TwoPhase with 3 RMs gives bfs's (and TLC's) exact counts and level sizes
   although a worker, with its executor and Python workers, is SIGKILLed
   while the run is in its levels: Spark reruns the lost tasks on the
@@ -79,6 +81,23 @@ def test_diehard_counterexample_on_the_cluster_is_bfs_s(cluster, tmp_path):
     b = json.loads((tmp_path / "out" / "diehard.itf.json").read_text())
     assert a["#meta"].pop("engine") == "bfs" and b["#meta"].pop("engine") == "spark"
     assert a == b
+
+
+def test_a_cyclic_model_on_the_cluster_has_bfs_s_counts(cluster, tmp_path):
+    """DieHard with a goal no jug can hold: most successors were seen at an
+    earlier level, so the anti-join with the visited set decides the counts
+    (TwoPhase's levels are layers of a DAG and never exercise it)."""
+    model = tmp_path / "diehard-goal7.toml"
+    model.write_text(DIEHARD.read_text().replace("goal = 4", "goal = 7").split("[expect]")[0])
+    bfs = check_model(model, keep_graph=False).outcome
+    assert (bfs.verdict, bfs.distinct_states, bfs.states_generated, bfs.depth) == ("ok", 16, 97, 8)
+    proc = subprocess.run(cli_argv(cluster, model, tmp_path, "--quiet", "--max-states", "64"), env=cli_env(cluster),
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=GUARD)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["spark"]["master"] == cluster.master
+    assert {x["where"] for x in doc["spark"]["per_level"]} == {"spark"}
+    assert (doc["verdict"], doc["distinct_states"], doc["states_generated"], doc["depth"]) == ("ok", 16, 97, 8)
 
 
 def test_a_worker_killed_mid_run_costs_nothing_but_time(cluster, tmp_path):

@@ -83,6 +83,7 @@ def test_a_run_that_changes_sides_keeps_bfs_s_figures(spark, tmp_path, monkeypat
     assert [x["depth"] for x in per_level] == list(range(1, 12))
     assert [x["frontier"] for x in per_level] == LEVELS
     assert [x["new"] for x in per_level] == LEVELS[1:] + [0]
+    assert sum(x["generated"] for x in per_level) == bfs.states_generated - 1   # all but the initial state
     assert all(x["seconds"] >= 0 for x in per_level)
 
 
