@@ -37,6 +37,7 @@ from ..encoding import decode, encode
 from ..job import Job, Outcome, Verdict, Violation, ViolationKind
 from ..errors import EngineError
 from ..exploration import peak_memory_mb
+from . import spark_driver
 from .spark_checkpoint import (
     Manifest, check_identity, check_writable, identity, is_remote, level_path, read_manifest, write_manifest,
 )
@@ -52,6 +53,13 @@ from .spark_worker import OUT_DDL, WorkerJob, expander, signed_fingerprint
 SQL_CONF = {"spark.sql.shuffle.partitions": None, "spark.sql.adaptive.coalescePartitions.enabled": "false",
             "spark.sql.files.openCostInBytes": "1024"}
 LEVEL_DDL = "fp long, state binary, pfp long, act binary, aname string"
+OUT_COLUMNS = ("fp", "state", "pfp", "act", "aname", "note", "n")   # OUT_DDL's order
+
+
+def ArrowError():
+    import pyarrow
+
+    return pyarrow.ArrowException
 
 
 def worker_job(job: Job) -> WorkerJob:
@@ -88,6 +96,7 @@ def run(job: Job) -> Outcome:
     if resume:
         manifest = read_manifest(resume)  # fail on a bad checkpoint before starting Spark
         check_identity(resume, manifest, identity(wj))
+    below = spark_driver.threshold()
     check_master(job.options.master, resume or ckpt)   # before Spark starts, in seconds
     if resume or ckpt:
         check_writable(resume or ckpt)
@@ -99,7 +108,7 @@ def run(job: Job) -> Outcome:
             raise EngineError("engine 'spark' on a cluster needs --checkpoint DIR on storage every executor shares")
         root = tempfile.mkdtemp(prefix="txncheck-spark-")
     saved = {k: session.conf.get(k, None) for k in SQL_CONF}
-    search = _Search(job, wj, session, root, manifest)
+    search = _Search(job, wj, session, root, manifest, below)
     try:
         for k, v in SQL_CONF.items():
             session.conf.set(k, str(search.partitions) if v is None else v)
@@ -115,7 +124,8 @@ def run(job: Job) -> Outcome:
 
 
 class _Search:
-    def __init__(self, job: Job, wj: WorkerJob, session, root: str, manifest: Manifest | None) -> None:
+    def __init__(self, job: Job, wj: WorkerJob, session, root: str, manifest: Manifest | None,
+                 below: int = spark_driver.DEFAULT_THRESHOLD) -> None:
         self.job, self.wj, self.session, self.root = job, wj, session, root
         self.m = manifest
         self.shapes = Shapes()
@@ -128,8 +138,11 @@ class _Search:
         self.shapes.freeze()
         self.partitions = max(2, 2 * session.sparkContext.defaultParallelism)
         # Wall seconds per driver phase, and CPU seconds in the workers (summed over tasks).
-        self.phases = {"expand": 0.0, "dedupe+write": 0.0, "count": 0.0, "trace": 0.0}
-        self.worker: dict[str, float] = {}
+        self.phases = {"driver": 0.0, "expand": 0.0, "dedupe+write": 0.0, "count": 0.0, "trace": 0.0}
+        self.worker: dict[str, float] = {}      # expansion CPU seconds by part, in Spark's Python workers
+        self.in_driver: dict[str, float] = {}   # ... and in the driver (small levels)
+        self.threshold = below   # a frontier below this many states is expanded in the driver
+        self.per_level: list[dict] = []   # this run's levels: depth, frontier, new, seconds, where
 
     def read(self, *levels: int):
         try:
@@ -148,8 +161,7 @@ class _Search:
             if fp not in rows:
                 rows[fp] = (fp, data, None, None, None)
                 self.learn(s0)
-        df = self.session.createDataFrame(list(rows.values()), LEVEL_DDL)
-        df.repartition(self.partitions, "fp").write.mode("overwrite").parquet(level_path(self.root, 1))
+        self.write_level(1, list(rows.values()))
         self.m = Manifest(job=identity(self.wj), levels=[len(rows)] if rows else [], generated=generated,
                           witnesses={w: False for w in self.wj.witnesses}, done=not rows,
                           shapes=self.shape_records())
@@ -159,56 +171,22 @@ class _Search:
 
     # -- one level ----------------------------------------------------------
     def expand(self, k: int):
-        """Expand level k. Returns (violation or None); on no violation, level
-        k+1 is written and the manifest updated."""
-        from pyspark import StorageLevel
-        from pyspark.sql import functions as F
-
+        """Expand level k, in the driver when its frontier is below the
+        threshold (`spark_driver`), else on Spark. Returns a violation or
+        None; on None, level k+1 is written and the manifest updated."""
         m = self.m
         pending = tuple(w for w, found in m.witnesses.items() if not found)
-        frontier = self.read(k).select("fp", "state")
-        rdd = frontier.rdd.mapPartitions(expander(self.wj, pending, self.shapes))
-        succ = self.session.createDataFrame(rdd, OUT_DDL, verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
         t = time.monotonic()
-        try:
-            notes = succ.where(F.col("note").isNotNull()).select("fp", "state", "aname", "note", "n").collect()
-            gen: dict[str, int] = {}
-            bad: dict[str | None, int] = {}
-            for r in notes:
-                if r.note == "generated":
-                    gen[r.aname] = gen.get(r.aname, 0) + r.n
-                elif r.note in ("violation", "deadlock"):
-                    prop = r.aname if r.note == "violation" else None
-                    if prop not in bad or r.fp < bad[prop]:
-                        bad[prop] = r.fp
-                elif r.note == "witness":
-                    m.witnesses[r.aname] = True
-                elif r.note == "shape":
-                    self.learn_record(decode(bytes(r.state)), r.n, r.aname)
-                elif r.note == "timing":
-                    self.worker[r.aname] = self.worker.get(r.aname, 0.0) + r.n / 1e6
-                elif r.note == "shape-conflict":
-                    raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {r.aname}")
-            self.shapes.freeze()
-            self._lap("expand", t)
-            if bad:
-                t = time.monotonic()
-                try:
-                    return self.violation(k, bad)
-                finally:
-                    self._lap("trace", t)
-            t = time.monotonic()
-            cand = (succ.where(F.col("note").isNull()).groupBy("fp")
-                    .agg(F.min(F.struct("pfp", "act", "aname", "state")).alias("c"))
-                    .select("fp", "c.state", "c.pfp", "c.act", "c.aname"))
-            visited = self.read(*range(1, k + 1)).select("fp")
-            new = cand.join(visited, "fp", "left_anti")
-            new.write.mode("overwrite").parquet(level_path(self.root, k + 1))
-        finally:
-            succ.unpersist()
-        t = self._lap("dedupe+write", t)
-        per_action = self.level_counts(k + 1)
-        self._lap("count", t)
+        where = "driver" if m.levels[k - 1] < self.threshold else "spark"
+        if where == "driver":
+            result = self.expand_in_driver(k, pending)
+        else:
+            result = self.expand_on_spark(k, pending)
+        if isinstance(result, Violation):
+            self.per_level.append({"depth": k, "frontier": m.levels[k - 1], "new": None,
+                                   "seconds": round(time.monotonic() - t, 3), "where": where})
+            return result
+        gen, per_action = result
         m.expanded = k
         m.generated += sum(gen.values())
         for name in sorted(set(gen) | set(per_action)):
@@ -222,7 +200,106 @@ class _Search:
             m.done = True
         m.shapes = self.shape_records()
         write_manifest(self.root, m)
+        self.per_level.append({"depth": k, "frontier": m.levels[k - 1], "new": n_new,
+                               "generated": sum(gen.values()),
+                               "seconds": round(time.monotonic() - t, 3), "where": where})
         return None
+
+    def notes(self, rows, k: int, timing: dict):
+        """Read the expansion's note rows (OUT_DDL order): successors generated
+        per action, then the level's violation if any. Returns (gen, violation)."""
+        m = self.m
+        gen: dict[str, int] = {}
+        bad: dict[str | None, int] = {}
+        for fp, state, _pfp, _act, aname, note, n in rows:
+            if note == "generated":
+                gen[aname] = gen.get(aname, 0) + n
+            elif note in ("violation", "deadlock"):
+                prop = aname if note == "violation" else None
+                if prop not in bad or fp < bad[prop]:
+                    bad[prop] = fp
+            elif note == "witness":
+                m.witnesses[aname] = True
+            elif note == "shape":
+                self.learn_record(decode(bytes(state)), n, aname)
+            elif note == "timing":
+                timing[aname] = timing.get(aname, 0.0) + n / 1e6
+            elif note == "shape-conflict":
+                raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {aname}")
+        self.shapes.freeze()
+        if bad:
+            t = time.monotonic()
+            try:
+                return gen, self.violation(k, bad)
+            finally:
+                self._lap("trace", t)
+        return gen, None
+
+    def expand_in_driver(self, k: int, pending):
+        """One task over the whole (small) frontier, in this process; the
+        candidates already seen at levels 1..k are dropped by a scan of the
+        levels' fp column; the rest is level k+1."""
+        t = time.monotonic()
+        try:
+            frontier = list(spark_driver.read_frontier(level_path(self.root, k)))
+        except (ValueError, OSError, ArrowError()) as exc:
+            raise self.damaged(k, exc) from None
+        cand, notes = [], []
+        for row in expander(self.wj, pending, self.shapes)(iter(frontier)):
+            (cand if row[5] is None else notes).append(row)
+        del frontier
+        gen, violation = self.notes(notes, k, self.in_driver)
+        if violation is not None:
+            self._lap("driver", t)
+            return violation
+        try:
+            seen = spark_driver.visited_among([level_path(self.root, j) for j in range(1, k + 1)],
+                                              [r[0] for r in cand])
+        except (ValueError, OSError, ArrowError()) as exc:
+            raise self.damaged(k, exc) from None
+        new = [r[:5] for r in cand if r[0] not in seen]
+        self.write_level(k + 1, new)
+        per_action: dict[str, int] = {}
+        for r in new:
+            per_action[r[4]] = per_action.get(r[4], 0) + 1
+        self._lap("driver", t)
+        return gen, per_action
+
+    def write_level(self, k: int, rows: list) -> None:
+        spark_driver.write_level(level_path(self.root, k), rows, self.partitions)
+
+    def damaged(self, k: int, exc: Exception) -> Exception:
+        if isinstance(exc, OSError) and not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+            return exc   # a fault of the disk: exit 3
+        return EngineError(f"{self.root}: cannot read the checkpoint at level {k} ({_first_line(exc)[:200]})")
+
+    def expand_on_spark(self, k: int, pending):
+        from pyspark import StorageLevel
+        from pyspark.sql import functions as F
+
+        frontier = self.read(k).select("fp", "state")
+        rdd = frontier.rdd.mapPartitions(expander(self.wj, pending, self.shapes))
+        succ = self.session.createDataFrame(rdd, OUT_DDL, verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
+        t = time.monotonic()
+        try:
+            rows = succ.where(F.col("note").isNotNull()).select(*OUT_COLUMNS).collect()
+            gen, violation = self.notes(rows, k, self.worker)
+            self._lap("expand", t)
+            if violation is not None:
+                return violation
+            t = time.monotonic()
+            cand = (succ.where(F.col("note").isNull()).groupBy("fp")
+                    .agg(F.min(F.struct("pfp", "act", "aname", "state")).alias("c"))
+                    .select("fp", "c.state", "c.pfp", "c.act", "c.aname"))
+            visited = self.read(*range(1, k + 1)).select("fp")
+            new = cand.join(visited, "fp", "left_anti")
+            new.write.mode("overwrite").parquet(level_path(self.root, k + 1))
+        finally:
+            succ.unpersist()
+        t = self._lap("dedupe+write", t)
+        per_action = self.level_counts(k + 1)
+        self._lap("count", t)
+        return gen, per_action
 
     # -- state classes (spark_revive) -----------------------------------------
     def learn(self, s) -> None:
@@ -272,16 +349,19 @@ class _Search:
 
     def trace(self, k: int, fp: int):
         """The shortest path to state `fp` of level k: parent pointers back to
-        level 1, then a replay through `spec.next` from the initial state."""
-        from pyspark.sql import functions as F
+        level 1 (read with pyarrow on the driver), then a replay through
+        `spec.next` from the initial state."""
 
         steps = []
         for j in range(k, 1, -1):
-            row = self.read(j).where(F.col("fp") == fp).select("pfp", "act").head()
-            if row is None:
+            try:
+                row = spark_driver.parent_of(level_path(self.root, j), fp)
+            except (ValueError, OSError, ArrowError()) as exc:
+                raise self.damaged(j, exc) from None
+            if row is None or row[0] is None or row[1] is None:
                 raise EngineError(f"{self.root}: checkpoint level {j} lacks a parent pointer")
-            steps.append((bytes(row.act), fp))
-            fp = row.pfp
+            steps.append((bytes(row[1]), fp))
+            fp = row[0]
         steps.reverse()
         spec = self.job.spec
         cur = next((s for s in spec.init_states() if signed_fingerprint(s) == fp), None)
@@ -334,7 +414,8 @@ class _Search:
                     rate = (m.generated - generated0) / elapsed if elapsed else 0.0
                     progress.line(
                         f"depth {k}: frontier {m.levels[k - 1]:,} -> {frontier:,} new, {m.distinct:,} distinct, "
-                        f"{m.generated:,} generated, {rate:,.0f} states/s"
+                        f"{m.generated:,} generated, {rate:,.0f} states/s, "
+                        f"{self.per_level[-1]['seconds']:.2f} s ({self.per_level[-1]['where']})"
                     )
         except KeyboardInterrupt:
             incomplete = "interrupted"
@@ -365,6 +446,8 @@ class _Search:
             extra={"spark": {"master": self.session.sparkContext.master, "levels": list(m.levels),
                              "phase_seconds": {p: round(x, 3) for p, x in self.phases.items()},
                              "worker_seconds": {p: round(x, 3) for p, x in self.worker.items()},
+                             "driver_expansion_seconds": {p: round(x, 3) for p, x in self.in_driver.items()},
+                             "driver_below": self.threshold, "per_level": self.per_level,
                              "checkpoint": self.job.options.checkpoint or self.job.options.resume}},
         )
 

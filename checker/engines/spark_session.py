@@ -170,9 +170,10 @@ def _remember_sigint() -> None:
 def check_master(master: str | None, shared_dir: str | None) -> None:
     """Refuse a cluster run before Spark starts (which takes a minute to give
     up on a master it cannot reach): a cluster needs a shared checkpoint
-    folder (bad usage, exit 2), and the master must answer on its port
-    (EnvironmentFault, exit 3)."""
-    import socket
+    folder (bad usage, exit 2), and a spark:// master must answer as Spark
+    on its port (`spark_probe`; EnvironmentFault, exit 3), all within
+    `spark_probe.BUDGET` seconds."""
+    from .spark_probe import reachable, split_master
 
     if not master or master.startswith("local"):
         return
@@ -180,17 +181,13 @@ def check_master(master: str | None, shared_dir: str | None) -> None:
         raise EngineError("engine 'spark' on a cluster needs --checkpoint DIR on storage every executor shares")
     if not master.startswith("spark://"):
         return   # yarn, k8s, ...: Spark's own checks
-    errors = []
-    for hostport in master.removeprefix("spark://").split(","):
-        host, _, port = hostport.rpartition(":")
-        if not host or not port.isdigit():
-            raise EngineError(f"--master {master}: expected spark://HOST:PORT")
-        try:
-            socket.create_connection((host, int(port)), timeout=5).close()
-            return
-        except OSError as exc:
-            errors.append(f"{hostport}: {exc.strerror or exc}")
-    raise EnvironmentFault(f"cannot reach the Spark master ({'; '.join(errors)})")
+    try:
+        split_master(master)
+    except ValueError:
+        raise EngineError(f"--master {master}: expected spark://HOST:PORT") from None
+    ok, errors = reachable(master)
+    if not ok:
+        raise EnvironmentFault(f"cannot reach the Spark master ({'; '.join(errors)})")
 
 
 def is_local(session) -> bool:

@@ -3,7 +3,9 @@
 that uses it is marked `spark`, so `pytest -m "not spark"` skips them; the
 input-validation tests here need no Spark and still run.
 
-Without pyspark or Java the folder is not collected at all."""
+Without pyspark or Java only the test_cluster_*.py files are collected:
+test_cluster_options.py needs neither, and test_cluster_standalone.py skips
+itself with the reason."""
 
 from __future__ import annotations
 
@@ -19,10 +21,10 @@ HERE = Path(__file__).resolve().parent
 try:
     import pyspark  # noqa: F401
 except ImportError:
-    collect_ignore_glob = ["test_*.py"]
+    collect_ignore_glob = ["test_spark_*.py"]
 else:
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        collect_ignore_glob = ["test_*.py"]
+        collect_ignore_glob = ["test_spark_*.py"]
 
 
 def pytest_configure(config):

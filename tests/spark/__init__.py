@@ -1,0 +1,1 @@
+"""The Spark suite (see conftest.py)."""
