@@ -53,7 +53,7 @@ PASSES = {
     "append-before-op-fixed": (427, 958, 14),
     "recovery-watermark-fixed": (427, 958, 14),
     "late-write-fixed": (3227, 8253, 17),
-    "orphan-op-fixed": (724, 1575, 13),
+    "orphan-op-fixed": (47065, 184489, 22),
     "coalesced-events-fixed": (46872, 183909, 22),
     "sealed-mid-txn": (147435, 434830, 21),
     "pip-text-safe": (32672, 103327, 18),
@@ -62,9 +62,9 @@ PASSES = {
     "pas-restart-fixed": (59, 105, 9),
     "tb-recovery-dispatch-fixed": (357, 863, 14),
     "tb-recovery-publish-fixed": (2921, 8520, 19),
-    "prune-after-trim-fixed": (5228, 18357, 19),
+    "prune-after-trim-fixed": (4730, 16828, 19),
     "op-write-fails-two-sends-fixed": (3330, 8921, 17),
-    "tc-failover-fanout-fixed": (48493, 178136, 24),
+    "tc-failover-fanout-fixed": (102592, 419227, 25),
 }
 
 SIX = ("Atomicity", "NoLostCommittedAck", "SingleFinalization", "ReadCommitted", "GcSafety",
@@ -200,7 +200,7 @@ FIXES = {
     "F5": ({"drop_failed": False}, "fixed-split-liveness", "Materialized", 11),
     "F6": ({"dispatch_waits": False}, "tb-recovery-dispatch-fixed", "ReadCommitted", 9),
     "F7": ({"sync_waits": False}, "tb-recovery-publish-fixed", "WatermarkSafe", 9),
-    "F8": ({"rekey_late": False}, "prune-after-trim-fixed", "ReadCommitted", 14),
+    "F8": ({"rekey_late": False}, "prune-after-trim-fixed", "ReadCommitted", 15),
     "F9": ({"takeover_redrive": False}, "tc-failover-fanout-fixed", "NoMissedDecision", 8),
 }
 

@@ -164,3 +164,16 @@ def test_the_larger_bench_model_is_symmetric_in_t2_and_t3():
     states = bfs.run(job).exploration.states[::3]
     props = {**m.selected_properties(spec), **{w: spec.witnesses[w] for w in m.witnesses}}
     audit_permute(spec, states, [{"Txn": {"t1": "t1", "t2": "t3", "t3": "t2"}}], props)
+
+
+@pytest.mark.parametrize("variant", ["merged", "pip-text"])
+def test_permute_is_an_automorphism_with_split_participants(variant):
+    """participants = split: the pending-ack store's cache and events are renamed too."""
+    spec = Pip473(variant, participants="split", writes="t1:0 t2:0", acks="t1:s1:1:ind t2:s1:1:ind",
+                  reshape="none", decisions="both", crashes=1, failovers=0)
+    assert spec.symmetry_classes("Txn") == (("t1", "t2"),)
+    job = Job(spec=spec, properties={}, witnesses={}, deadlock=False, keep_graph=False, max_states=20000)
+    states = bfs.run(job).exploration.states
+    assert any(s.part[0] is not None and s.part[0].acache and (s.part[0].aevents or variant == "merged")
+               for s in states)
+    audit_permute(spec, states[::max(1, len(states) // 1500)], [SWAP], {})

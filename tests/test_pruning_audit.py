@@ -43,6 +43,9 @@ PIP473 = [
     # the coordinator's three-step endTxn (the failover rule: only while the TC has work)
     {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both", "crashes": 1,
      "failovers": 2, "tc": "steps"},
+    # separate buffer and pending-ack participants (the crash rule reads both caches)
+    {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both", "crashes": 2,
+     "failovers": 1, "participants": "split"},
 ]
 # PIP-196: the rollover rule (spec/pip196/spec.py), with crashes and with a
 # non-transactional publish during recovery

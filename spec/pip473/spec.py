@@ -20,7 +20,12 @@ are named for the component they model:
 
 Abstractions (each keeps the races the reviewers raised):
 * One participant broker per segment hosts its transaction buffer and the
-  pending-ack store of the single subscription; they share one header cache.
+  pending-ack store of the single subscription (one subscription per
+  segment). By default they share one header cache and one event stream;
+  bound `participants = "split"` gives each its own, as the merged code
+  does (the merged models with findings use it: the joint participant lets
+  an ack's event evict the buffer's cache entry, which the code never does).
+  A crash takes both.
 * Delivery of a notification and the materialization it triggers are one
   step (`deliverEvent`); recovery reads its snapshot in one step.
 * The TC's decision CAS and, in merged/fixed, its listing of ops and append
@@ -121,7 +126,7 @@ Variants (flags in `variants.py`, read inside the action bodies):
   fixed-split-liveness.toml, a Materialized lasso; F6:
   tb-recovery-dispatch-fixed.toml, ReadCommitted in 9; F7:
   tb-recovery-publish-fixed.toml, WatermarkSafe in 9; F8:
-  prune-after-trim-fixed.toml, ReadCommitted in 14; F9:
+  prune-after-trim-fixed.toml, ReadCommitted in 15; F9:
   tc-failover-fanout-fixed.toml, NoMissedDecision in 8).
 
 Recovery keeps its hold: a txn recovery finds OPEN is tracked at the
