@@ -318,12 +318,12 @@ def test_finding_html_renders_in_chromium(trace, tmp_path, monkeypatch):
 def test_model_digest_ignores_comments_and_docstrings_but_not_code(tmp_path, monkeypatch):
     """A reworded docstring must not make every recorded figure stale (it did, at 13ba44e);
     a changed line of code must."""
-    from txncheck.checker.reports import finding
+    from txncheck.checker.reports import digest
 
     spec = tmp_path / "spec" / "toy"
     spec.mkdir(parents=True)
     (tmp_path / "checker" / "reports").mkdir(parents=True)
-    monkeypatch.setattr(finding, "__file__", str(tmp_path / "checker" / "reports" / "finding.py"))
+    monkeypatch.setattr(digest, "__file__", str(tmp_path / "checker" / "reports" / "digest.py"))
     src = spec / "actions.py"
     model = tmp_path / "m.toml"
     model.write_text('spec = "toy"\n[bounds]\nn = 2\n')

@@ -28,7 +28,7 @@ def test_spark_differs_from_bfs_on_a_violation_exactly_as_the_readme_says(tmp_pa
     spark = check_model(MODEL, engine="spark", out_dir=tmp_path / "spark").outcome
     assert bfs.verdict == spark.verdict == "violation"
     [vb], [vs] = bfs.violations, spark.violations
-    assert (vb.property, vb.length) == (vs.property, vs.length) == ("NoOrphanOp", 8)
+    assert (vb.property, vb.length) == (vs.property, vs.length) == ("NoOrphanOp", 11)
     assert spark.distinct_states >= bfs.distinct_states and spark.states_generated >= bfs.states_generated
     assert spark.depth in (bfs.depth, bfs.depth + 1)
 

@@ -11,11 +11,9 @@ Each level (depth k, the initial states being level 1):
   4. write the new states, hash-partitioned by fingerprint, with their parent
      pointers as level k+1 (`spark_checkpoint`), then update the manifest.
 So every state is checked exactly once, when its level is expanded, and a
-violation found at level k is reported after the whole level is expanded:
-the state with the smallest fingerprint among those violating the first
-property (model order) is chosen, and its shortest trace is rebuilt from the
-parent pointers, then replayed on the driver through `spec.next` so the ITF
-file carries the spec's own state objects, exactly as `bfs` writes it.
+violation found at level k is reported after the whole level is expanded,
+for the smallest fingerprint violating the first property (model order);
+`spark_trace.rebuild` gives its shortest trace.
 
 Statistics match `bfs`: distinct states, states generated (initial states
 plus every successor, duplicates included) and depth. States cross process
@@ -43,46 +41,17 @@ from .spark_checkpoint import (
 )
 from .spark_revive import ShapeError, Shapes, class_name, resolve_class
 from .spark_session import check_master, is_local, spark_session
+from .spark_job import worker_job
+from .spark_trace import ArrowError, rebuild
 from .spark_worker import OUT_DDL, WorkerJob, expander, signed_fingerprint
 
-# Set for the run (and restored): the dedupe shuffle hash-partitions the new
-# level by fingerprint into exactly `partitions` parts, which are written as
-# they are and become the next level's expansion tasks.
-# Small files are packed into few read tasks (about one per core), so the
-# visited set's many level files cost few tasks.
+# Set for the run (and restored): the dedupe shuffle hash-partitions the new level by
+# fingerprint into exactly `partitions` parts, the next level's expansion tasks; small
+# files are packed into few read tasks, so the visited set's many level files cost few.
 SQL_CONF = {"spark.sql.shuffle.partitions": None, "spark.sql.adaptive.coalescePartitions.enabled": "false",
             "spark.sql.files.openCostInBytes": "1024"}
 LEVEL_DDL = "fp long, state binary, pfp long, act binary, aname string"
 OUT_COLUMNS = ("fp", "state", "pfp", "act", "aname", "note", "n")   # OUT_DDL's order
-
-
-def ArrowError():
-    import pyarrow
-
-    return pyarrow.ArrowException
-
-
-def worker_job(job: Job) -> WorkerJob:
-    """The job as plain values a worker can rebuild it from."""
-    from ...spec.registry import load_spec_class
-
-    spec = job.spec
-    model = job.model
-    name = getattr(model, "spec_name", None) or spec.name
-    try:
-        cls = load_spec_class(name)
-    except Exception:
-        cls = None
-    if cls is not type(spec):
-        raise EngineError(f"engine 'spark' runs only registered specs; {type(spec).__name__} is not {name!r} in the registry")
-    for n in job.properties:
-        if spec.invariants.get(n) is None:
-            raise EngineError(f"engine 'spark': property {n!r} is not one of spec {name}'s invariants")
-    return WorkerJob(
-        spec=name, variant=spec.variant, constants=tuple(sorted(spec.constants.items())),
-        properties=tuple(job.properties), witnesses=tuple(job.witnesses),
-        deadlock=job.deadlock, z3_eval=job.z3_eval,
-    )
 
 
 def run(job: Job) -> Outcome:
@@ -348,35 +317,8 @@ class _Search:
         return Violation("Deadlock", ViolationKind.DEADLOCK, self.trace(k, bad[None]))
 
     def trace(self, k: int, fp: int):
-        """The shortest path to state `fp` of level k: parent pointers back to
-        level 1 (read with pyarrow on the driver), then a replay through
-        `spec.next` from the initial state."""
-
-        steps = []
-        for j in range(k, 1, -1):
-            try:
-                row = spark_driver.parent_of(level_path(self.root, j), fp)
-            except (ValueError, OSError, ArrowError()) as exc:
-                raise self.damaged(j, exc) from None
-            if row is None or row[0] is None or row[1] is None:
-                raise EngineError(f"{self.root}: checkpoint level {j} lacks a parent pointer")
-            steps.append((bytes(row[1]), fp))
-            fp = row[0]
-        steps.reverse()
-        spec = self.job.spec
-        cur = next((s for s in spec.init_states() if signed_fingerprint(s) == fp), None)
-        if cur is None:
-            raise EngineError(f"{self.root}: the trace does not start in an initial state of this model")
-        path = [(None, cur)]
-        for act, fp in steps:
-            for a, t in spec.next(cur):
-                if encode(a) == act and signed_fingerprint(t) == fp:
-                    path.append((a, t))
-                    cur = t
-                    break
-            else:
-                raise EngineError(f"{self.root}: a parent pointer names no transition of this model")
-        return path
+        """The shortest path to state `fp` of level k (spark_trace.rebuild)."""
+        return rebuild(self.job.spec, self.root, k, fp, self.damaged)
 
     # -- the search ---------------------------------------------------------
     def run(self) -> Outcome:

@@ -1,0 +1,50 @@
+"""A Spark run's counterexample: the parent pointers of the checkpoint's
+levels, read back on the driver with pyarrow, then replayed through
+`spec.next` from the initial state, so the trace carries the spec's own
+state objects, as `bfs` writes them."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..encoding import encode
+from ..errors import EngineError
+from . import spark_driver
+from .spark_checkpoint import level_path
+from .spark_worker import signed_fingerprint
+
+
+def ArrowError():
+    import pyarrow
+
+    return pyarrow.ArrowException
+
+
+def rebuild(spec, root: str, k: int, fp: int, damaged: Callable[[int, Exception], Exception]) -> list:
+    """The shortest path to state `fp` of level k: parent pointers back to
+    level 1, then a replay through `spec.next`. `damaged(level, exc)` makes
+    the error for an unreadable level."""
+    steps = []
+    for j in range(k, 1, -1):
+        try:
+            row = spark_driver.parent_of(level_path(root, j), fp)
+        except (ValueError, OSError, ArrowError()) as exc:
+            raise damaged(j, exc) from None
+        if row is None or row[0] is None or row[1] is None:
+            raise EngineError(f"{root}: checkpoint level {j} lacks a parent pointer")
+        steps.append((bytes(row[1]), fp))
+        fp = row[0]
+    steps.reverse()
+    cur = next((s for s in spec.init_states() if signed_fingerprint(s) == fp), None)
+    if cur is None:
+        raise EngineError(f"{root}: the trace does not start in an initial state of this model")
+    path = [(None, cur)]
+    for act, fp in steps:
+        for a, t in spec.next(cur):
+            if encode(a) == act and signed_fingerprint(t) == fp:
+                path.append((a, t))
+                cur = t
+                break
+        else:
+            raise EngineError(f"{root}: a parent pointer names no transition of this model")
+    return path

@@ -1,0 +1,47 @@
+"""What a fix model's recorded figures are of (`model_digest`), so that a
+report can tell current figures from stale ones."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+
+
+def model_digest(path: Path) -> str:
+    """What a fix model's recorded figures are of: the model's settings and its spec's code
+    (`spec/<name>/*.py`), so a change to either makes them stale. Comments, docstrings and
+    layout are left out (the parsed TOML, the AST without docstrings or positions): a reworded
+    docstring does not change a state count. The AST's dump is that of this interpreter
+    (CI's Python 3.11); another version may call every figure stale, never a stale one current."""
+    try:
+        model = tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        model = None
+    h = hashlib.sha256(json.dumps(model, sort_keys=True, default=str).encode() if model is not None
+                       else path.read_bytes() if path.is_file() else b"")
+    spec = model.get("spec") if isinstance(model, dict) else None
+    specs = Path(__file__).resolve().parents[2] / "spec"   # txncheck/spec, beside txncheck/checker
+    folder = specs / spec if isinstance(spec, str) and spec.isidentifier() else None
+    if folder is not None and folder.is_dir():
+        for src in sorted(folder.glob("*.py")):
+            h.update(src.name.encode() + b"\0" + _code_of(src) + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _code_of(src: Path) -> bytes:
+    """A Python source's code without its comments, docstrings and layout; the bytes if it does not parse."""
+    raw = src.read_bytes()
+    try:
+        tree = ast.parse(raw)
+    except (SyntaxError, ValueError):
+        return raw
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False).encode()
