@@ -288,9 +288,7 @@ def test_a_report_holds_no_time_and_does_not_depend_on_the_run(tmp_path, monkeyp
 
 # -- the HTML page in a real browser ----------------------------------------------------------------
 
-from .test_render import needs_chromium, participants, rendered_dom  # noqa: E402
-
-from txncheck.checker.render.mermaid import render_mermaid  # noqa: E402
+from .test_render import assert_diagram_drawn, needs_chromium  # noqa: E402
 
 HTML_CASES = ["counterexamples/pip473/merged.itf.json",              # an invariant, routed diagram
               "counterexamples/pip473/op-write-fails-merged.itf.json",  # a lasso
@@ -304,14 +302,7 @@ def test_finding_html_renders_in_chromium(trace, tmp_path, monkeypatch):
     f = build_finding(Path(trace))
     page = tmp_path / "finding.html"
     page.write_text(render_finding_html(f), encoding="utf-8")
-    dom = rendered_dom(page)
-    assert 'data-rendered="ok"' in dom, "Mermaid did not finish rendering"
-    assert 'id="render-error"' not in dom
-    svg = re.search(r'<svg[^>]*aria-roledescription="sequence"[^>]*>.*?</svg>', dom, re.S)
-    assert svg, "no sequence-diagram <svg> in the page"
-    assert "Syntax error" not in svg.group(0) and 'class="error-icon"' not in svg.group(0)
-    for name in participants(render_mermaid(f.trace)):
-        assert name in svg.group(0)
+    dom = assert_diagram_drawn(page, f.trace)
     assert f.prop in dom and "What was shown, and where" in dom and 'id="steps"' in dom
 
 

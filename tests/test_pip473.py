@@ -230,3 +230,20 @@ def test_f5_keeps_the_cache_entry_while_another_send_is_in_progress(monkeypatch)
 def test_every_model_names_the_bounds_that_cut_behaviour():
     for path in sorted(PIP.glob("*.toml")):
         assert "Bounds that cut behaviour:" in tomllib.loads(path.read_text())["description"], path.name
+
+
+def test_the_joint_participant_makes_a_run_the_code_does_not_have(tmp_path):
+    """The bound `participants`: with one joint participant, orphan-op's old bounds
+    (one txn, a send and an ack) give an orphan op in 8 states, because the ack's
+    event evicts the buffer's cache entry; with the buffer and the pending-ack
+    store split, as the merged code has them, those bounds are safe, and
+    orphan-op.toml needs a second txn (11 states)."""
+    text = (PIP / "orphan-op.toml").read_text()
+    old = text.replace('txns = 2\nwrites = "t1:0 t2:0"\nacks = ""\n', 'txns = 1\nwrites = "t1:0"\nacks = "t1:s1:1:ind"\n')
+    old = old.split("[expect]")[0]
+    assert old != text.split("[expect]")[0]
+    for participants, want in (("split", []), ("joint", [("NoOrphanOp", 8)])):
+        path = tmp_path / f"{participants}.toml"
+        path.write_text(old.replace('participants = "split"', f'participants = "{participants}"'))
+        r = check_model(path, out_dir=tmp_path)
+        assert [(v.property, v.length) for v in r.outcome.violations] == want, participants

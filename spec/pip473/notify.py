@@ -86,11 +86,9 @@ def materialize(m, s: S, j: int, t: int, decision: str, tb: bool = True, pas: bo
         if t in p.acache:
             p = p._replace(acache=p.acache - {t})
     if tb:
-        if decision == COMMITTED:
-            pass
-        elif m.flags.durable_aborts:   # a put: a record of t on j is rewritten
+        if decision != COMMITTED and m.flags.durable_aborts:   # a put: a record of t on j is rewritten
             arec = frozenset(a for a in arec if a[0] != j or a[1] != t) | {(j, t, prune_key(m, s, j, p, t))}
-        else:
+        elif decision != COMMITTED:
             p = p._replace(abrt=p.abrt | {t})
         p = forget(p, t)
     kinds = ("write", "ack") if tb and pas else ("write",) if tb else ("ack",)

@@ -8,6 +8,8 @@ load-time sanity check can tell a real property from a vacuous one.
 
 from __future__ import annotations
 
+from itertools import chain
+
 import z3
 
 from ..schema import Int, Str
@@ -199,7 +201,7 @@ def observe(m, s: S) -> dict:
         maxread[seg] = max_read(s, j, p)
         if p.events or p.aevents or not p.ready:   # a recovering buffer will read its ops and headers
             pending.add(seg)
-        for t in p.cache | p.acache:
+        for t in chain(p.cache, p.acache):
             tracks.add((seg, tn[t]))
         for t, _ in p.tpos:
             tracks.add((seg, tn[t]))
