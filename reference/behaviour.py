@@ -79,6 +79,11 @@ class Behaviour:
     # cache, event stream and op records to delete (a model's bound
     # `participants = "split"`, as the merged code); otherwise they share one.
     split_participants: bool = False
+    # The buffer's recovery as the code chains it: load the watermark (the
+    # read position starts there), load the aborted set, then scan the WRITE
+    # ops and read their headers, each a task (a model's bound `recovery =
+    # "steps"`; otherwise one task loads everything).
+    recovery_steps: bool = False
     # F9: a new coordinator, before it serves, re-drives the fan-out of every
     # decided txn whose op records remain (with tc_steps).
     takeover_redrive: bool = False

@@ -55,16 +55,27 @@ class SegmentBroker:
                 env.streams.subscribe(pa.cache.owner, subscription_events(self.segment, sub), pa.cache.on_stream_event)
         if restart and env.behaviour.async_recovery:
             self.tb.start_recovering()
-            env.scheduler.submit(("tb-recover", self.segment), self.recover, owner=self.owner)
+            if env.behaviour.recovery_steps:   # the code's chain: watermark, aborted set, then the rest
+                env.scheduler.submit(("tb-recover-watermark", self.segment), self._load_watermark, owner=self.owner)
+            else:
+                env.scheduler.submit(("tb-recover", self.segment), self.recover, owner=self.owner)
         else:
             self.recover()
+
+    def _load_watermark(self) -> None:
+        self.tb.load_watermark()
+        self.env.scheduler.submit(("tb-recover-aborted", self.segment), self._load_aborted, owner=self.owner)
+
+    def _load_aborted(self) -> None:
+        self.tb.load_aborted_records()
+        self.env.scheduler.submit(("tb-recover", self.segment), self.recover, owner=self.owner)
 
     def recover(self) -> None:
         """Read the indexes for this segment and the headers they name: watch
         the OPEN txns, finish materializing the decided ones."""
         env, store = self.env, self.env.store
-        self.tb.recovered()
         self.tb.load_aborted_records()
+        self.tb.recovered()
         writes: dict[str, list] = {}
         for (_, txn), path in store.scan(WRITES_BY_SEGMENT.name, (self.segment,), (self.segment,)):
             writes.setdefault(txn, []).append(store.get(path).value["position"])

@@ -105,7 +105,8 @@ class Cluster:
 
     def restart(self, segment: str) -> None:
         """After a crash. merged/fixed: the buffer's recovery then runs as the
-        task ("tb-recover", segment)."""
+        task ("tb-recover", segment); with `recovery_steps`, after the tasks
+        ("tb-recover-watermark", segment) and ("tb-recover-aborted", segment)."""
         self._start_broker(segment, restart=True)
 
     def split(self, parents: list[str], children: dict[str, tuple[int, int]]) -> None:

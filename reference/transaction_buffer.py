@@ -76,6 +76,7 @@ class MetadataTransactionBuffer:
         self.recovery_discovered: set[str] = set()
         self.hold: int | None = None
         self.ready = True   # False while an asynchronous recovery runs
+        self.loaded = 0     # recovery_steps: 1 once the watermark is loaded, 2 also the aborted set
         self.aborted: set[str] = set()
         self.requests: dict[str, PublishRequest] = {}
 
@@ -216,9 +217,18 @@ class MetadataTransactionBuffer:
         self.ready = False
         self.hold = -1 if self.b.dispatch_waits_for_recovery else self.ledger.last_confirmed
 
+    def load_watermark(self) -> None:
+        """recovery_steps, step 1: the durable watermark; merged starts the
+        read position there when it exists (F6: still the earliest)."""
+        self.loaded = 1
+        rec = self.env.store.get(watermark_path(self.segment))
+        if rec is not None and not self.b.dispatch_waits_for_recovery:
+            self.hold = rec.value["position"]
+
     def recovered(self) -> None:
         self.ready = True
         self.hold = None
+        self.loaded = 0
 
     def get_max_read_position(self) -> int:
         """The entry before the first entry of the oldest OPEN txn, capped at
@@ -240,11 +250,13 @@ class MetadataTransactionBuffer:
         recomputes the LAC. F7: nothing until recovery completes."""
         if not self.b.durable_watermark:
             return
+        rec = self.env.store.get(watermark_path(self.segment))
         if not self.ready:
             if self.b.normal_publish_waits_for_recovery:
                 return
             self.hold = self.ledger.last_confirmed
-        rec = self.env.store.get(watermark_path(self.segment))
+            if self.b.recovery_steps and self.loaded == 0 and rec is not None:
+                return   # no watermark loaded: the CAS expects no record, and one exists
         position = self.get_max_read_position()
         if rec is None or position > rec.value["position"]:
             self.env.store.put(watermark_path(self.segment), {"position": position})
@@ -254,7 +266,7 @@ class MetadataTransactionBuffer:
 
     # -- the dispatcher's question -----------------------------------------------------
     def is_txn_aborted(self, txn: str) -> bool:
-        if not self.ready:
+        if not self.ready and self.loaded < 2:
             return False   # the aborted set is not loaded yet
         if self.b.durable_aborted_records:
             return txn in self.aborted  # mirrors the durable records; unknown is visible
@@ -331,6 +343,10 @@ class MetadataTransactionBuffer:
             self.first[txn] = min(p for p in positions if p is not None)
 
     def load_aborted_records(self) -> None:
+        if self.loaded >= 2:
+            return   # recovery_steps: loaded by its own step
+        if not self.ready:
+            self.loaded = 2
         if self.b.durable_aborted_records:
             for path in self.env.store.children(aborted_prefix(self.segment)):
                 self.aborted.add(path.rsplit("/", 1)[1])

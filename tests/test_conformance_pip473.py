@@ -41,6 +41,9 @@ CONFIGS = {
     "tc-steps": {"tc": "steps", "decisions": "both", "failovers": 2},
     # the transaction buffer and the pending-ack store as separate participants
     "split-participants": {"participants": "split", "decisions": "both", "tc": "steps", "crashes": 2},
+    # the buffer's recovery in the code's steps, with non-transactional sends and trimming around it
+    "recovery-steps": {"recovery": "steps", "reshape": "none", "writes": "t1:0 t2:0", "plain": "0 0",
+                       "trim": True, "decisions": "both", "crashes": 2, "participants": "split"},
 }
 VARIANTS = ("pip-text", "merged", "fixed")
 _SPECS: dict = {}
@@ -150,6 +153,10 @@ EXHAUSTIVE = {
     # separate transaction-buffer and pending-ack participants: a send and an ack of one txn on one segment
     "split-participants": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none",
                            "decisions": "both", "crashes": 1, "failovers": 0, "participants": "split"},
+    # the buffer's recovery in steps: a watermark and an aborted record exist before the crash (prune
+    # off, so the broker may crash holding nothing), then sends and dispatch between the loads
+    "recovery-steps": {"txns": 1, "writes": "t1:0", "plain": "0 0", "acks": "", "reshape": "none",
+                       "decisions": "abort", "crashes": 1, "failovers": 0, "recovery": "steps", "prune": False},
 }
 CASES = [(c, v, "point") for c in EXHAUSTIVE for v in VARIANTS] + [("small", "pip-text", "zk-oneshot")]
 
@@ -216,5 +223,13 @@ def test_every_transition_of_a_small_model_conforms(config, variant, watches):
         assert "deliverAckEvent" in kinds
         assert any(st.decided[0] and st.part[0] is not None and 0 in st.part[0].acache
                    and 0 not in st.part[0].cache for st in parent)
+    if config == "recovery-steps" and variant != "pip-text":   # the text recovers in one step
+        assert {"recoverWatermark", "recoverAborted"} <= kinds
+        # a send before the watermark is loaded, when one exists: its CAS fails (merged; fixed F7 waits)
+        assert any(st.part[0] is not None and not st.part[0].ready and st.part[0].loaded == 0 and st.plain == 2
+                   and 0 <= st.wmark[0] < len(st.ledger[0]) for st in parent)
+        # dispatch past an aborted entry once the aborted set is loaded, before recovery completes
+        assert any(st.part[0] is not None and not st.part[0].ready and st.part[0].loaded == 2 and st.arec
+                   and st.rd[0] > 2 for st in parent)
     if config == "two-sends":
         assert "recover" in kinds and ("recoverComplete" in kinds) == (variant != "pip-text")

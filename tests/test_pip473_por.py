@@ -62,6 +62,19 @@ def test_footprints_are_honest_on_models(name):
     _audit_enabling(spec, states)
 
 
+def test_footprints_are_honest_on_every_state_of_a_recovery_in_steps():
+    """Every reachable state, not a spread: a materialized abort leaves an
+    aborted record and a watermark, then the broker crashes (prune off) and
+    recovers in steps while the dispatcher reads."""
+    for variant in ("merged", "fixed"):
+        spec = Pip473(variant, txns=1, writes="t1:0", acks="", reshape="none", decisions="abort", crashes=1,
+                      failovers=0, recovery="steps", prune=False)
+        states = _reachable(spec)
+        assert any(x.part[0] is not None and x.part[0].loaded == 2 for x in states)
+        audit_footprints(spec, states)
+        _audit_enabling(spec, states)
+
+
 @pytest.mark.parametrize("variant,constants", [
     ("fixed", {}),                                                           # standard bounds (merge)
     ("fixed", {"txns": 1, "acks": "", "crashes": 0, "failovers": 0}),        # a send on a sealed parent
@@ -81,6 +94,11 @@ def test_footprints_are_honest_on_models(name):
     # separate buffer and pending-ack participants (fixed-split-participants.toml's bounds), and pip-text's watches
     ("fixed", {"participants": "split"}),
     ("pip-text", {"participants": "split", "reshape": "none", "decisions": "both"}),
+    # the buffer's recovery in steps, with non-transactional sends and trimming between the loads
+    ("merged", {"recovery": "steps", "plain": "0 0", "writes": "t1:0 t2:0", "reshape": "none", "trim": True,
+                "decisions": "abort", "crashes": 2}),
+    ("fixed", {"recovery": "steps", "plain": "0 0", "writes": "t1:0 t2:0", "reshape": "none", "trim": True,
+               "decisions": "abort", "crashes": 2, "participants": "split"}),
 ])
 def test_footprints_are_honest_on_other_bounds(variant, constants):
     """A spread of the first 3000 states (BFS order) of bounds no model file uses."""

@@ -58,7 +58,7 @@ def test_standard_models_refuse_symmetry_in_one_line(capsys, tmp_path):
         "txncheck: error: --symmetry: no two elements of Txn are interchangeable in "
         "pip473[fixed](txns=2, writes=t1:0, acks=t1:s1:1:ind t2:s2:1:cum, plain=, reshape=merge, decisions=both, "
         "client=permissive, crashes=1, failovers=1, ticks=0, timeout=0, retention=0, trim=False, opfail=False, "
-        "tc=atomic, participants=joint, prune=True, watches=point); "
+        "tc=atomic, recovery=atomic, participants=joint, prune=True, watches=point); "
         "check it without --symmetry"]
 
 
@@ -68,16 +68,16 @@ def test_twin_clients_fixed_is_halved_with_the_same_verdict():
     keeps the verdict with no more states."""
     full = check_model(PIP473 / "twin-clients-fixed.toml", keep_graph=False)
     o = full.outcome
-    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == ("ok", 117139, 468524, 25)
+    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == ("ok", 149419, 589630, 27)
     for mode in ({}, {"fingerprints": True}, {"compact": True}):
         red = check_model(PIP473 / "twin-clients-fixed.toml", keep_graph=False, options={"symmetry": True, **mode})
         r = red.outcome
-        assert (r.verdict, r.distinct_states, r.states_generated, r.depth) == ("ok", 58710, 234799, 25), mode
+        assert (r.verdict, r.distinct_states, r.states_generated, r.depth) == ("ok", 74900, 295534, 27), mode
         assert r.witnesses_found == o.witnesses_found and all(o.witnesses_found.values())
         assert r.extra["reductions"]["symmetry"]["inexact_states"] == 0
     both = check_model(PIP473 / "twin-clients-fixed.toml", keep_graph=False,
                        options={"symmetry": True, "por": True}).outcome
-    assert both.verdict == "ok" and both.distinct_states <= 58710 and both.witnesses_found == o.witnesses_found
+    assert both.verdict == "ok" and both.distinct_states <= 74900 and both.witnesses_found == o.witnesses_found
 
 
 def test_twin_clients_merged_trace_is_concrete_and_replays(tmp_path):

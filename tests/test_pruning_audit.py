@@ -46,6 +46,10 @@ PIP473 = [
     # separate buffer and pending-ack participants (the crash rule reads both caches)
     {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both", "crashes": 2,
      "failovers": 1, "participants": "split"},
+    # the buffer's recovery in steps, a non-transactional send and trimming around it (the crash rule
+    # while the buffer recovers)
+    {"txns": 1, "writes": "t1:0", "plain": "0 0", "acks": "", "reshape": "none", "decisions": "abort",
+     "crashes": 2, "failovers": 0, "client": "stock", "recovery": "steps", "trim": True},
 ]
 # PIP-196: the rollover rule (spec/pip196/spec.py), with crashes and with a
 # non-transactional publish during recovery

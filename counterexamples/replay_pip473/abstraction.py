@@ -233,6 +233,7 @@ def _part(b: Pip473Bridge, broker, idx) -> tuple:
         packs, _events(b, broker.owner, idx), -1 if tb.hold is None else tb.hold + 1, tb.ready,
         frozenset(idx(tid) for tid in broker.pending_acks[SUB].cache.open) if split else frozenset(),
         _events(b, broker.pas_owner(SUB), idx) if split else (),
+        tb.loaded,
     )
 
 
@@ -241,7 +242,7 @@ def _pending(b: Pip473Bridge, broker) -> bool:
     for task in b.cluster.scheduler.pending():
         if task.owner not in owners:
             continue
-        if task.label[0] in ("stream", "tb-recover") or (task.label[0] == "watch" and is_decision(task.payload)):
+        if task.label[0] in ("stream", "tb-recover", "tb-recover-watermark", "tb-recover-aborted") or (task.label[0] == "watch" and is_decision(task.payload)):
             return True   # an event to handle, or a recovery to finish
     return False
 

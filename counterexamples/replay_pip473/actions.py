@@ -56,6 +56,8 @@ TABLE: dict[str, Action] = {
     "deliverAckEvent": Action({"seg": str}, brokers.deliver_ack_event),
     "crash": Action({"seg": str}, brokers.crash),
     "recover": Action({"seg": str}, brokers.recover),
+    "recoverWatermark": Action({"seg": str}, brokers.recover_watermark),
+    "recoverAborted": Action({"seg": str}, brokers.recover_aborted),
     "recoverComplete": Action({"seg": str}, brokers.recover_complete),
     "dispatch": Action({"seg": str}, brokers.dispatch),
     "trimLedger": Action({"seg": str}, brokers.trim_ledger),

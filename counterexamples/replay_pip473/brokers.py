@@ -63,6 +63,16 @@ def recover(b: Pip473Bridge, step: Step) -> None:
     b.cluster.restart(seg)
 
 
+def recover_watermark(b: Pip473Bridge, step: Step) -> None:
+    """recovery = steps: run the buffer's ("tb-recover-watermark", seg) task."""
+    b.run("tb-recover-watermark", b.live_broker(step.params["seg"]).segment)
+
+
+def recover_aborted(b: Pip473Bridge, step: Step) -> None:
+    """recovery = steps: run the buffer's ("tb-recover-aborted", seg) task."""
+    b.run("tb-recover-aborted", b.live_broker(step.params["seg"]).segment)
+
+
 def recover_complete(b: Pip473Bridge, step: Step) -> None:
     """merged, fixed: run the buffer's ("tb-recover", seg) task."""
     b.run("tb-recover", b.live_broker(step.params["seg"]).segment)

@@ -30,7 +30,7 @@ def max_read(s: S, j: int, p: Part) -> int:
 
 
 def is_txn_aborted(m, s: S, j: int, p: Part, t: int) -> bool:
-    if not p.ready:
+    if not p.ready and p.loaded < 2:
         return False   # recovering: the aborted set is not loaded yet
     if m.flags.durable_aborts:
         return any(a[0] == j and a[1] == t for a in s.arec)

@@ -42,6 +42,7 @@ _PART = {
     "events": ("pending",),
     "acache": ("tracks",),
     "aevents": ("pending",),
+    "loaded": ("maxread", "skipped"),
 }
 _SIMPLE = {"_fincnt": "fincnt", "_decided": "decided", "_late": "late", "_dlv": "dlv",
            "_status": "sealed", "_cursor": "acked"}
@@ -240,7 +241,7 @@ def footprints(m) -> dict:
     for k, key in enumerate(m.plain_keys):
         route = {("_status", g) for g in key_segs(key)} | {("_plain",)}
         for g in key_segs(key):
-            sync = _part(g, "up", "tpos", "hold")
+            sync = _part(g, "up", "tpos", "hold", "loaded")
             fp[a("publishPlain", op=f"n{k + 1}", seg=g)] = F.fp(
                 route | sync | {("_ledger", g), ("_wmark", g)},
                 {("_plain",), ("_ledger", g), ("_wmark", g)} | _part(g, "hold"))
@@ -262,6 +263,11 @@ def footprints(m) -> dict:
                                            mat_w | {("_part", g)})
             if m.flags.async_recovery:   # whether the buffer is ready counts as part of "up"
                 fp[a("recoverComplete", seg=g)] = fp[a("recover", seg=g)]
+            if m.recovery_steps:         # recovery.recover_watermark / recover_aborted (F8: re-keys)
+                fp[a("recoverWatermark", seg=g)] = F.fp(_part(g, "up", "loaded", "hold") | {("_wmark", g)},
+                                                        _part(g, "loaded", "hold"))
+                fp[a("recoverAborted", seg=g)] = F.fp(_part(g, "up", "loaded") | {("_arec", g), ("_ledger", g)},
+                                                      _part(g, "loaded") | {("_arec", g)})
             # recovery.crash: the broker's memory, and the in-flight operations on the segment
             pubs = {("_pubs", k) for k in on_seg[g]}
             fp[a("crash", seg=g)] = F.fp(whole | {("_crashes",)} | pubs,
@@ -270,7 +276,7 @@ def footprints(m) -> dict:
         entry_txns = set().union(*(seen[t] | {("_decided", t)} for t in writers[g]))
         fp[a("dispatch", seg=g)] = F.fp(
             {("_status", g), ("_rd", g), ("_ledger", g), ("_arec", g)}
-            | _part(g, "up", "tpos", "hold", "abrt", "cache") | entry_txns,
+            | _part(g, "up", "tpos", "hold", "abrt", "cache", "loaded") | entry_txns,
             {("_rd", g), ("_dlv", g)})
 
     # segments.trim_ledger and buffer.prune_aborted (bound trim)

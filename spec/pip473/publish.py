@@ -232,8 +232,10 @@ def plain(m, s: S, k: int):
     if not p.ready:
         if m.flags.sync_waits:
             return s                    # F7: recovery's completion recomputes
-        p = p._replace(hold=pos)        # nothing loaded yet: the recompute gives the LAC
+        p = p._replace(hold=pos)        # no txn loaded yet: the recompute gives the LAC
         s = s._replace(part=_put(s.part, j, p))
+        if m.recovery_steps and p.loaded == 0 and s.wmark[j] >= 0:
+            return s                    # the CAS expects no record (version -1): it fails
     v = max_read(s, j, p)
     return s._replace(wmark=_put(s.wmark, j, v)) if v > s.wmark[j] else s
 

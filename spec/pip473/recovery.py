@@ -19,6 +19,17 @@ merged: the write ops carry placeholder positions: OPEN txns hold
 maxReadPosition at the persisted watermark if there is one, else at the
 current value (the LAC); a missing header is ABORTED with a durable aborted
 record; the pending-ack store re-seeds only the open txn ids (memory_acks).
+
+Bound `recovery` (merged/fixed): `atomic` loads everything in
+`recoverComplete`; `steps` runs the buffer's loads in the code's order
+(`MetadataTransactionBuffer.recover`), each a step that dispatch and
+non-transactional publishes may interleave with: `recoverWatermark` (the
+durable watermark; maxReadPosition starts there), `recoverAborted` (the
+aborted set; isTxnAborted answers from it), then `recoverComplete` (the scan
+of the segment's WRITE ops and the header reads, one step: no WRITE op of
+the segment is put or deleted while its buffer recovers, since sends wait
+for the recovery and only this buffer deletes them; tests/test_pip473.py
+checks that on reachable states).
 """
 
 from __future__ import annotations
@@ -44,6 +55,30 @@ def recover(m, s: S, j: int) -> S:
         hold = 0 if m.flags.dispatch_waits else len(s.ledger[j])
         return s._replace(part=_put(s.part, j, EMPTY_PART._replace(hold=hold, ready=False)))
     return recover_complete(m, s, j)
+
+
+def recover_watermark(m, s: S, j: int) -> S:
+    """recovery = steps, step 1: load the durable watermark; merged starts
+    maxReadPosition there when it exists (F6 keeps the earliest position)."""
+    p = s.part[j]
+    hold = p.hold if m.flags.dispatch_waits or s.wmark[j] < 0 else s.wmark[j]
+    return s._replace(part=_put(s.part, j, p._replace(loaded=1, hold=hold)))
+
+
+def recover_aborted(m, s: S, j: int) -> S:
+    """recovery = steps, step 2: load the segment's aborted records into the
+    aborted set (F8: re-key the waiting ones at the LAC)."""
+    p = s.part[j]
+    return _rekey_waiting(m, s._replace(part=_put(s.part, j, p._replace(loaded=2))), j)
+
+
+def _rekey_waiting(m, s: S, j: int) -> S:
+    """F8: no append survives the restart: key the waiting records at the LAC."""
+    if m.flags.rekey_late:
+        waiting = {a for a in s.arec if a[0] == j and a[2] == UNKEYED}
+        if waiting:
+            s = s._replace(arec=s.arec - waiting | {(j, t, len(s.ledger[j])) for _, t, _ in waiting})
+    return s
 
 
 def recover_complete(m, s: S, j: int) -> S:
@@ -81,10 +116,8 @@ def recover_complete(m, s: S, j: int) -> S:
         else:
             p = p._replace(tpos=p.tpos | {(t, min(mine))})
     s = s._replace(part=_put(s.part, j, p))
-    if m.flags.rekey_late:   # F8: no append survives the restart: key the waiting records at the LAC
-        waiting = {a for a in s.arec if a[0] == j and a[2] == UNKEYED}
-        if waiting:
-            s = s._replace(arec=s.arec - waiting | {(j, t, len(s.ledger[j])) for _, t, _ in waiting})
+    if not (old is not None and old.loaded >= 2):   # recovery = atomic: the aborted set loads now
+        s = _rekey_waiting(m, s, j)
     for t, d in decided:
         s = materialize(m, s, j, t, d, **({"tb": t in wrote, "pas": t in acked} if m.split else {}))
     return s

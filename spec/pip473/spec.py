@@ -27,7 +27,10 @@ Abstractions (each keeps the races the reviewers raised):
   an ack's event evict the buffer's cache entry, which the code never does).
   A crash takes both.
 * Delivery of a notification and the materialization it triggers are one
-  step (`deliverEvent`); recovery reads its snapshot in one step.
+  step (`deliverEvent`); recovery reads its snapshot in one step, unless
+  bound `recovery = "steps"` (merged/fixed) runs the buffer's loads in the
+  code's order: the watermark, the aborted set, then the WRITE ops and
+  their headers (recovery.py).
 * The TC's decision CAS and, in merged/fixed, its listing of ops and append
   of events are one step unless bound `tc = "steps"` makes them the code's
   three (`tcList`, `tcPublish`); finalize and the client reply are separate
@@ -68,7 +71,8 @@ Variants (flags in `variants.py`, read inside the action bodies):
   modelled so far (the decision CAS writes finalizedAt; acks are written
   with no check of the txn's state; a failed op write keeps its cache
   entry, bound `opfail`; the transaction buffer recovers asynchronously
-  and dispatch does not wait; a non-transactional send during that
+  and dispatch does not wait, in the code's steps with bound `recovery`;
+  a non-transactional send during that
   recovery recomputes maxReadPosition as the LAC and persists it as the
   watermark, bound `plain`; aborted records keyed at the txn's last
   tracked position or the LAC, pruned once the ledger trims past the key,
@@ -125,7 +129,7 @@ Variants (flags in `variants.py`, read inside the action bodies):
   it, and recovery marks the committed txn aborted; F5:
   fixed-split-liveness.toml, a Materialized lasso; F6:
   tb-recovery-dispatch-fixed.toml, ReadCommitted in 9; F7:
-  tb-recovery-publish-fixed.toml, WatermarkSafe in 9; F8:
+  tb-recovery-publish-fixed.toml, MaxReadPositionSafe in 9; F8:
   prune-after-trim-fixed.toml, ReadCommitted in 15; F9:
   tc-failover-fanout-fixed.toml, NoMissedDecision in 8).
 
@@ -197,6 +201,10 @@ class Pip473(Spec):
         "tc": Bound("atomic", "merged/fixed: the coordinator's endTxn; atomic = the header CAS, the op listing "
                     "and the event publish in one step; steps = three steps, as the merged code runs them, so "
                     "a TC failover can fall between them", choices=("atomic", "steps")),
+        "recovery": Bound("atomic", "merged/fixed: the transaction buffer's asynchronous recovery after a "
+                          "restart; atomic = its loads happen when it completes; steps = the code's order, "
+                          "each a step: the watermark, the aborted set, then the WRITE ops and their headers",
+                          choices=("atomic", "steps")),
         "participants": Bound("joint", "a segment's transaction buffer and its subscription's pending-ack "
                               "store: joint = one participant, one header cache, one event stream; split = "
                               "two, each with its own cache and events, deleting its own op records (the "
@@ -218,6 +226,7 @@ class Pip473(Spec):
         self.trim = c["trim"] and self.flags.durable_aborts
         self.tc_steps = c["tc"] == "steps" and self.flags.coalesced
         self.split = c["participants"] == "split"
+        self.recovery_steps = c["recovery"] == "steps" and self.flags.async_recovery
         self.oneshot = c["watches"] == "zk-oneshot" and not self.flags.coalesced
         self.topo = segments.TOPOLOGIES[c["reshape"]]
         self.timeout, self.retention = c["timeout"], c["retention"]
@@ -247,7 +256,7 @@ class Pip473(Spec):
         self.txn_labels = {name: tuple(a(name, txn=x) for x in self.txn_names)
                            for name in ("newTxn", "tcFinalize", "tcList", "tcPublish", "timeoutSweep", "gcSweep")}
         self.seg_labels = {name: tuple(a(name, seg=x) for x in self.seg_names)
-                           for name in ("recover", "recoverComplete", "deliverEvent", "deliverAckEvent", "crash", "dispatch",
+                           for name in ("recover", "recoverWatermark", "recoverAborted", "recoverComplete", "deliverEvent", "deliverAckEvent", "crash", "dispatch",
                                         "trimLedger", "pruneAborted")}
         self.end_labels = {(t, d): a("endTxn", txn=x, decision=d)
                            for t, x in enumerate(self.txn_names) for d in self.decisions}
@@ -347,7 +356,13 @@ class Pip473(Spec):
                 yield by_seg["recover"][j], recovery.recover(self, s, j)
                 continue
             if not p.ready:
-                yield by_seg["recoverComplete"][j], recovery.recover_complete(self, s, j)
+                if self.recovery_steps and p.loaded < 2:
+                    if p.loaded == 0:
+                        yield by_seg["recoverWatermark"][j], recovery.recover_watermark(self, s, j)
+                    else:
+                        yield by_seg["recoverAborted"][j], recovery.recover_aborted(self, s, j)
+                else:
+                    yield by_seg["recoverComplete"][j], recovery.recover_complete(self, s, j)
             else:
                 if p.events:
                     yield by_seg["deliverEvent"][j], deliver_event(self, s, j)

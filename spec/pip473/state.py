@@ -97,6 +97,10 @@ class Part(NamedTuple):
             aborted set is empty, publishes and acks wait for it)
     acache: split: the pending-ack store's open txns (its header cache)
     aevents: split: the pending-ack store's events, as `events`
+    loaded: recovery = steps: what the recovering buffer has loaded, in the
+            code's order: 0 nothing, 1 the watermark (maxReadPosition starts
+            there), 2 also the aborted set (isTxnAborted answers from it);
+            0 once ready
     """
 
     cache: frozenset
@@ -108,6 +112,7 @@ class Part(NamedTuple):
     ready: bool = True
     acache: frozenset = frozenset()
     aevents: tuple = ()
+    loaded: int = 0
 
 
 EMPTY_PART = Part(frozenset(), frozenset(), frozenset(), frozenset(), (), -1)
