@@ -22,9 +22,25 @@ By language of a fenced block:
   backticks before the block.
 - `yaml` (a CI workflow) cannot run here and must be skipped.
 
+A block that needs something this folder lacks carries
+`<!-- setup: next NAME -->`, and runs with the setup of that name (SETUPS):
+
+- `zookeeper`: a private ZooKeeper server runs for the block, and the
+  address `127.0.0.1:2181` in its commands is replaced by the server's
+  (the block is skipped, with the reason, where ZooKeeper is not installed);
+- `broken-pending-ack`: the block's commands run with
+  tests/docs_patches/broken_pending_ack/ on PYTHONPATH, whose sitecustomize
+  breaks the reference implementation as the text before the block says.
+
+A Markdown table that a command before it wrote to a file carries
+`<!-- table: FILE -->` (FILE relative to the document's folder): its
+`Model: ...` and `|` lines equal that file's, but for the `seconds` column.
+
 A block that cannot run here carries `<!-- skip: next "reason" -->`, or
 `<!-- skip: next if(zookeeper_missing, reason="...") -->`; the reason shows
-in pytest's skip summary. tests/test_docs.py checks that every
+in pytest's skip summary, and says what checks the block instead
+(tests/test_docs_skipped.py checks the skipped blocks' commands and output
+against the code). tests/test_docs.py checks that every
 fenced block has one of these languages, so none is left out unseen.
 """
 
@@ -37,10 +53,13 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+import unittest
+from contextlib import contextmanager
 from pathlib import Path
 
-from sybil import Sybil
+from sybil import Region, Sybil
 from sybil.parsers.markdown import CodeBlockParser, SkipParser
+from sybil.parsers.markdown.lexers import DirectiveInHTMLCommentLexer
 
 ROOT = Path(__file__).resolve().parent.parent
 LINKED = ("models", "counterexamples", "examples", "bench")
@@ -71,18 +90,112 @@ def _teardown(namespace: dict) -> None:
     shutil.rmtree(namespace["cwd"], ignore_errors=True)
 
 
-def _env() -> dict:
+def _env(extra: dict | None = None) -> dict:
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env.update(COLUMNS="120", TERM="dumb", NO_COLOR="1")
     env.pop("PYTEST_ADDOPTS", None)
+    env.update(extra or {})
     return env
 
 
 def _run(namespace: dict, command: str) -> subprocess.CompletedProcess:
+    setup = namespace.get("active_setup") or {}
+    for old, new in setup.get("replace", {}).items():
+        command = command.replace(old, new)
     # `(exit N);` restores the previous command's exit code for `echo $?`
     return subprocess.run(["bash", "-c", f"(exit {namespace['rc']}); {command}"], cwd=namespace["cwd"],
-                          env=_env(), capture_output=True, text=True, timeout=TIMEOUT)
+                          env=_env(setup.get("env")), capture_output=True, text=True, timeout=TIMEOUT)
+
+
+# -- setups: `<!-- setup: next NAME -->` before a block ---------------------------------
+
+@contextmanager
+def _zookeeper_setup():
+    if _zookeeper_missing():
+        raise unittest.SkipTest("ZooKeeper is not installed (scripts/install.sh installs it)")
+    from txncheck.reference.zkserver import ZooKeeperServer
+
+    with ZooKeeperServer() as zk:   # stopped, and its folder removed, when the block ends
+        yield {"replace": {"127.0.0.1:2181": zk.hosts}}
+
+
+@contextmanager
+def _broken_pending_ack_setup():
+    yield {"env": {"PYTHONPATH": str(ROOT / "tests" / "docs_patches" / "broken_pending_ack")}}
+
+
+SETUPS = {"zookeeper": _zookeeper_setup, "broken-pending-ack": _broken_pending_ack_setup}
+
+
+def _set_next_setup(example) -> None:
+    example.namespace["next_setup"] = example.parsed
+
+
+def parse_setups(document):
+    for lexed in DirectiveInHTMLCommentLexer("setup")(document):
+        m = re.fullmatch(r"next ([\w-]+)", (lexed.lexemes["arguments"] or "").strip())
+        if m is None or m.group(1) not in SETUPS:
+            raise ValueError(f"{document.path}: <!-- setup: next NAME --> takes one of {sorted(SETUPS)}, "
+                             f"not {lexed.lexemes['arguments']!r}")
+        yield Region(lexed.start, lexed.end, m.group(1), _set_next_setup)
+
+
+def _table_rows(lines: list[str]) -> list[str]:
+    """The `Model:` and table lines, the `seconds` column blanked (a time)."""
+    rows, header, seconds = [], True, None
+    for line in lines:
+        if line.startswith("Model: "):
+            rows.append(line)
+            header = True
+        elif line.startswith("|"):
+            cells = line.split("|")
+            if header:   # the column names, then the alignment row
+                seconds = [c.strip() for c in cells].index("seconds") if "seconds" in line else None
+                header = False
+            elif not line.startswith("|-") and seconds is not None:
+                cells[seconds] = " * "
+            rows.append("|".join(cells))
+    return rows
+
+
+def evaluate_table(example) -> str | None:
+    """The table that follows the directive, against the file it names."""
+    ns = example.namespace
+    path = Path(ns["cwd"]) / example.parsed
+    if not path.is_file():
+        return f"{example.parsed}: no such file (a command before the table writes it)"
+    shown = []
+    text = example.document.text
+    for line in text[text.index("-->", example.start) + 3:].lstrip("\n").splitlines():
+        if line and not line.startswith(("|", "Model: ")):
+            break
+        shown.append(line)
+    want = _loose("\n".join(_table_rows(shown)))
+    got = _loose("\n".join(_table_rows(path.read_text().splitlines())), ns["cwd"])
+    if not want or want != got:
+        return f"{example.parsed}\n--- want\n" + "\n".join(want) + "\n--- got\n" + "\n".join(got)
+    return None
+
+
+def parse_tables(document):
+    for lexed in DirectiveInHTMLCommentLexer("table")(document):
+        yield Region(lexed.start, lexed.end, (lexed.lexemes["arguments"] or "").strip(), evaluate_table)
+
+
+def _with_setup(evaluate):
+    """Runs a block under the setup named just before it, if any."""
+    def run(example) -> str | None:
+        name = example.namespace.pop("next_setup", None)
+        if name is None:
+            return evaluate(example)
+        with SETUPS[name]() as setup:
+            example.namespace["active_setup"] = setup
+            try:
+                return evaluate(example)
+            finally:
+                example.namespace["active_setup"] = None
+    return run
 
 
 _LOOSE = [
@@ -198,14 +311,15 @@ def evaluate_unrunnable(example) -> str | None:
     return "a block in this language cannot run here: mark it <!-- skip: next \"reason\" -->"
 
 
-_EVALUATORS = {"console": evaluate_console, "sh": evaluate_sh, "toml": evaluate_toml,
-               "python": evaluate_python, "mermaid": evaluate_mermaid, "yaml": evaluate_unrunnable}
+_EVALUATORS = {lang: _with_setup(fn) for lang, fn in {
+    "console": evaluate_console, "sh": evaluate_sh, "toml": evaluate_toml,
+    "python": evaluate_python, "mermaid": evaluate_mermaid, "yaml": evaluate_unrunnable}.items()}
 
 LANGUAGES = tuple(_EVALUATORS)
 DOCUMENTS = ["README.md", "docs/*.md", "docs/adr/*.md"]
 
 collect_file = Sybil(
-    parsers=[SkipParser(), *(CodeBlockParser(lang, fn) for lang, fn in _EVALUATORS.items())],
+    parsers=[SkipParser(), parse_setups, parse_tables, *(CodeBlockParser(lang, fn) for lang, fn in _EVALUATORS.items())],
     patterns=DOCUMENTS,
     excludes=["docs/findings/*"],
     setup=_setup,

@@ -1,0 +1,328 @@
+"""The examples of README.md and docs/ that cannot run as doc tests (root
+package installs, a GitHub Actions workflow, the whole gate or suite, hours
+of CPU) are skipped there with a reason; here each one is checked against
+the code another way: its commands are the ones CI runs, or parse with the
+CLI's own parser, its output has the shape the code prints (run on a subset
+small enough for CI), and what it names exists.
+
+`test_every_skipped_example_is_checked_here` fails when a skip is added
+that this file does not check."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from .docs_examples import DOCUMENTS, _env, _loose, _matches
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCK = re.compile(r'(?:<!-- skip: next (?P<skip>.+?) -->\n+)?^```(?P<lang>\w*)\n(?P<body>.*?)^```$', re.S | re.M)
+REASON = re.compile(r'^"[^"]+"$')
+
+# (document, first line of the block) of every example skipped with a reason -> the test here that checks it
+CHECKED = {
+    ("README.md", "make check   # the main job: install, then check every shipped model"):
+        "test_the_readme_commands_are_what_ci_runs",
+    ("docs/guide.md", "$ txncheck check --all models/ --out out/traces --junit out/txncheck.xml "
+                      "--sarif out/txncheck.sarif"): "test_the_gate_example_is_the_ci_gate",
+    ("docs/guide.md", "name: txncheck"): "test_the_workflow_steps_run_on_a_subset",
+    ("docs/guide.md", "txncheck check MODEL.toml --engine spark --master spark://host:7077 --checkpoint /shared/run1"):
+        "test_skipped_txncheck_commands_parse",
+    ("docs/guide.md", "txncheck sweep models/sweeps/classic.toml --master 'local[2]' --out out/classic-sweep"):
+        "test_skipped_txncheck_commands_parse",
+    ("docs/guide.md", "sudo apt-get install -y openjdk-17-jre-headless"): "test_the_spark_setup_is_what_install_does",
+    ("docs/guide.md", "/usr/bin/time -v txncheck check bench/models/pip473-fixed-larger.toml --json --no-graph"
+                      "                 # reduced"): "test_the_larger_model_commands_run_to_a_limit",
+    ("docs/guide.md", 'spec = "specs/mutex.py:Mutex"   # a Python file, relative to the model file'):
+        "test_each_way_to_name_a_spec_resolves",
+    ("docs/performance.md", "$ .venv/bin/python bench/suite.py --only twophase-rm7"): "test_the_bench_table_has_the_suites_shape",
+}
+
+
+def documents() -> list[Path]:
+    found = {p for pattern in DOCUMENTS for p in ROOT.glob(pattern)}
+    return sorted(p for p in found if "findings" not in p.parts)
+
+
+def skipped() -> dict[tuple[str, str], tuple[str, str, str]]:
+    """(document, first line) -> (reason, language, body) of each block skipped with a reason."""
+    out = {}
+    for doc in documents():
+        for m in BLOCK.finditer(doc.read_text()):
+            if m.group("skip") and REASON.match(m.group("skip")):
+                body = m.group("body")
+                out[(doc.relative_to(ROOT).as_posix(), body.splitlines()[0])] = (m.group("skip"), m.group("lang"), body)
+    return out
+
+
+def block(doc: str, first_line: str) -> str:
+    return skipped()[(doc, first_line)][2]
+
+
+def key_of(test_name: str) -> tuple[str, str]:
+    return next(k for k, v in CHECKED.items() if v == test_name)
+
+
+def test_every_skipped_example_is_checked_here():
+    found = skipped()
+    assert set(found) == set(CHECKED), "check a newly skipped example here, and list it in CHECKED"
+    for key, test in CHECKED.items():
+        assert test in globals(), test
+
+
+# -- the set-up: `make check`, `make test` ---------------------------------------------
+
+
+def makefile_recipes() -> dict[str, tuple[list[str], list[str]]]:
+    """target -> (prerequisites, recipe lines)."""
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    target = None
+    for line in (ROOT / "Makefile").read_text().splitlines():
+        m = re.match(r"^([\w-]+):(.*)$", line)
+        if m and not line.startswith(".PHONY"):
+            target = m.group(1)
+            out[target] = (m.group(2).split(), [])
+        elif line.startswith("\t") and target:
+            out[target][1].append(line.strip())
+    return out
+
+
+def test_the_readme_commands_are_what_ci_runs():
+    """README's two commands are make targets, and CI (.ci/run) runs `make
+    test` and the gate script `make check` runs, nothing else; the closing
+    lines README quotes have the format pytest and the gate print, and the
+    gate's model count is that of models/."""
+    key = key_of("test_the_readme_commands_are_what_ci_runs")
+    commands = [line.split("#")[0].strip() for line in block(*key).splitlines() if line.strip()]
+    assert commands == ["make check", "make test"]
+    recipes = makefile_recipes()
+    assert recipes["install"] == ([], ["bash scripts/install.sh"])
+    assert recipes["check"] == (["install"], ["bash scripts/check-models.sh"])
+    assert recipes["test"] == (["install"], [".venv/bin/python -m pytest -q"])
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.lstrip().startswith("#") and not re.match(r"(set|cd|export) ", line)]
+    assert ci == ["make test", "bash scripts/check-models.sh"]
+
+    readme = (ROOT / "README.md").read_text()
+    assert re.search(r"`\d+ passed, \d+ skipped in \d+\.\d\ds`", readme)
+    assert "`out/txncheck.xml:\n  valid JUnit XML`, `out/txncheck.sarif: valid SARIF 2.1.0`" in readme
+    models = re.search(r"`gate: (\d+) models, 0 not as expected; cases: \d+ passed, \.\.\.`", readme)
+    assert models and int(models.group(1)) == shipped_model_count()
+
+
+# -- the gate: scripts/check-models.sh ---------------------------------------------------
+
+
+def shipped_model_count() -> int:
+    from txncheck.checker.gate import collect
+
+    return len(collect([ROOT / "models"]))
+
+
+def test_the_gate_example_is_the_ci_gate(tmp_path):
+    """The guide's gate command is the one scripts/check-models.sh runs. The
+    script itself, run on the models the example shows, prints their lines as
+    the example does (the same figures), then a closing line of the same
+    shape, then the two validation lines README quotes; the example's model
+    count is that of models/."""
+    key = key_of("test_the_gate_example_is_the_ci_gate")
+    lines = block(*key).splitlines()
+    script = (ROOT / "scripts" / "check-models.sh").read_text()
+    [gate] = [line for line in script.splitlines() if "txncheck check" in line]
+    assert shlex.split(lines[0][2:])[1:] == shlex.split(gate)[1:]
+
+    expected = lines[1:]
+    closing = re.fullmatch(r"gate: (\d+) models, 0 not as expected; cases: \d+ passed, 0 failed, 0 errors, \d+ skipped",
+                           expected[-1])
+    assert closing and int(closing.group(1)) == shipped_model_count()
+
+    shown = [re.match(r"PASS +(\S+\.toml):", line).group(1) for line in expected if line.startswith("PASS")]
+    assert len(shown) >= 3
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "check-models.sh", tmp_path / "scripts")
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
+    for rel in shown:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).symlink_to(ROOT / rel)
+    r = subprocess.run(["bash", "scripts/check-models.sh"], cwd=tmp_path, env=_env(), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # the figures of a closing line vary with the models checked; its words do not
+    want = _loose("\n".join([*expected[:-1], re.sub(r"\d+", "...", expected[-1]),
+                             "out/txncheck.xml: valid JUnit XML", "out/txncheck.sarif: valid SARIF 2.1.0"]))
+    got = _loose(r.stdout, tmp_path)
+    assert _matches(want, got), "\n".join(["--- want", *want, "--- got", *got])
+    assert re.search(rf"^gate: {len(shown)} models, 0 not as expected", r.stdout, re.M)
+
+
+# -- the GitHub Actions workflow -------------------------------------------------------
+
+
+def test_the_workflow_steps_run_on_a_subset(tmp_path):
+    """The workflow's gate has the CI gate's options; its `run:` steps, run
+    here on two of the shipped models, exit 0 and leave the files the later
+    steps upload."""
+    key = key_of("test_the_workflow_steps_run_on_a_subset")
+    text = block(*key)
+    runs = re.findall(r"^\s*(?:- )?run: (.+)$", text, re.M)
+    assert runs[0] == "pip install -e ."   # this repository's root is a pip-installable project
+    assert (ROOT / "pyproject.toml").is_file()
+    check = next(r for r in runs if r.startswith("txncheck check --all models/"))
+
+    def options(command):
+        return sorted(a for a in shlex.split(command) if a.startswith("--"))
+
+    gate = next(line for line in (ROOT / "scripts" / "check-models.sh").read_text().splitlines()
+                if "txncheck check" in line)
+    assert options(check) == sorted([*options(gate), "--quiet"])
+
+    for rel in ("models/classic/diehard.toml", "models/kip868/kafka-loader.toml"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).symlink_to(ROOT / rel)
+    for command in runs[1:]:
+        r = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=_env(), capture_output=True, text=True,
+                           timeout=300)
+        assert r.returncode == 0, f"{command}\n{r.stdout}{r.stderr}"
+    uploaded = re.search(r'path: "([^"]+)"', text).group(1).split("\\n")
+    uploaded += re.findall(r"(?:sarif_file|report_paths): ([\w.]+)", text)
+    assert len(uploaded) == 5
+    for name in uploaded:
+        assert (tmp_path / name).exists(), name
+    assert list((tmp_path / "traces").rglob("*.itf.json"))
+
+
+# -- commands that cannot run here parse ---------------------------------------------------
+
+
+def test_skipped_txncheck_commands_parse():
+    """Every txncheck command of a skipped example is accepted by the CLI's
+    own parser (options renamed or removed fail here), and the files it
+    names exist (MODEL.toml and the cluster's folders are placeholders)."""
+    from txncheck.checker.cli import build_parser
+
+    parser = build_parser()
+    seen = 0
+    for (doc, _), (_, lang, body) in skipped().items():
+        for line in body.splitlines():
+            if lang == "console":
+                if not line.startswith("$ "):
+                    continue
+                line = line[2:]
+            argv = shlex.split(line, comments=True)
+            if argv[:2] == ["/usr/bin/time", "-v"]:
+                argv = argv[2:]
+            if argv[:1] != ["txncheck"]:
+                continue
+            args = parser.parse_args(argv[1:])
+            assert args.command, line
+            for a in argv[2:]:
+                if a.endswith(".toml") and a != "MODEL.toml":
+                    assert (ROOT / a).is_file(), (doc, line)
+            seen += 1
+    assert seen >= 5
+
+
+def test_the_spark_setup_is_what_install_does():
+    """The Java package the guide installs by hand is the one
+    scripts/install.sh installs, and the extra it names is pyproject's."""
+    key = key_of("test_the_spark_setup_is_what_install_does")
+    lines = [line.split("#")[0].strip() for line in block(*key).splitlines()]
+    assert lines == ["sudo apt-get install -y openjdk-17-jre-headless", "pip install -e '.[spark]'"]
+    install = (ROOT / "scripts" / "install.sh").read_text()
+    assert "command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)" in install
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert [re.split(r"[<>=]", d)[0] for d in extras["spark"]] == ["pyspark", "pyarrow"]  # "# pyspark and pyarrow"
+    assert "pyspark and pyarrow" in block(*key)
+
+
+def test_the_larger_model_commands_run_to_a_limit(tmp_path):
+    """The hours-long commands run here, each stopped at 1,000 states
+    (exit 3): the model file switches on symmetry and fingerprints, as the
+    guide says, `--workers 2` keeps them and `--no-symmetry` drops symmetry."""
+    import json
+
+    key = key_of("test_the_larger_model_commands_run_to_a_limit")
+    reports = []
+    for line in block(*key).splitlines():
+        argv = shlex.split(line, comments=True)
+        assert argv[:3] == ["/usr/bin/time", "-v", "txncheck"]
+        r = subprocess.run([*argv[2:], "--max-states", "1000", "--quiet", "--out", str(tmp_path)], cwd=ROOT,
+                           env=_env(), capture_output=True, text=True, timeout=120)
+        assert r.returncode == 3, r.stdout + r.stderr
+        reports.append(json.loads(r.stdout))
+    assert all(rep["verdict"] == "incomplete" and rep["visited_set"] == "fingerprints" for rep in reports)
+    assert ["symmetry" in (rep.get("reductions") or {}) for rep in reports] == [True, True, False]
+    assert "workers" in reports[1] and "workers" not in reports[0]
+
+
+def test_each_way_to_name_a_spec_resolves(tmp_path, monkeypatch):
+    """Each of the three alternative `spec =` lines, on its own, is TOML and
+    names a spec class the way the guide says: a file relative to the model
+    file, a module on sys.path, a registered name."""
+    from txncheck.checker.cli import main
+    from txncheck.spec.api import Spec
+    from txncheck.spec.registry import resolve
+
+    key = key_of("test_each_way_to_name_a_spec_resolves")
+    refs = [tomllib.loads(line)["spec"] for line in block(*key).splitlines() if line.startswith("spec =")]
+    assert refs == ["specs/mutex.py:Mutex", "mypkg.protocols:Mutex", "twophase"]
+    monkeypatch.chdir(tmp_path)
+    assert main(["new", "mutex"]) == 0
+    for target in ("specs/mutex.py", "mypkg/protocols.py"):
+        (tmp_path / target).parent.mkdir()
+        shutil.copy(tmp_path / "mutex" / "mutex.py", tmp_path / target)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        origins = [resolve(ref, base=tmp_path) for ref in refs]
+    finally:
+        for name in [n for n in sys.modules if n == "mypkg" or n.startswith("mypkg.")]:
+            del sys.modules[name]
+    assert all(issubclass(r.cls, Spec) for r in origins)
+    assert [r.origin.split()[0] for r in origins] == ["file", "module", "built-in"]
+
+
+# -- the bench table ----------------------------------------------------------------------
+
+
+def _shape(cell: str) -> str:
+    return re.sub(r"\d[\d,]*(\.\d+)?", "N", cell.strip())
+
+
+def test_the_bench_table_has_the_suites_shape(capsys, monkeypatch, tmp_path):
+    """bench/suite.py, run with the runs of the documented configuration on
+    TwoPhase with 6 RMs (50,816 states: over the 50,000 from which MiB / M
+    states is given, and seconds instead of minutes), prints the lines of
+    docs/performance.md's table: the same header, the same runs in the same
+    order, each cell a figure, a blank or a word where the table has one."""
+    key = key_of("test_the_bench_table_has_the_suites_shape")
+    lines = block(*key).splitlines()
+    spec = importlib.util.spec_from_file_location("bench_suite_under_test", ROOT / "bench" / "suite.py")
+    suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(suite)
+    name = shlex.split(lines[0])[-1]
+    assert shlex.split(lines[0])[1:] == [".venv/bin/python", "bench/suite.py", "--only", name]
+    assert name in suite.CONFIGS
+    text, runs = suite.CONFIGS[name]
+    assert text == suite.TWOPHASE.format(rm=7)
+    suite.CONFIGS = {"twophase-rm6": (suite.TWOPHASE.format(rm=6), runs)}
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))   # the suite's model files and outputs
+    assert suite.main(["--only", "twophase-rm6", "--max-seconds", "120"]) == 0
+    got = capsys.readouterr().out.splitlines()
+    want = lines[1:]
+    assert len(got) == len(want) == 4 + len(runs)
+    assert _shape(got[0]) == _shape(want[0]) and got[1] == want[1] == ""
+    assert got[2:4] == want[2:4]   # header and alignment
+    for g, w in zip(got[4:], want[4:]):
+        gc, wc = g.split("|"), w.split("|")
+        assert (gc[1].strip(), wc[1].strip()) == ("twophase-rm6", name)
+        assert [c.strip() for c in gc[2:4]] == [c.strip() for c in wc[2:4]], (g, w)   # run, verdict
+        assert [_shape(c) for c in gc[4:]] == [_shape(c) for c in wc[4:]], (g, w)
