@@ -44,7 +44,7 @@ VIOLATIONS = {
     "tc-failover-fanout-merged": ("NoMissedDecision", 7),
 }
 
-MAIN_FIGURES = {"pip-text": (17, 18, 3), "merged": (33, 37, 3)}
+MAIN_FIGURES = {"pip-text": (17, 18, 3), "merged": (46, 53, 3)}
 
 # model stem -> (distinct, generated, depth): exhaustive passes.
 PASSES = {
