@@ -143,9 +143,10 @@ class Sampler(threading.Thread):
         self.halt.set()
         self.join()
 
-    def _members(self) -> dict[int, tuple[int, str]]:
-        """pid -> (parent pid, key) of every process of interest; the key names
-        the process (driver, worker name) a Python worker or JVM belongs to."""
+    def _members(self) -> dict[int, str]:
+        """pid -> key of every process of interest: the driver's tree, and each
+        worker's process group; the key ("driver", a worker's name) says whose
+        JVM or Python worker it is."""
         procs = {}
         for name in os.listdir("/proc"):
             if name.isdigit() and (st := _stat(int(name))) is not None:
@@ -153,19 +154,19 @@ class Sampler(threading.Thread):
         children: dict[int, list[int]] = {}
         for pid, (ppid, _) in procs.items():
             children.setdefault(ppid, []).append(pid)
-        out: dict[int, tuple[int, str]] = {}
+        out: dict[int, str] = {}
         todo = [(self.driver, "driver")]
         todo += [(pid, self.groups[pg]) for pid, (_, pg) in procs.items() if pg in self.groups and pid == pg]
         while todo:
             pid, key = todo.pop()
-            out[pid] = (procs.get(pid, (0, 0))[0], key)
+            out[pid] = key
             todo += [(c, key) for c in children.get(pid, ())]
         return out
 
     def sample(self) -> None:
         members = self._members()
         sums: dict[str, int] = {}
-        for pid, (ppid, key) in members.items():
+        for pid, key in members.items():
             r = self.roles.get(pid)
             if r is None:   # read again until known: spark-submit's pid becomes the JVM's (exec)
                 r = self.roles[pid] = "driver-python" if pid == self.driver else role(_cmdline(pid))
