@@ -7,7 +7,8 @@ Each level (depth k, the initial states being level 1):
      per distinct successor per task;
   2. deduplicate the candidates by fingerprint (one shuffle), keeping the
      smallest (parent fingerprint, action), so the choice is deterministic;
-  3. anti-join them against the visited set (the `fp` of levels 1..k);
+  3. anti-join them against the visited set (the `fp` of levels 1..k), by a
+     sort-merge join: a broadcast join would collect it into the driver;
   4. write the new states, hash-partitioned by fingerprint, with their parent
      pointers as level k+1 (`spark_checkpoint`), then update the manifest.
 So every state is checked exactly once, when its level is expanded, and a
@@ -260,7 +261,7 @@ class _Search:
             cand = (succ.where(F.col("note").isNull()).groupBy("fp")
                     .agg(F.min(F.struct("pfp", "act", "aname", "state")).alias("c"))
                     .select("fp", "c.state", "c.pfp", "c.act", "c.aname"))
-            visited = self.read(*range(1, k + 1)).select("fp")
+            visited = self.read(*range(1, k + 1)).select("fp").hint("merge")   # never broadcast
             new = cand.join(visited, "fp", "left_anti")
             new.write.mode("overwrite").parquet(level_path(self.root, k + 1))
         finally:

@@ -100,6 +100,21 @@ def test_a_cyclic_model_on_the_cluster_has_bfs_s_counts(cluster, tmp_path):
     assert (doc["verdict"], doc["distinct_states"], doc["states_generated"], doc["depth"]) == ("ok", 16, 97, 8)
 
 
+def test_the_memory_bench_finds_each_executor(cluster, tmp_path):
+    """bench/spark_memory.py's measurement on this cluster (before a worker is
+    killed below): one executor JVM per worker, each with a positive peak, and
+    Python workers under them; the driver's JVM runs no task."""
+    from .test_spark_memory import bench
+
+    b = bench()
+    r = b.measure(TWOPHASE, tmp_path, cluster=cluster, driver_below=51)   # level 6 (54 states) on Spark
+    assert (r["master"], r["distinct"], r["generated"], r["depth"], r["on_spark"]) == (cluster.master, 288, 1146, 11, 1)
+    assert r["driver_python"] > 0 and r["driver_jvm"] > 0 and r["driver_workers"] == 0, r
+    assert sorted(r["executors"]) == ["worker1", "worker2"]
+    assert all(jvm > 0 for jvm, _ in r["executors"].values()), r
+    assert sum(py for _, py in r["executors"].values()) > 0, r
+
+
 def test_a_worker_killed_mid_run_costs_nothing_but_time(cluster, tmp_path):
     bfs = check_model(TWOPHASE, keep_graph=False).outcome
     assert (bfs.distinct_states, bfs.states_generated, bfs.depth) == (288, 1146, 11)   # TLC's figures

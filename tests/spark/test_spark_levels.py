@@ -87,6 +87,32 @@ def test_a_run_that_changes_sides_keeps_bfs_s_figures(spark, tmp_path, monkeypat
     assert all(x["seconds"] >= 0 for x in per_level)
 
 
+def test_the_visited_set_is_never_broadcast(spark, tmp_path, monkeypatch):
+    """The anti-join with the visited set is a sort-merge join. Left to
+    itself Spark broadcasts the smaller side, and the visited set's `fp`
+    column looks small (a tenth of its files, up to 10 MiB estimated, some
+    millions of states): a broadcast collects it into the driver JVM and
+    ships it to every executor at every level, so the driver's memory would
+    grow with the state space. Each level Spark writes is planned and run
+    again here, and its final (adaptive) plan read."""
+    from pyspark.sql import DataFrameWriter
+
+    plans, real = [], DataFrameWriter.parquet
+
+    def spy(self, path, *args, **kwargs):
+        self._df.collect()   # runs the adaptive plan to its end, where a join may still turn into a broadcast
+        plans.append(self._df._jdf.queryExecution().executedPlan().toString())
+        return real(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(DataFrameWriter, "parquet", spy)
+    _, o = run(monkeypatch, tmp_path, "mixed", 40)   # levels 5-7 on Spark
+    assert (o.verdict, o.distinct_states) == ("ok", 288)
+    assert len(plans) == 3
+    for plan in plans:
+        assert "isFinalPlan=true" in plan and "SortMergeJoin" in plan and "LeftAnti" in plan, plan
+        assert "Broadcast" not in plan, plan
+
+
 def test_the_json_report_lists_each_level(tmp_path):
     """Through the CLI, in a process of its own (its own local Spark)."""
     proc = subprocess.run([sys.executable, "-m", "txncheck.checker.cli", "check", str(TWOPHASE), "--engine",
