@@ -1,9 +1,9 @@
 """Small BFS levels of the `spark` engine, expanded in the driver.
 
-A level sent to Spark costs a few jobs (expand, shuffle, anti-join, write):
-about 1.5 s on local[2] and 4.5 s on a standalone cluster even for two
-states, which made TwoPhase with 6 RMs (20 levels, none above 8,000 states)
-take a minute. A frontier below `threshold()` states is expanded here
+A level sent to Spark costs a few jobs (expand, shuffle, anti-join, write)
+whatever its size, so a model of many small levels paid a cluster round trip
+per level (docs/performance.md, "Spark levels", has the measured cost). A
+frontier below `threshold()` states is expanded here
 instead, with the very function the executors run
 (`spark_worker.expander`, as one task holding the whole frontier), and the
 level files are read and written with pyarrow in the checkpoint's own
