@@ -77,6 +77,7 @@ class MetadataTransactionBuffer:
         self.hold: int | None = None
         self.ready = True   # False while an asynchronous recovery runs
         self.loaded = 0     # recovery_steps: 1 once the watermark is loaded, 2 also the aborted set
+        self.watermark_known = False   # recovery_steps: the watermark record's version is known
         self.aborted: set[str] = set()
         self.requests: dict[str, PublishRequest] = {}
 
@@ -221,6 +222,7 @@ class MetadataTransactionBuffer:
         """recovery_steps, step 1: the durable watermark; merged starts the
         read position there when it exists (F6: still the earliest)."""
         self.loaded = 1
+        self.watermark_known = True
         rec = self.env.store.get(watermark_path(self.segment))
         if rec is not None and not self.b.dispatch_waits_for_recovery:
             self.hold = rec.value["position"]
@@ -229,6 +231,7 @@ class MetadataTransactionBuffer:
         self.ready = True
         self.hold = None
         self.loaded = 0
+        self.watermark_known = False
 
     def get_max_read_position(self) -> int:
         """The entry before the first entry of the oldest OPEN txn, capped at
@@ -255,8 +258,12 @@ class MetadataTransactionBuffer:
             if self.b.normal_publish_waits_for_recovery:
                 return
             self.hold = self.ledger.last_confirmed
-            if self.b.recovery_steps and self.loaded == 0 and rec is not None:
-                return   # no watermark loaded: the CAS expects no record, and one exists
+            if self.b.recovery_steps and not self.watermark_known and rec is not None:
+                # the CAS expects no record, and one exists: it fails with a bad
+                # version, and the buffer re-reads the record (Pulsar's
+                # persistWatermarkIfAdvanced), so the next CAS can succeed
+                self.watermark_known = True
+                return
         position = self.get_max_read_position()
         if rec is None or position > rec.value["position"]:
             self.env.store.put(watermark_path(self.segment), {"position": position})

@@ -42,7 +42,7 @@ CONFIGS = {
     # the transaction buffer and the pending-ack store as separate participants
     "split-participants": {"participants": "split", "decisions": "both", "tc": "steps", "crashes": 2},
     # the buffer's recovery in the code's steps, with non-transactional sends and trimming around it
-    "recovery-steps": {"recovery": "steps", "reshape": "none", "writes": "t1:0 t2:0", "plain": "0 0",
+    "recovery-steps": {"recovery": "steps", "reshape": "none", "writes": "t1:0 t2:0", "plain": "0 0 0",
                        "trim": True, "decisions": "both", "crashes": 2, "participants": "split"},
 }
 VARIANTS = ("pip-text", "merged", "fixed")

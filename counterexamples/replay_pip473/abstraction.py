@@ -233,7 +233,7 @@ def _part(b: Pip473Bridge, broker, idx) -> tuple:
         packs, _events(b, broker.owner, idx), -1 if tb.hold is None else tb.hold + 1, tb.ready,
         frozenset(idx(tid) for tid in broker.pending_acks[SUB].cache.open) if split else frozenset(),
         _events(b, broker.pas_owner(SUB), idx) if split else (),
-        tb.loaded,
+        tb.loaded, tb.watermark_known,
     )
 
 

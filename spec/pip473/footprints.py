@@ -43,6 +43,7 @@ _PART = {
     "acache": ("tracks",),
     "aevents": ("pending",),
     "loaded": ("maxread", "skipped"),
+    "wknown": (),
 }
 _SIMPLE = {"_fincnt": "fincnt", "_decided": "decided", "_late": "late", "_dlv": "dlv",
            "_status": "sealed", "_cursor": "acked"}
@@ -241,10 +242,10 @@ def footprints(m) -> dict:
     for k, key in enumerate(m.plain_keys):
         route = {("_status", g) for g in key_segs(key)} | {("_plain",)}
         for g in key_segs(key):
-            sync = _part(g, "up", "tpos", "hold", "loaded")
+            sync = _part(g, "up", "tpos", "hold", "loaded", "wknown")
             fp[a("publishPlain", op=f"n{k + 1}", seg=g)] = F.fp(
                 route | sync | {("_ledger", g), ("_wmark", g)},
-                {("_plain",), ("_ledger", g), ("_wmark", g)} | _part(g, "hold"))
+                {("_plain",), ("_ledger", g), ("_wmark", g)} | _part(g, "hold", "wknown"))
 
     for g in sn:
         mat_r, mat_w = _part(g, "up"), set()
@@ -265,7 +266,7 @@ def footprints(m) -> dict:
                 fp[a("recoverComplete", seg=g)] = fp[a("recover", seg=g)]
             if m.recovery_steps:         # recovery.recover_watermark / recover_aborted (F8: re-keys)
                 fp[a("recoverWatermark", seg=g)] = F.fp(_part(g, "up", "loaded", "hold") | {("_wmark", g)},
-                                                        _part(g, "loaded", "hold"))
+                                                        _part(g, "loaded", "hold", "wknown"))
                 fp[a("recoverAborted", seg=g)] = F.fp(_part(g, "up", "loaded") | {("_arec", g), ("_ledger", g)},
                                                       _part(g, "loaded") | {("_arec", g)})
             # recovery.crash: the broker's memory, and the in-flight operations on the segment

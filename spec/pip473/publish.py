@@ -233,9 +233,11 @@ def plain(m, s: S, k: int):
         if m.flags.sync_waits:
             return s                    # F7: recovery's completion recomputes
         p = p._replace(hold=pos)        # no txn loaded yet: the recompute gives the LAC
+        if m.recovery_steps and not p.wknown and s.wmark[j] >= 0:
+            # the CAS expects no record (version -1) and fails; the buffer
+            # re-reads the record's version, so the next CAS can succeed
+            return s._replace(part=_put(s.part, j, p._replace(wknown=True)))
         s = s._replace(part=_put(s.part, j, p))
-        if m.recovery_steps and p.loaded == 0 and s.wmark[j] >= 0:
-            return s                    # the CAS expects no record (version -1): it fails
     v = max_read(s, j, p)
     return s._replace(wmark=_put(s.wmark, j, v)) if v > s.wmark[j] else s
 

@@ -62,7 +62,7 @@ def recover_watermark(m, s: S, j: int) -> S:
     maxReadPosition there when it exists (F6 keeps the earliest position)."""
     p = s.part[j]
     hold = p.hold if m.flags.dispatch_waits or s.wmark[j] < 0 else s.wmark[j]
-    return s._replace(part=_put(s.part, j, p._replace(loaded=1, hold=hold)))
+    return s._replace(part=_put(s.part, j, p._replace(loaded=1, hold=hold, wknown=True)))
 
 
 def recover_aborted(m, s: S, j: int) -> S:

@@ -101,6 +101,9 @@ class Part(NamedTuple):
             code's order: 0 nothing, 1 the watermark (maxReadPosition starts
             there), 2 also the aborted set (isTxnAborted answers from it);
             0 once ready
+    wknown: recovery = steps: the recovering buffer knows the watermark
+            record's version (it loaded it, or re-read it after a failed CAS),
+            so a publish's watermark CAS can succeed; False once ready
     """
 
     cache: frozenset
@@ -113,6 +116,7 @@ class Part(NamedTuple):
     acache: frozenset = frozenset()
     aevents: tuple = ()
     loaded: int = 0
+    wknown: bool = False
 
 
 EMPTY_PART = Part(frozenset(), frozenset(), frozenset(), frozenset(), (), -1)

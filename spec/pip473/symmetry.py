@@ -114,7 +114,7 @@ class _Renaming:
         aevents = x.aevents if self.coalesced else tuple((p[t], st) for t, st in x.aevents)
         return Part(frozenset(p[t] for t in x.cache), frozenset((p[t], pos) for t, pos in x.tpos),
                     frozenset(p[t] for t in x.abrt), frozenset((p[t], pos, c) for t, pos, c in x.packs),
-                    events, x.hold, x.ready, frozenset(p[t] for t in x.acache), aevents, x.loaded)
+                    events, x.hold, x.ready, frozenset(p[t] for t in x.acache), aevents, x.loaded, x.wknown)
 
     def tcp(self, tcp: frozenset) -> frozenset:
         p = self.p
