@@ -45,6 +45,11 @@ CHECKED = {
     ("docs/guide.md", 'spec = "specs/mutex.py:Mutex"   # a Python file, relative to the model file'):
         "test_each_way_to_name_a_spec_resolves",
     ("docs/performance.md", "$ .venv/bin/python bench/suite.py --only twophase-rm7"): "test_the_bench_table_has_the_suites_shape",
+    **{("docs/performance.md", f"$ .venv/bin/python bench/{cmd}"): "test_the_spark_bench_commands_are_the_scripts"
+       for cmd in ("spark_memory.py --driver-below 0", "spark_memory.py",
+                   "spark_levels.py models/classic/twophase-rm6.toml",
+                   "spark_levels.py models/classic/twophase-rm6.toml --driver-below 0",
+                   "spark_vs_bfs.py --case twophase-rm7 --master 'local[2]'")},
 }
 
 
@@ -326,3 +331,36 @@ def test_the_bench_table_has_the_suites_shape(capsys, monkeypatch, tmp_path):
         assert (gc[1].strip(), wc[1].strip()) == ("twophase-rm6", name)
         assert [c.strip() for c in gc[2:4]] == [c.strip() for c in wc[2:4]], (g, w)   # run, verdict
         assert [_shape(c) for c in gc[4:]] == [_shape(c) for c in wc[4:]], (g, w)
+
+
+# -- the Spark benches of docs/performance.md -------------------------------------------
+
+
+def test_the_spark_bench_commands_are_the_scripts():
+    """Each Spark bench command of docs/performance.md names a script of bench/
+    and only options its --help lists, and a model file that exists; the
+    memory table's header is the one bench/spark_memory.py prints. The
+    measurements themselves are tested in tests/spark/ (test_spark_memory.py
+    runs the memory bench's measure() on a small model; test_spark_levels.py
+    the per-level report)."""
+    keys = [k for k, v in CHECKED.items() if v == "test_the_spark_bench_commands_are_the_scripts"]
+    helps: dict[str, str] = {}
+    for key in keys:
+        body = block(*key)
+        argv = shlex.split(body.splitlines()[0][2:])
+        assert argv[0] == ".venv/bin/python" and argv[1].startswith("bench/"), argv
+        script = argv[1]
+        if script not in helps:
+            helps[script] = subprocess.run([sys.executable, str(ROOT / script), "--help"], capture_output=True,
+                                           text=True, env=_env(), cwd=ROOT, timeout=120, check=True).stdout
+        for arg in argv[2:]:
+            if arg.startswith("--"):
+                assert arg in helps[script], (script, arg)
+            elif arg.endswith(".toml"):
+                assert (ROOT / arg).is_file(), arg
+        if script == "bench/spark_memory.py":
+            spec = importlib.util.spec_from_file_location("bench_spark_memory_under_test", ROOT / script)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            header = "| " + " | ".join(mod.COLUMNS) + " |"
+            assert header in body.splitlines(), header
