@@ -78,6 +78,8 @@ PIP473: dict[str, Route] = {
     "crash": lambda p: [(buffer(p.get("seg")), pending_ack(p.get("seg")), f"broker of {p.get('seg')} crashes", True)],
     "recover": lambda p: [(buffer(p.get("seg")), STORE, "recover(): read indexes and headers", False),
                           (pending_ack(p.get("seg")), STORE, "replayAsync(): scan ack ops", False)],
+    "recoverWatermark": lambda p: [(buffer(p.get("seg")), STORE, "recovery: load the watermark", False)],
+    "recoverAborted": lambda p: [(buffer(p.get("seg")), STORE, "recovery: load the aborted records", False)],
     "recoverComplete": lambda p: [(buffer(p.get("seg")), STORE,
                                    "recovery completes: watermark, aborted records, ops, headers", False)],
     "dispatch": lambda p: [(DISPATCHER, buffer(p.get("seg")), "getMaxReadPosition / isTxnAborted", False),
