@@ -13,6 +13,7 @@ from txncheck.counterexamples.replay import replay
 from txncheck.reference.pending_ack import MetadataPendingAckStore
 
 from .conftest import MODELS, ROOT
+from .docs_patches.broken_pending_ack.store_first import store_first
 
 CORPUS = sorted((ROOT / "counterexamples" / "pip473").glob("*.itf.json"))
 
@@ -126,16 +127,7 @@ def test_divergence_names_the_step_and_the_fields(found, capsys, monkeypatch):
     store first (the merged one reads nothing) refuses the late ack the spec
     admits: replay reports where and how the two part ways instead of a
     verdict on the property."""
-    original = MetadataPendingAckStore._ack
-
-    def store_first(self, req):
-        if self.cache.read(req.txn) != "OPEN":
-            req.stage, req.result = "rejected", "TxnConflict"
-            req.done(req)
-            return
-        original(self, req)
-
-    monkeypatch.setattr(MetadataPendingAckStore, "_ack", store_first)
+    monkeypatch.setattr(MetadataPendingAckStore, "_ack", store_first(MetadataPendingAckStore._ack))
     path, _, length = found["merged"]
     rc, out, _ = cli(["replay", str(path), "--json"], capsys)
     doc = json.loads(out)
