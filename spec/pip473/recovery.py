@@ -29,7 +29,10 @@ aborted set; isTxnAborted answers from it), then `recoverComplete` (the scan
 of the segment's WRITE ops and the header reads, one step: no WRITE op of
 the segment is put or deleted while its buffer recovers, since sends wait
 for the recovery and only this buffer deletes them; tests/test_pip473.py
-checks that on reachable states).
+checks that on reachable states). Atomic is a claim: it misses no violation
+that steps shows (its unloaded buffer answers like steps' before the loads,
+and its watermark writes never fail), which tests/test_recovery_audit.py
+checks at small bounds.
 """
 
 from __future__ import annotations
