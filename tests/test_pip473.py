@@ -159,7 +159,7 @@ def test_fixed_standard_model_passes_with_its_figures():
     assert (o.distinct_states, o.states_generated, o.depth) == FIXED_FIGURES
 
 
-FIXED_FIGURES = (3366827, 17845380, 27)
+FIXED_FIGURES = (4757051, 25575982, 29)
 
 
 @pytest.mark.slow
@@ -171,7 +171,7 @@ def test_fixed_passes_with_crashes_anywhere():
     assert r.spec.constants["prune"] is False
     assert r.verdict == "ok" and o.incomplete_reason is None
     assert all(o.witnesses_found.values())
-    assert (o.distinct_states, o.states_generated, o.depth) == (2650996, 12790948, 25)
+    assert (o.distinct_states, o.states_generated, o.depth) == (4445884, 21081666, 27)
 
 
 @pytest.mark.parametrize("bounds, message", [
@@ -194,9 +194,9 @@ def test_bad_bounds_are_one_clear_error(bounds, message):
 # without it: the property and the length of the shortest counterexample.
 FIXES = {
     "F1": ({"validate_after_op": False}, "fixed", "Atomicity", 5),
-    "F2": ({"watermark_before_op": False}, "fixed", "MaxReadPositionSafe", 9),
-    "F3": ({"memory_acks": True}, "fixed", "NoLostCommittedAck", 7),
-    "F4": ({"collected_not_aborted": False}, "fixed-crash-anywhere", "Atomicity", 14),
+    "F2": ({"watermark_before_op": False}, "fixed", "MaxReadPositionSafe", 11),
+    "F3": ({"memory_acks": True}, "fixed", "NoLostCommittedAck", 9),
+    "F4": ({"collected_not_aborted": False}, "fixed-crash-anywhere", "Atomicity", 16),
     "F5": ({"drop_failed": False}, "fixed-split-liveness", "Materialized", 11),
     "F6": ({"dispatch_waits": False}, "tb-recovery-dispatch-fixed", "ReadCommitted", 9),
     "F7": ({"sync_waits": False}, "tb-recovery-publish-fixed", "MaxReadPositionSafe", 9),

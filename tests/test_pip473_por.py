@@ -27,7 +27,7 @@ from .conftest import MODELS
 PIP473 = MODELS / "pip473"
 # These take from a few seconds (10-15 s for both runs) to over a minute: marked slow.
 SLOW = {"sealed-mid-txn.toml", "zk-oneshot.toml", "zk-oneshot-point.toml", "fixed-crash-anywhere.toml"}
-# Too large to explore twice in CI (2.8 M, 3.4 M and 1.7 M states); the
+# Too large to explore twice in CI (3.9 M, 4.8 M and 2.4 M states); the
 # footprints of their bounds are audited on reachable states below (the
 # "every mechanism", standard and split-participant cases), and POR keeps
 # fixed-crash-anywhere's verdict.
@@ -76,7 +76,7 @@ def test_footprints_are_honest_on_every_state_of_a_recovery_in_steps():
 
 
 @pytest.mark.parametrize("variant,constants", [
-    ("fixed", {}),                                                           # standard bounds (merge)
+    ("fixed", {"recovery": "steps"}),                                        # standard bounds (merge)
     ("fixed", {"txns": 1, "acks": "", "crashes": 0, "failovers": 0}),        # a send on a sealed parent
     ("pip-text", {"reshape": "split", "writes": "t1:0 t2:1", "failovers": 0}),
     ("merged", {"decisions": "both", "ticks": 2, "timeout": 1, "retention": 1, "crashes": 0}),
@@ -85,7 +85,7 @@ def test_footprints_are_honest_on_every_state_of_a_recovery_in_steps():
     # every mechanism (fixed-mechanisms.toml's bounds): two sends with failing op
     # writes, a plain send, trimming and pruning, both decisions, a crash
     ("fixed", {"writes": "t1:0 t1:0", "plain": "0", "acks": "t2:s1:1:cum", "reshape": "none", "decisions": "both",
-               "failovers": 0, "client": "stock", "trim": True, "opfail": True}),
+               "failovers": 0, "client": "stock", "trim": True, "opfail": True, "recovery": "steps"}),
     ("merged", {"writes": "t1:0 t1:0", "plain": "0 1", "acks": "t2:s1:1:cum", "reshape": "merge", "decisions": "both",
                 "trim": True, "opfail": True}),
     # the coordinator's three steps, failovers between them (fixed F9 re-drives)

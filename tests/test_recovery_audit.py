@@ -2,9 +2,9 @@
 
 `recovery = "atomic"` loads the recovering buffer's watermark, aborted set and
 ops in one step; `steps` loads them in the code's order, with dispatch and
-publishes between the loads. Three large models (fixed, fixed-crash-anywhere,
-fixed-mechanisms) use atomic, so their "ok" rests on a claim: atomic loses no
-violation that steps can reach. Before its loads, atomic's buffer answers
+publishes between the loads. The shipped models with a crash use steps; atomic
+is the bound's default and gives smaller models, and an "ok" under it rests
+on a claim: atomic loses no violation that steps can reach. Before its loads, atomic's buffer answers
 like steps' unloaded one (the LAC, no aborted mark), and its publishes'
 watermark writes never fail; so a violation under steps should appear under
 atomic too, and no later (steps takes two more actions).

@@ -121,10 +121,10 @@ Variants (flags in `variants.py`, read inside the action bodies):
      participants pinned until the GC's retention passes.
   Each change is necessary (tests/test_pip473.py checks it): dropping one
   gives a violation (F1: fixed.toml, Atomicity in 5 states, a stale cache
-  admits an ack after the commit; F2: fixed.toml, MaxReadPositionSafe in 9,
+  admits an ack after the commit; F2: fixed.toml, MaxReadPositionSafe in 11,
   recovery holds the read position at the LAC; F3: fixed.toml,
-  NoLostCommittedAck in 7, a replayed store applies no acks and deletes the
-  ops; F4: fixed-crash-anywhere.toml, Atomicity (CommittedVisible) in 14,
+  NoLostCommittedAck in 9, a replayed store applies no acks and deletes the
+  ops; F4: fixed-crash-anywhere.toml, Atomicity (CommittedVisible) in 16,
   a late send's op lands after the GC, the broker crashes before validating
   it, and recovery marks the committed txn aborted; F5:
   fixed-split-liveness.toml, a Materialized lasso; F6:
