@@ -27,11 +27,11 @@ from .conftest import MODELS
 PIP473 = MODELS / "pip473"
 # These take from a few seconds (10-15 s for both runs) to over a minute: marked slow.
 SLOW = {"sealed-mid-txn.toml", "zk-oneshot.toml", "zk-oneshot-point.toml", "fixed-crash-anywhere.toml"}
-# Too large to explore twice in CI (3.9 M, 4.8 M and 2.4 M states); the
+# Too large to explore twice in CI (3.4 M and 6.1 M states); the
 # footprints of their bounds are audited on reachable states below (the
-# "every mechanism", standard and split-participant cases), and POR keeps
+# "every mechanism" and standard cases), and POR keeps
 # fixed-crash-anywhere's verdict.
-TOO_LARGE = {"fixed-mechanisms.toml", "fixed.toml", "fixed-split-participants.toml"}
+TOO_LARGE = {"fixed-mechanisms.toml", "fixed.toml"}
 
 
 def _reachable(spec, cap=None):
@@ -76,7 +76,7 @@ def test_footprints_are_honest_on_every_state_of_a_recovery_in_steps():
 
 
 @pytest.mark.parametrize("variant,constants", [
-    ("fixed", {"recovery": "steps"}),                                        # standard bounds (merge)
+    ("fixed", {"recovery": "steps", "participants": "split"}),               # standard bounds (merge)
     ("fixed", {"txns": 1, "acks": "", "crashes": 0, "failovers": 0}),        # a send on a sealed parent
     ("pip-text", {"reshape": "split", "writes": "t1:0 t2:1", "failovers": 0}),
     ("merged", {"decisions": "both", "ticks": 2, "timeout": 1, "retention": 1, "crashes": 0}),
@@ -85,13 +85,14 @@ def test_footprints_are_honest_on_every_state_of_a_recovery_in_steps():
     # every mechanism (fixed-mechanisms.toml's bounds): two sends with failing op
     # writes, a plain send, trimming and pruning, both decisions, a crash
     ("fixed", {"writes": "t1:0 t1:0", "plain": "0", "acks": "t2:s1:1:cum", "reshape": "none", "decisions": "both",
-               "failovers": 0, "client": "stock", "trim": True, "opfail": True, "recovery": "steps"}),
+               "failovers": 0, "client": "stock", "trim": True, "opfail": True, "recovery": "steps",
+               "participants": "split"}),
     ("merged", {"writes": "t1:0 t1:0", "plain": "0 1", "acks": "t2:s1:1:cum", "reshape": "merge", "decisions": "both",
                 "trim": True, "opfail": True}),
     # the coordinator's three steps, failovers between them (fixed F9 re-drives)
     ("fixed", {"tc": "steps", "decisions": "both", "failovers": 2}),
     ("merged", {"tc": "steps", "decisions": "both", "failovers": 2, "reshape": "none"}),
-    # separate buffer and pending-ack participants (fixed-split-participants.toml's bounds), and pip-text's watches
+    # separate buffer and pending-ack participants (the standard bounds, commit only), and pip-text's watches
     ("fixed", {"participants": "split"}),
     ("pip-text", {"participants": "split", "reshape": "none", "decisions": "both"}),
     # the buffer's recovery in steps, with non-transactional sends and trimming between the loads

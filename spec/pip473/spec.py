@@ -120,8 +120,9 @@ Variants (flags in `variants.py`, read inside the action bodies):
      between the decision CAS and the publish otherwise leaves the
      participants pinned until the GC's retention passes.
   Each change is necessary (tests/test_pip473.py checks it): dropping one
-  gives a violation (F1: fixed.toml, Atomicity in 5 states, a stale cache
-  admits an ack after the commit; F2: fixed.toml, MaxReadPositionSafe in 11,
+  gives a violation (F1: fixed.toml, NoMissedDecision in 6 states, a send
+  checked before the commit puts its op and appends after it, and its buffer
+  tracks the txn as OPEN for good; F2: fixed.toml, MaxReadPositionSafe in 11,
   recovery holds the read position at the LAC; F3: fixed.toml,
   NoLostCommittedAck in 9, a replayed store applies no acks and deletes the
   ops; F4: fixed-crash-anywhere.toml, Atomicity (CommittedVisible) in 16,
