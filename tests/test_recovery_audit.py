@@ -2,12 +2,13 @@
 
 `recovery = "atomic"` loads the recovering buffer's watermark, aborted set and
 ops in one step; `steps` loads them in the code's order, with dispatch and
-publishes between the loads. The shipped models with a crash use steps; atomic
-is the bound's default and gives smaller models, and an "ok" under it rests
-on a claim: atomic loses no violation that steps can reach. Before its loads, atomic's buffer answers
-like steps' unloaded one (the LAC, no aborted mark), and its publishes'
-watermark writes never fail; so a violation under steps should appear under
-atomic too, and no later (steps takes two more actions).
+publishes between the loads. The shipped models with a crash use steps;
+atomic is the bound's default and gives smaller models, and an "ok" under it
+rests on a claim: atomic loses no violation that steps can reach. Before its
+loads, atomic's buffer answers like steps' unloaded one (the LAC, no aborted
+mark), and its publishes' watermark writes never fail; so a violation under
+steps should appear under atomic too, and no later (steps takes two more
+actions).
 
 At bounds small enough to explore, with every change of `fixed` switched off
 in turn (so that there are violations to lose), this checks it: per
