@@ -84,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         if argv_given:   # an in-process caller (tests) gets its handlers back
             failures.restore_signal_handlers(old_handlers)
         else:            # the command: a signal after its work (threads and files closing) is still exit 3
+            if failures.interrupted and not debug:
+                failures.quiet_teardown()
             failures.exit_on_late_signal()
 
 

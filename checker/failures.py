@@ -73,6 +73,14 @@ def exit_on_late_signal() -> None:
             pass
 
 
+def quiet_teardown() -> None:
+    """After an interrupted run has reported its one line: an object the
+    signal caught half-built (a z3 Context interrupted in its constructor)
+    can fail in `__del__` as the interpreter exits, which Python prints as
+    "Exception ignored" with a traceback. Drop those reports."""
+    sys.unraisablehook = lambda _unraisable: None
+
+
 def restore_signal_handlers(old: dict) -> None:
     for sig, handler in old.items():
         signal.signal(sig, handler)

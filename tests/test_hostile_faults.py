@@ -139,6 +139,45 @@ def test_signal_while_a_private_zookeeper_starts(tmp_path, sig, delay):
     assert list(tmp.iterdir()) == [], f"left behind: {list(tmp.iterdir())}"
 
 
+HALF_BUILT = """
+import os, signal, sys, time
+import txncheck.checker.commands.list as list_command
+from txncheck.checker import cli
+
+class HalfBuilt:  # as a z3 Context whose constructor the signal interrupted
+    def __del__(self):
+        raise AttributeError("'Context' object has no attribute 'owner'")
+
+def run(args):
+    global caught
+    caught = HalfBuilt()   # torn down only at interpreter exit
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(5)
+    return 0
+
+list_command.run = run
+sys.argv = ["txncheck", "list"] + sys.argv[1:]
+cli.console()
+"""
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_interrupted_run_leaves_no_teardown_traceback(debug):
+    """CI once saw exit 3 and the one line, then "Exception ignored in
+    Context.__del__" with a traceback: the SIGTERM had landed inside z3's
+    Context constructor, and the half-built object failed as Python exited.
+    --debug keeps such reports."""
+    p = subprocess.run([sys.executable, "-c", HALF_BUILT, *(["--debug"] if debug else [])], capture_output=True,
+                       text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode == 3
+    lines = p.stderr.strip().splitlines()
+    assert "txncheck: error: interrupted (SIGTERM); the run is incomplete" in lines
+    if debug:
+        assert "Exception ignored" in p.stderr
+    else:
+        assert lines == ["txncheck: error: interrupted (SIGTERM); the run is incomplete"]
+
+
 def test_a_swallowed_interrupt_never_reports_success(monkeypatch, capsys):
     """Z3 once swallowed Ctrl-C during start-up and the run exited 0."""
     import txncheck.checker.commands.list as list_command
