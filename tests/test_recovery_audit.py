@@ -28,21 +28,11 @@ from txncheck.spec.pip473 import variants
 from txncheck.spec.registry import load_spec_class
 
 from .conftest import ROOT
+from .test_pip473 import FIXES
 from .test_pruning_audit import PIP473, first_violations
 
-# Each change of fixed, switched off (tests/test_pip473.py FIXES has the models that need them).
-CHANGES = {
-    "none": {},
-    "F1": {"validate_after_op": False},
-    "F2": {"watermark_before_op": False},
-    "F3": {"memory_acks": True},
-    "F4": {"collected_not_aborted": False},
-    "F5": {"drop_failed": False},
-    "F6": {"dispatch_waits": False},
-    "F7": {"sync_waits": False},
-    "F8": {"rekey_late": False},
-    "F9": {"takeover_redrive": False},
-}
+# Each change of fixed, switched off (the flags of tests/test_pip473.py FIXES), and none.
+CHANGES = {"none": {}, **{change: flags for change, (flags, *_) in FIXES.items()}}
 # The recovery models' bounds: restarts around sends, acks, non-transactional
 # publishes, trimming.
 STEMS = ("tb-recovery-publish-fixed", "tb-recovery-dispatch-fixed", "pas-restart-fixed", "prune-after-trim-fixed")
