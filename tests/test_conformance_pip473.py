@@ -44,6 +44,10 @@ CONFIGS = {
     # the buffer's recovery in the code's steps, with non-transactional sends and trimming around it
     "recovery-steps": {"recovery": "steps", "reshape": "none", "writes": "t1:0 t2:0", "plain": "0 0 0",
                        "trim": True, "decisions": "both", "crashes": 2, "participants": "split"},
+    # two subscriptions on a segment: each its own cursor, dispatcher and pending-ack store; trimming
+    # at the slower cursor; a merge gives the child both subscriptions
+    "two-subs": {"subs": 2, "participants": "split", "recovery": "steps", "trim": True, "decisions": "both",
+                 "crashes": 2, "acks": "t1:s1:1:ind t2:s1:2:cum:sub2 t2:s1:1:cum t1:s2:1:ind:sub2"},
 }
 VARIANTS = ("pip-text", "merged", "fixed")
 _SPECS: dict = {}

@@ -65,6 +65,7 @@ PASSES = {
     "prune-after-trim-fixed": (4730, 16828, 19),
     "op-write-fails-two-sends-fixed": (3330, 8921, 17),
     "tc-failover-fanout-fixed": (143340, 564177, 27),
+    "two-subs-fixed": (1728841, 8544362, 28),
 }
 
 SIX = ("Atomicity", "NoLostCommittedAck", "SingleFinalization", "ReadCommitted", "GcSafety",

@@ -27,11 +27,11 @@ from .conftest import MODELS
 PIP473 = MODELS / "pip473"
 # These take from a few seconds (10-15 s for both runs) to over a minute: marked slow.
 SLOW = {"sealed-mid-txn.toml", "zk-oneshot.toml", "zk-oneshot-point.toml", "fixed-crash-anywhere.toml"}
-# Too large to explore twice in CI (3.4 M and 6.1 M states); the
+# Too large to explore twice in CI (3.4 M, 6.1 M and 1.7 M states); the
 # footprints of their bounds are audited on reachable states below (the
-# "every mechanism" and standard cases), and POR keeps
+# "every mechanism", standard and two-subscription cases), and POR keeps
 # fixed-crash-anywhere's verdict.
-TOO_LARGE = {"fixed-mechanisms.toml", "fixed.toml"}
+TOO_LARGE = {"fixed-mechanisms.toml", "fixed.toml", "two-subs-fixed.toml"}
 
 
 def _reachable(spec, cap=None):
@@ -100,6 +100,11 @@ def test_footprints_are_honest_on_every_state_of_a_recovery_in_steps():
                 "decisions": "abort", "crashes": 2}),
     ("fixed", {"recovery": "steps", "plain": "0 0", "writes": "t1:0 t2:0", "reshape": "none", "trim": True,
                "decisions": "abort", "crashes": 2, "participants": "split"}),
+    # two subscriptions on a segment, a merge giving the child both
+    ("fixed", {"subs": 2, "participants": "split", "recovery": "steps", "trim": True, "decisions": "both",
+               "acks": "t2:s1:2:cum t2:s1:1:cum:sub2 t1:s2:1:ind:sub2"}),
+    ("merged", {"subs": 2, "participants": "split", "trim": True, "decisions": "both", "reshape": "none",
+                "acks": "t2:s1:2:cum t2:s1:1:cum:sub2 t1:s2:1:ind:sub2"}),
 ])
 def test_footprints_are_honest_on_other_bounds(variant, constants):
     """A spread of the first 3000 states (BFS order) of bounds no model file uses."""

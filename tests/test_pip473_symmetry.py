@@ -58,7 +58,7 @@ def test_standard_models_refuse_symmetry_in_one_line(capsys, tmp_path):
         "txncheck: error: --symmetry: no two elements of Txn are interchangeable in "
         "pip473[fixed](txns=2, writes=t1:0, acks=t1:s1:1:ind t2:s2:1:cum, plain=, reshape=merge, decisions=both, "
         "client=permissive, crashes=1, failovers=1, ticks=0, timeout=0, retention=0, trim=False, opfail=False, "
-        "tc=atomic, recovery=steps, participants=split, prune=True, watches=point); "
+        "tc=atomic, recovery=steps, participants=split, subs=1, prune=True, watches=point); "
         "check it without --symmetry"]
 
 
@@ -177,3 +177,21 @@ def test_permute_is_an_automorphism_with_split_participants(variant):
     assert any(s.part[0] is not None and s.part[0].acache and (s.part[0].aevents or variant == "merged")
                for s in states)
     audit_permute(spec, states[::max(1, len(states) // 1500)], [SWAP], {})
+
+
+@pytest.mark.parametrize("variant", ["merged", "pip-text"])
+def test_permute_is_an_automorphism_with_two_subscriptions(variant):
+    """subs = 2: the second pending-ack store's cache, events and acks, and
+    the ack ops and ghosts of its subscription, are renamed too."""
+    spec = Pip473(variant, participants="split", subs=2, writes="t1:0 t2:0",
+                  acks="t1:s1:1:ind:sub2 t2:s1:1:ind:sub2", reshape="none", decisions="both", crashes=1,
+                  failovers=0)
+    assert spec.symmetry_classes("Txn") == (("t1", "t2"),)
+    job = Job(spec=spec, properties={}, witnesses={}, deadlock=False, keep_graph=False, max_states=20000)
+    states = bfs.run(job).exploration.states
+    assert any(s.part[0] is not None and s.part[0].acache2 and (s.part[0].aevents2 or variant == "merged")
+               for s in states)
+    assert any(s.part[0] is not None and s.part[0].packs2 for s in states) == (variant == "merged")
+    assert any(o.sub == 1 for s in states for o in s.ops)
+    props = {n: spec.invariants[n] for n in ("NoLostCommittedAck", "NoAbortedAck", "AcksFixedAtDecision")}
+    audit_permute(spec, states[::max(1, len(states) // 1500)], [SWAP], props)

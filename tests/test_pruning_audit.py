@@ -50,6 +50,10 @@ PIP473 = [
     # while the buffer recovers)
     {"txns": 1, "writes": "t1:0", "plain": "0 0", "acks": "", "reshape": "none", "decisions": "abort",
      "crashes": 2, "failovers": 0, "client": "stock", "recovery": "steps", "trim": True},
+    # two subscriptions, acks only on the second: on s2 only its pending-ack store holds anything (the crash
+    # rule reads its cache, events and acks)
+    {"txns": 1, "writes": "t1:0", "acks": "t1:s2:1:cum:sub2", "reshape": "none",
+     "decisions": "both", "crashes": 1, "failovers": 0, "participants": "split", "subs": 2, "trim": True},
 ]
 # PIP-196: the rollover rule (spec/pip196/spec.py), with crashes and with a
 # non-transactional publish during recovery

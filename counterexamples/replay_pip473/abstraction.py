@@ -7,21 +7,32 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...reference.records import OPEN, header_path, ops_prefix, segment_events, subscription_events
-from .conventions import IN_FLIGHT, RECOVERED, SUB, UNIT_MS, UNKEYED, is_decision
+from ...spec.pip473.properties import worst_deliveries
+from .conventions import IN_FLIGHT, RECOVERED, SUBS, UNIT_MS, UNKEYED, is_decision
 
 if TYPE_CHECKING:
     from .bridge import Pip473Bridge
 
 
+def _cur(b: Pip473Bridge, seg: str, x: int) -> str:
+    """The spec's name of subscription x's cursor on seg (sort Cur)."""
+    return b.spec.cur_name[b.seg_names.index(seg), x]
+
+
+def _subs(b: Pip473Bridge) -> tuple[str, ...]:
+    """The implementation's subscriptions, in the spec's order."""
+    return SUBS[:b.spec.subs]
+
+
 def _ackcover(b: Pip473Bridge) -> set:
     """Positions each txn's written acks cover (a cumulative ack: its own
     and every earlier one), by the plan's kind of each ack."""
-    cum = {(b.txn_names[a.txn], b.seg_names[a.seg], a.pos) for a in b.spec.acks if a.cumulative}
+    cum = {(b.txn_names[a.txn], b.seg_names[a.seg], a.pos, a.sub) for a in b.spec.acks if a.cumulative}
     out = set()
-    for t, seg, p, _ in b.ackw:
+    for t, seg, p, _, x in b.ackw:
         pos = b.pos_names.index(p) + 1
-        for i in range(1, pos + 1) if (t, seg, pos) in cum else (pos,):
-            out.add((t, seg, b.pos_names[i - 1]))
+        for i in range(1, pos + 1) if (t, seg, pos, x) in cum else (pos,):
+            out.add((t, _cur(b, seg, x), b.pos_names[i - 1]))
     return out
 
 
@@ -43,7 +54,7 @@ def observe(b: Pip473Bridge) -> dict:
             v = store.get(p).value
             opon.add((t, v["segment"]))
             if v["kind"] == "ack":
-                ackop.add((t, v["segment"], pn[v["position"]]))
+                ackop.add((t, _cur(b, v["segment"], SUBS.index(v["subscription"])), pn[v["position"]]))
     entry, skipped, acked = {}, set(), set()
     fenced = {(seg, pn[i]) for seg, n in b.fence.items() for i in range(n, len(c.ledgers[seg].entries))}
     up, pending, tracks, pins = set(), set(), set(), set()
@@ -72,11 +83,12 @@ def observe(b: Pip473Bridge) -> dict:
             if live and broker.tb.is_txn_aborted(tid):
                 skipped.add(key)
         firstopen[seg] = first
-        if storage is not None and SUB in storage.cursors:
-            cur = storage.cursors[SUB]
-            for i in range(len(pn)):
-                if i <= cur.mark_delete or i in cur.individually_acked:
-                    acked.add((seg, pn[i]))
+        for x, sub in enumerate(_subs(b)):
+            if storage is not None and sub in storage.cursors:
+                cur = storage.cursors[sub]
+                for i in range(len(pn)):
+                    if i <= cur.mark_delete or i in cur.individually_acked:
+                        acked.add((_cur(b, seg, x), pn[i]))
         if not live:
             maxread[seg] = -1
             continue
@@ -103,7 +115,7 @@ def observe(b: Pip473Bridge) -> dict:
         "gcops": {t: g[0] for t, g in b.gcsnap.items()},
         "gcunmat": {t: g[1] for t, g in b.gcsnap.items()},
         "entry": entry,
-        "dlv": dict(b.dlv),
+        "dlv": worst_deliveries(b.dlv),
         "skipped": skipped,
         "up": up,
         "maxread": maxread,
@@ -112,8 +124,8 @@ def observe(b: Pip473Bridge) -> dict:
         "pins": pins,
         "sealed": {seg for seg, info in layout.items() if info["state"] == "SEALED"},
         "pending": pending,
-        "ackw": {a[:3] for a in b.ackw},
-        "ackafter": {a[:3] for a in b.ackw if a[3]},
+        "ackw": {(t, _cur(b, seg, x), p) for t, seg, p, _, x in b.ackw},
+        "ackafter": {(t, _cur(b, seg, x), p) for t, seg, p, after, x in b.ackw if after},
         "ackcover": _ackcover(b),
         "fenced": fenced,
         "ackop": ackop,
@@ -153,13 +165,15 @@ def spec_state(b: Pip473Bridge) -> dict:
             v = store.get(path).value
             pos = v["position"]
             ops.add((idx(tid), int(path.rsplit("/", 1)[1]), v["kind"], si[v["segment"]],
-                     0 if pos is None else pos + 1, bool(v.get("cumulative", False))))
+                     0 if pos is None else pos + 1, bool(v.get("cumulative", False)),
+                     SUBS.index(v["subscription"]) if v["kind"] == "ack" else 0))
     arec = set()
     for p in store.children("/txn-aborted/"):
         key = store.get(p).value["position"]
         arec.add((si[p.split("/")[2]], idx(p.rsplit("/", 1)[1]), UNKEYED if key is None else key + 1))
     layout = c.controller.layout()
-    wmark, status, ledger, rd, part = [], [], [], [], []
+    wmark, status, ledger, part = [], [], [], []
+    rds = [[] for _ in _subs(b)]
     for seg in b.seg_names:
         rec = store.get(f"/txn-watermark/{seg}")
         wmark.append(rec.value["position"] + 1 if rec else -1)
@@ -168,16 +182,20 @@ def spec_state(b: Pip473Bridge) -> dict:
         status.append("TERMINATED" if st == "ACTIVE" and storage and storage.terminated else st)
         ledger.append(tuple("-" if kind != "txn" else idx(tid)
                             for kind, tid, _ in (storage.entries if storage else ())))
-        rd.append(storage.cursors[SUB].read_position + 1 if storage else 1)
+        for rd, sub in zip(rds, _subs(b)):
+            rd.append(storage.cursors[sub].read_position + 1 if storage else 1)
         broker = c.brokers.get(seg)
         part.append(_part(b, broker, idx) if broker is not None and broker.up else None)
     tcp = {(idx(task.label[1]), "fin", task.label[2]) for task in c.scheduler.pending("tc-finalize")}
     tcp |= {(idx(task.label[1]), "list", task.label[2]) for task in c.scheduler.pending("tc-list")}
     # the publish step's streams as the spec names them: a digit per segment's
     # (buffer's) stream, a letter per pending-ack store's when the two are split
+    # (the second subscription's a capital)
     split = b.behaviour.split_participants
     streams = {segment_events(seg): str(j) for j, seg in enumerate(b.seg_names)}
-    streams |= {subscription_events(seg, SUB): chr(97 + j) if split else str(j) for j, seg in enumerate(b.seg_names)}
+    for base, sub in zip("aA", _subs(b)):
+        streams |= {subscription_events(seg, sub): chr(ord(base) + j) if split else str(j)
+                    for j, seg in enumerate(b.seg_names)}
     tcp |= {(idx(task.label[1]), "pub" + "".join(sorted({streams[x] for x in task.label[3]})), task.label[2])
             for task in c.scheduler.pending("tc-publish")}
     pubs = []
@@ -194,19 +212,20 @@ def spec_state(b: Pip473Bridge) -> dict:
         "now": c.scheduler.now_ms // UNIT_MS, "hdr": tuple(hdr),
         "seqs": tuple(1 + b.ops_created[t] for t in b.txn_names),
         "ops": frozenset(ops), "arec": frozenset(arec), "wmark": tuple(wmark), "status": tuple(status),
-        "ledger": tuple(ledger), "rd": tuple(rd), "reshape": b.reshape, "part": tuple(part),
+        "ledger": tuple(ledger), "rd": tuple(rds[0]), "reshape": b.reshape, "part": tuple(part),
         "crashes": k["crashes"] - b.crashes, "tcp": frozenset(tcp),
         "failovers": k["failovers"] - b.failovers,
         "client": tuple(b.client[t] for t in b.txn_names), "pubs": tuple(pubs),
         "fincnt": tuple(b.fincnt[t] for t in b.txn_names),
         "decided": tuple(b.decided[t] for t in b.txn_names),
         "late": frozenset(ti[t] for t in b.late),
-        "dlv": frozenset((si[seg], b.pos_names.index(p) + 1, st) for (seg, p), st in b.dlv.items()),
-        "ackw": frozenset((ti[t], si[seg], b.pos_names.index(p) + 1, a) for t, seg, p, a in b.ackw),
+        "dlv": frozenset((si[seg], b.pos_names.index(p) + 1, st) for (seg, p), st in b.dlv),
+        "ackw": frozenset((ti[t], si[seg], b.pos_names.index(p) + 1, a, x) for t, seg, p, a, x in b.ackw),
         "gcsnap": tuple(b.gcsnap.get(t, ()) for t in b.txn_names),
         "fence": tuple(b.fence.get(seg, -1) for seg in b.seg_names),
         "plain": b.plain_sent,
         "retained": tuple(c.ledgers[seg].first_retained + 1 if seg in c.ledgers else 1 for seg in b.seg_names),
+        **({"rd2": tuple(rds[1])} if len(rds) > 1 else {}),
     }
 
 
@@ -222,23 +241,26 @@ def _events(b: Pip473Bridge, owner: str, idx) -> tuple:
 
 def _part(b: Pip473Bridge, broker, idx) -> tuple:
     tb = broker.tb
-    packs = frozenset((idx(tid), pos + 1, cum) for pa in broker.pending_acks.values()
-                      for tid, held in pa.held.items() for pos, cum in held)
     split = b.behaviour.split_participants
+    per_sub = []   # (acache, aevents, packs) of each subscription's pending-ack store
+    for sub in _subs(b):
+        pa = broker.pending_acks[sub]
+        per_sub.append((frozenset(idx(tid) for tid in pa.cache.open) if split else frozenset(),
+                        _events(b, broker.pas_owner(sub), idx) if split else (),
+                        frozenset((idx(tid), pos + 1, cum) for tid, held in pa.held.items() for pos, cum in held)))
+    second = per_sub[1] if len(per_sub) > 1 else (frozenset(), (), frozenset())
     return (
         frozenset(idx(tid) for tid in broker.cache.open),
         frozenset({(idx(tid), p + 1) for tid, p in tb.first.items()} | {(idx(tid), 0) for tid in tb.in_flight}
                   | {(idx(tid), RECOVERED) for tid in tb.recovery_discovered}),
         frozenset() if b.behaviour.durable_aborted_records else frozenset(idx(tid) for tid in tb.aborted),
-        packs, _events(b, broker.owner, idx), -1 if tb.hold is None else tb.hold + 1, tb.ready,
-        frozenset(idx(tid) for tid in broker.pending_acks[SUB].cache.open) if split else frozenset(),
-        _events(b, broker.pas_owner(SUB), idx) if split else (),
-        tb.loaded, tb.watermark_known,
+        per_sub[0][2], _events(b, broker.owner, idx), -1 if tb.hold is None else tb.hold + 1, tb.ready,
+        per_sub[0][0], per_sub[0][1], tb.loaded, tb.watermark_known, *second,
     )
 
 
 def _pending(b: Pip473Bridge, broker) -> bool:
-    owners = {broker.owner, broker.pas_owner(SUB)}
+    owners = {broker.owner} | {broker.pas_owner(sub) for sub in _subs(b)}
     for task in b.cluster.scheduler.pending():
         if task.owner not in owners:
             continue

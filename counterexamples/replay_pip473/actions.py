@@ -28,6 +28,10 @@ class Step(NamedTuple):
 class Action(NamedTuple):
     params: dict[str, type]
     handler: Callable[["Pip473Bridge", Step], None]
+    optional: dict[str, type] = {}   # parameters a label may leave out (sub: sub1 unless named)
+
+
+SUBSCRIPTION = {"sub": str}
 
 
 SEND = {"op": str, "txn": str, "seg": str}
@@ -40,7 +44,8 @@ TABLE: dict[str, Action] = {
     "publishAppend": Action(SEND, sends.publish_append),
     "publishOpFails": Action(SEND, sends.publish_op_fails),
     "publishPlain": Action({"op": str, "seg": str}, sends.publish_plain),
-    "appendAck": Action({"op": str, "txn": str, "seg": str, "pos": int, "cumulative": bool}, sends.append_ack),
+    "appendAck": Action({"op": str, "txn": str, "seg": str, "pos": int, "cumulative": bool}, sends.append_ack,
+                        SUBSCRIPTION),
     # the coordinator and the clock
     "newTxn": Action({"txn": str}, coordinator.new_txn),
     "endTxn": Action({"txn": str, "decision": str}, coordinator.end_txn),
@@ -53,13 +58,13 @@ TABLE: dict[str, Action] = {
     "tcFailover": Action({}, coordinator.tc_failover),
     # one participant broker
     "deliverEvent": Action({"seg": str}, brokers.deliver_event),
-    "deliverAckEvent": Action({"seg": str}, brokers.deliver_ack_event),
+    "deliverAckEvent": Action({"seg": str}, brokers.deliver_ack_event, SUBSCRIPTION),
     "crash": Action({"seg": str}, brokers.crash),
     "recover": Action({"seg": str}, brokers.recover),
     "recoverWatermark": Action({"seg": str}, brokers.recover_watermark),
     "recoverAborted": Action({"seg": str}, brokers.recover_aborted),
     "recoverComplete": Action({"seg": str}, brokers.recover_complete),
-    "dispatch": Action({"seg": str}, brokers.dispatch),
+    "dispatch": Action({"seg": str}, brokers.dispatch, SUBSCRIPTION),
     "trimLedger": Action({"seg": str}, brokers.trim_ledger),
     "pruneAborted": Action({"seg": str}, brokers.prune_aborted),
     # the segment controller's split or merge

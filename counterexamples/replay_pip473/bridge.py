@@ -12,7 +12,7 @@ from ...reference.store import ChangeEvent
 from ..replay import StepRefused
 from . import abstraction
 from .actions import TABLE, Step
-from .conventions import SUB, UNIT_MS
+from .conventions import SUBS, UNIT_MS
 
 
 class Pip473Bridge:
@@ -44,16 +44,19 @@ class Pip473Bridge:
         if action is None:
             return f"unknown action {name!r} for spec {self.spec.name}"
         want = action.params
-        if set(params) != set(want):
-            return (f"action {name} takes parameters ({', '.join(want) or 'none'}), "
+        if not set(want) <= set(params) <= set(want) | set(action.optional):
+            return (f"action {name} takes parameters ({', '.join([*want, *action.optional]) or 'none'}), "
                     f"got ({', '.join(sorted(params)) or 'none'})")
-        for p, typ in want.items():
+        for p, typ in {**want, **action.optional}.items():
+            if p not in params:
+                continue
             v = params[p]
             if typ is int and (isinstance(v, bool) or not isinstance(v, int)) or (
                     typ is not int and not isinstance(v, typ)):
                 return f"action {name}: parameter {p} must be {typ.__name__}, got {type(v).__name__} {v!r}"
         ranges = {
             "txn": self.txn_names, "seg": self.seg_names, "decision": ("COMMITTED", "ABORTED"),
+            "sub": tuple(f"sub{x + 1}" for x in range(1, self.spec.subs)),   # sub1 is left unnamed
             "op": tuple(self.acks) if name == "appendAck" else tuple(self.plain) if name == "publishPlain"
             else tuple(self.writes),
         }
@@ -68,7 +71,7 @@ class Pip473Bridge:
     def start(self) -> None:
         initial = {seg: r for seg, r in self.ranges.items() if seg not in self.children}
         kw = {"store": self.store_factory()} if self.store_factory else {}
-        self.cluster = Cluster(self.behaviour, initial, [SUB], watch_style=self.watch_style,
+        self.cluster = Cluster(self.behaviour, initial, list(SUBS[:self.spec.subs]), watch_style=self.watch_style,
                                seed_entries=True, **kw)
         self.ids: dict[str, str] = {}      # spec txn -> implementation txn id
         self.names: dict[str, str] = {}    # and back
@@ -77,8 +80,9 @@ class Pip473Bridge:
         self.decided = {t: "" for t in self.txn_names}
         self.fincnt = {t: 0 for t in self.txn_names}
         self.late: set[str] = set()
-        self.dlv: dict[tuple[str, str], str] = {}
-        self.ackw: set[tuple[str, str, str, bool]] = set()   # and whether the header was decided
+        self.dlv: set[tuple[tuple[str, str], str]] = set()   # ((seg, pos), header state) per delivery
+        # (txn, segment, position, whether the header was decided, spec subscription index)
+        self.ackw: set[tuple[str, str, str, bool, int]] = set()
         self.gcsnap: dict[str, tuple[int, int]] = {}
         self.fence: dict[str, int] = {}   # parent segment -> its entries when terminated
         self._finalized: dict[str, bool] = {}
@@ -116,7 +120,7 @@ class Pip473Bridge:
             self.ops_created[t] += 1
             if ev.value["kind"] == "ack":
                 self.ackw.add((t, ev.value["segment"], self.pos_names[ev.value["position"]],
-                               self.header(t) != OPEN))
+                               self.header(t) != OPEN, SUBS.index(ev.value["subscription"])))
 
     def note_admission(self, t: str) -> None:
         """The ghost `late`: an admission while the store header is decided."""

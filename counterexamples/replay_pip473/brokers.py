@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..replay import StepRefused
-from .conventions import SUB, is_decision
+from .conventions import is_decision, sub_of
 
 if TYPE_CHECKING:
     from .actions import Step
@@ -26,7 +26,7 @@ def deliver_ack_event(b: Pip473Bridge, step: Step) -> None:
     """participants = split: the same for the subscription's pending-ack store,
     which has its own owner name, header cache and stream."""
     broker = b.live_broker(step.params["seg"])
-    _deliver(b, broker, broker.pas_owner(SUB))
+    _deliver(b, broker, broker.pas_owner(sub_of(step.params)))
 
 
 def _deliver(b: Pip473Bridge, broker, owner: str) -> None:
@@ -81,10 +81,10 @@ def recover_complete(b: Pip473Bridge, step: Step) -> None:
 def dispatch(b: Pip473Bridge, step: Step) -> None:
     """dispatcher.read_next(); a delivered txn entry goes into the ghost `dlv`
     with the header read at that moment (the decision, once collected)."""
-    seg = step.params["seg"]
+    seg, sub = step.params["seg"], sub_of(step.params)
     broker = b.live_broker(seg)
-    pos = broker.dispatchers[SUB].cursor.read_position
-    result = b.cluster.dispatch(seg, SUB)
+    pos = broker.dispatchers[sub].cursor.read_position
+    result = b.cluster.dispatch(seg, sub)
     if result is None:
         raise StepRefused(f"the dispatcher of {seg} has nothing readable")
     if result == "delivered":
@@ -94,7 +94,7 @@ def dispatch(b: Pip473Bridge, step: Step) -> None:
             st = b.header(t)
             if st in ("GONE", "NONE"):
                 st = b.decided[t] or st
-            b.dlv[(seg, b.pos_names[pos])] = st
+            b.dlv.add(((seg, b.pos_names[pos]), st))
 
 
 def trim_ledger(b: Pip473Bridge, step: Step) -> None:

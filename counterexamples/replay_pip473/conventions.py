@@ -6,10 +6,16 @@ from __future__ import annotations
 from ...reference.store import ChangeEvent
 
 UNIT_MS = 1000  # one spec clock unit, in the implementation's milliseconds
-SUB = "sub"     # the one subscription the spec models
+SUBS = ("sub", "sub2")  # the spec's subscriptions sub1, sub2 (bound subs), as the implementation names them
+SUB = SUBS[0]
 
 RECOVERED = -1  # the spec's `Part.tpos` position of a txn that recovery found OPEN
 UNKEYED = 99    # the spec's prune key of an aborted record that has none yet (fixed F8)
+
+def sub_of(params) -> str:
+    """The implementation's subscription an action names (sub1 unless told)."""
+    return SUBS[int(params.get("sub", "sub1")[3:]) - 1]
+
 
 IN_FLIGHT = ("checked", "op", "appended", "valid")  # a request's stages between check and done
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..replay import StepRefused
-from .conventions import SUB
+from .conventions import sub_of
 
 if TYPE_CHECKING:
     from .actions import Step
@@ -80,12 +80,12 @@ def publish_plain(b: Pip473Bridge, step: Step) -> None:
 
 def append_ack(b: Pip473Bridge, step: Step) -> None:
     """cluster.ack(...) of an entry the consumer received, then run ("ack", seg, sub, req)."""
-    seg, pos = step.params["seg"], step.params["pos"] - 1
+    seg, pos, sub = step.params["seg"], step.params["pos"] - 1, sub_of(step.params)
     broker = b.live_broker(seg)
-    if broker.dispatchers[SUB].cursor.read_position <= pos:
+    if broker.dispatchers[sub].cursor.read_position <= pos:
         raise StepRefused(f"the consumer has not received entry {pos} of {seg}")
-    req = b.cluster.ack(seg, step.tid, pos, step.params["cumulative"], SUB)
+    req = b.cluster.ack(seg, step.tid, pos, step.params["cumulative"], sub)
     b.requests[step.params["op"]] = req
-    b.run("ack", seg, SUB, req.rid)
+    b.run("ack", seg, sub, req.rid)
     if req.stage == "done":
         b.note_admission(step.txn)

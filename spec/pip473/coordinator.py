@@ -38,14 +38,19 @@ def new_txn(m, s: S, t: int) -> S:
 LIST = "list"
 
 
+STREAM_BASE = {"events": "0", "aevents": "a", "aevents2": "A"}
+
+
 def _pub(targets) -> str:
     """The publish step's TC work: the streams its listing found, a digit per
-    segment's (buffer's) stream, a letter (a, b, ...) per pending-ack store's."""
-    return "pub" + "".join(sorted(str(j) if f == "events" else chr(97 + j) for j, f in targets))
+    segment's (buffer's) stream, a letter (a, b, ...) per pending-ack store's
+    of the first subscription, a capital (A, B, ...) per the second's."""
+    return "pub" + "".join(sorted(chr(ord(STREAM_BASE[f]) + j) for j, f in targets))
 
 
 def pub_targets(step: str) -> list[tuple[int, str]]:
-    return [(int(c), "events") if c.isdigit() else (ord(c) - 97, "aevents") for c in step[3:]]
+    return [(ord(c) - ord(base), f) for c in step[3:] for f, base in STREAM_BASE.items()
+            if ord(base) <= ord(c) < ord(base) + 10]
 
 
 def _decide(m, s: S, t: int, d: str) -> dict:
@@ -128,7 +133,7 @@ def gc(m, s: S, t: int) -> S:
         return s._replace(part=fanout(m, s, t, header_state(s, t)))   # merged: re-drive, keep the header
     # live participants that still hold t as a participant: its ops or its pinned position
     owners = {o.seg for o in left}
-    unmat = sum(1 for j, p in enumerate(s.part) if p is not None and (t in p.cache or t in p.acache)
+    unmat = sum(1 for j, p in enumerate(s.part) if p is not None and (t in p.cache or t in p.acache or t in p.acache2)
                 and (j in owners or any(x[0] == t for x in p.tpos)))
     return s._replace(ops=s.ops - set(left),            # pip-text: force-delete leftovers
                       hdr=_put(s.hdr, t, GONE), gcsnap=_put(s.gcsnap, t, (len(left), unmat)),

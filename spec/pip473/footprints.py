@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from itertools import product
 
+from .state import SUB_FIELDS, SUB_NAMES
+
 # schema symbols derived from each participant field (properties.observe)
 _PART = {
     "up": ("up", "maxread", "tracks", "pending", "pins", "skipped"),
@@ -42,11 +44,14 @@ _PART = {
     "events": ("pending",),
     "acache": ("tracks",),
     "aevents": ("pending",),
+    "packs2": (),
+    "acache2": ("tracks",),
+    "aevents2": ("pending",),
     "loaded": ("maxread", "skipped"),
     "wknown": (),
 }
 _SIMPLE = {"_fincnt": "fincnt", "_decided": "decided", "_late": "late", "_dlv": "dlv",
-           "_status": "sealed", "_cursor": "acked"}
+           "_status": "sealed"}
 
 
 class _Fields:
@@ -72,16 +77,18 @@ class _Fields:
             return out
         if f == "_client":                              # (txn, born | phase)
             return {("told", *k[:1])}
-        if f == "_ops":                                 # (txn, seg)
-            return {("opsleft", *k[:1]), ("ackop", *k), ("opon", *k)}
+        if f == "_ops":                                 # (txn, seg): the acks of every subscription
+            return {("opsleft", *k[:1]), ("opon", *k)} | {("ackop", *k[:1], *c) for c in self._curs(k[1:])}
         if f == "_arec":                                # (seg, txn)
             return {("skipped", *k[:1])}
         if f in ("_ledger", "_retained"):
             return {("entry", *k), ("skipped", *k), ("maxread", *k), ("firstopen", *k), ("fenced", *k)}
         if f == "_fence":
             return {("fenced", *k)}
-        if f == "_ackw":                                # (txn, seg)
-            return {("ackw", *k), ("ackafter", *k), ("ackcover", *k)}
+        if f == "_ackw":                                # (txn, seg, sub)
+            return {(x, *k[:1], *c) for x in ("ackw", "ackafter", "ackcover") for c in self._curs(k[1:])}
+        if f == "_cursor":                              # (seg, sub)
+            return {("acked", *c) for c in self._curs(k)}
         if f == "_part":                                # (seg, field)
             fields = k[1:] or list(_PART)
             return {(x, *k[:1]) for fl in fields for x in _PART[fl]
@@ -97,6 +104,15 @@ class _Fields:
         if f == "_tcp" and self.m.tc_steps:              # (txn): fanning
             return {("fanning", *k)}
         return set()            # _now _seqs _rd _reshape _crashes _tcp _failovers _plain: not observed
+
+    def _curs(self, k) -> list[tuple]:
+        """The cursor names (sort Cur) a (seg, sub) prefix covers: () is every
+        one, a segment alone each of its subscriptions'."""
+        if not k:
+            return [()]
+        seg, subs = k[0], ([int(k[1])] if len(k) > 1 else range(self.m.subs))
+        j = self.m.seg_names.index(seg)
+        return [(self.m.cur_name[j, x],) for x in subs]
 
     def _expand(self, loc: tuple, tag: str) -> list[tuple]:
         sym = self.schema.symbols[loc[0]]
@@ -122,13 +138,23 @@ def _part(g: str, *fields: str) -> set[tuple]:
     return {("_part", g, f) for f in fields}
 
 
-def _materialize(g: str, t: str) -> tuple[set, set]:
-    """notify.materialize(g, t): acks to the cursor or an aborted record / mark,
-    forget t (cache, positions, hold, acks), delete t's ops on g, persist the
-    watermark (from the ledger and the participant)."""
-    held = _part(g, "up", "cache", "tpos", "hold", "abrt", "packs", "acache")
-    reads = held | {("_cursor", g), ("_ops", t, g), ("_ledger", g), ("_arec", g, t)}
-    writes = held - _part(g, "up") | {("_cursor", g), ("_arec", g, t), ("_ops", t, g), ("_wmark", g)}
+def _subs(m) -> list[tuple[str, dict]]:
+    """Per subscription: its index as a location element, and its field names."""
+    return [(str(x), SUB_FIELDS[x]) for x in range(m.subs)]
+
+
+def _materialize(m, g: str, t: str) -> tuple[set, set]:
+    """notify.materialize(g, t): acks to a subscription's cursor or an aborted
+    record / mark, forget t (cache, positions, hold, acks), delete t's ops on
+    g, persist the watermark (from the ledger and the participant). Every
+    subscription's pieces, an over-approximation for one's."""
+    held = _part(g, "up", "cache", "tpos", "hold", "abrt")
+    cursors = set()
+    for x, f in _subs(m):
+        held |= _part(g, f["packs"], f["acache"])
+        cursors.add(("_cursor", g, x))
+    reads = held | cursors | {("_ops", t, g), ("_ledger", g), ("_arec", g, t)}
+    writes = held - _part(g, "up") | cursors | {("_arec", g, t), ("_ops", t, g), ("_wmark", g)}
     return reads, writes
 
 
@@ -168,8 +194,9 @@ def footprints(m) -> dict:
 
     for i, t in enumerate(tn):
         # notify.fanout: the participants of t's segments (coalesced: those with t's ops)
-        fan_r = {("_part", g, f) for g in segs_of[t] for f in ("up", "cache", "events", "acache", "aevents")}
-        fan_w = {("_part", g, f) for g in segs_of[t] for f in ("events", "aevents")}
+        pas = [f[x] for _, f in _subs(m) for x in ("acache", "aevents")]
+        fan_r = {("_part", g, f) for g in segs_of[t] for f in ["up", "cache", "events"] + pas}
+        fan_w = {("_part", g, f) for g in segs_of[t] for f in ["events"] + pas[1::2]}
         # coordinator.new_txn; ids in order: the guard reads the headers of
         # the txns of earlier plan classes (spec.started_before)
         reads = {("_client", t, "born"), ("_now",)} | {("_hdr", tn[u], "born") for u in m.started_before[i]}
@@ -225,18 +252,18 @@ def footprints(m) -> dict:
             fp[a("publishAppend", op=k, txn=t, seg=g)] = F.fp(
                 pub | track | _part(g, "up") | {("_status", g), ("_ledger", g), ("_ops", t, g)} | rekey,
                 pub | track | {("_ops", t, g), ("_ledger", g)} | rekey)
-            mr, mw = _materialize(g, t)
+            mr, mw = _materialize(m, g, t)
             fp[a("publishValidate", op=k, txn=t, seg=g)] = F.fp(pub | mr | seen[t], pub | mw)
             if m.op_fail:
                 fp[a("publishOpFails", op=k, txn=t, seg=g)] = F.fp(
                     pub | track | _part(g, "up") | {("_ops", t, g)}, pub | _part(g, "cache"))
     # publish.ack: the header check (cache, or the store in fixed), the op put, the handle's memory
-    for ak in m.acks:
-        t, g, k = tn[ak.txn], sn[ak.seg], ak.name
-        own = {("_pubs", k), ("_seqs", t)} | _part(g, "cache", "packs", "acache")
-        fp[a("appendAck", op=k, txn=t, seg=g, pos=ak.pos, cumulative=ak.cumulative)] = F.fp(
-            own | _part(g, "up") | {("_client", t), ("_rd", g)} | seen[t],
-            own | {("_late", t), ("_ops", t, g), ("_ackw", t, g)})
+    for i, ak in enumerate(m.acks):
+        t, g, k, x, f = tn[ak.txn], sn[ak.seg], ak.name, str(ak.sub), SUB_FIELDS[ak.sub]
+        own = {("_pubs", k), ("_seqs", t)} | _part(g, "cache", f["packs"], f["acache"])
+        fp[m.ack_labels[i]] = F.fp(
+            own | _part(g, "up") | {("_client", t), ("_rd", g, x)} | seen[t],
+            own | {("_late", t), ("_ops", t, g), ("_ackw", t, g, x)})
 
     # publish.plain: the sends go in order; route, append, sync the read position
     for k, key in enumerate(m.plain_keys):
@@ -250,14 +277,16 @@ def footprints(m) -> dict:
     for g in sn:
         mat_r, mat_w = _part(g, "up"), set()
         for t in held[g]:
-            r, w_ = _materialize(g, t)
+            r, w_ = _materialize(m, g, t)
             mat_r |= r | seen[t]
             mat_w |= w_
         whole = {("_status", g), ("_part", g)}
         # notify.deliver_event: re-reads the cached txns' headers, materializes
         fp[a("deliverEvent", seg=g)] = F.fp(whole | mat_r, mat_w | _part(g, "events"))
-        if m.split:   # the pending-ack store's own events
+        if m.split:   # each pending-ack store's own events
             fp[a("deliverAckEvent", seg=g)] = F.fp(whole | mat_r, mat_w | _part(g, "aevents"))
+        if m.subs > 1:
+            fp[a("deliverAckEvent", seg=g, sub=SUB_NAMES[1])] = F.fp(whole | mat_r, mat_w | _part(g, "aevents2"))
         if m.constants["crashes"] > 0:
             # recovery.recover: the segment's op indexes, the headers, watermark and LAC
             fp[a("recover", seg=g)] = F.fp(whole | mat_r | {("_wmark", g), ("_ledger", g)},
@@ -275,10 +304,12 @@ def footprints(m) -> dict:
                                          {("_part", g), ("_crashes",)} | pubs)
         # dispatcher.dispatch: maxReadPosition, isTxnAborted, the header of the entry's txn
         entry_txns = set().union(*(seen[t] | {("_decided", t)} for t in writers[g]))
-        fp[a("dispatch", seg=g)] = F.fp(
-            {("_status", g), ("_rd", g), ("_ledger", g), ("_arec", g)}
-            | _part(g, "up", "tpos", "hold", "abrt", "cache", "loaded") | entry_txns,
-            {("_rd", g), ("_dlv", g)})
+        for x, _ in _subs(m):
+            label = a("dispatch", seg=g, **({"sub": SUB_NAMES[int(x)]} if x != "0" else {}))
+            fp[label] = F.fp(
+                {("_status", g), ("_rd", g, x), ("_ledger", g), ("_arec", g)}
+                | _part(g, "up", "tpos", "hold", "abrt", "cache", "loaded") | entry_txns,
+                {("_rd", g, x), ("_dlv", g)})
 
     # segments.trim_ledger and buffer.prune_aborted (bound trim)
     if m.trim:

@@ -20,8 +20,9 @@ Bound `participants = "split"`: the transaction buffer and the pending-ack
 store are separate participants, each with its own cache and events (the
 merged code's two streams: one per written segment, one per (segment,
 subscription) with acks). The buffer materializes the txn's entries and
-deletes its WRITE ops (`deliverEvent`); the store applies or drops the acks
-and deletes its ACK ops (`deliverAckEvent`), each when its own event comes.
+deletes its WRITE ops (`deliverEvent`); each subscription's store applies or
+drops its acks and deletes its ACK ops (`deliverAckEvent`), each when its own
+event comes.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 from ..api import replace_at as _put
 from .buffer import forget, max_read, prune_key
 from .pendingack import acks_to_apply, apply_to_cursor
-from .state import ABORTED, COMMITTED, OPEN, S
+from .state import ABORTED, COMMITTED, OPEN, SUB_FIELDS, S
 from .store import header_state
 
 PENDING = (True,)
@@ -38,8 +39,10 @@ PENDING = (True,)
 def streams(m, s: S, t: int) -> set[tuple[int, str]]:
     """The event streams the coordinator's listing of t's ops finds: (segment,
     "events") per segment with an op of t; split: WRITE ops name the buffer's
-    stream, ACK ops the pending-ack store's ("aevents")."""
-    return {(o.seg, "aevents" if m.split and o.kind == "ack" else "events") for o in s.ops if o.txn == t}
+    stream, ACK ops their subscription's pending-ack store's ("aevents",
+    "aevents2")."""
+    return {(o.seg, SUB_FIELDS[o.sub]["aevents"] if m.split and o.kind == "ack" else "events")
+            for o in s.ops if o.txn == t}
 
 
 def publish(part: tuple, targets) -> tuple:
@@ -61,7 +64,7 @@ def fanout(m, s: S, t: int, new_state: str) -> tuple:
     for j, p in enumerate(part):
         if p is None:
             continue
-        for cache, field in (("cache", "events"), ("acache", "aevents")):
+        for cache, field in (("cache", "events"), ("acache", "aevents"), ("acache2", "aevents2")):
             if t in getattr(p, cache):
                 queue = getattr(p, field)
                 if m.oneshot and any(e[0] == t for e in queue):
@@ -71,20 +74,25 @@ def fanout(m, s: S, t: int, new_state: str) -> tuple:
     return tuple(part)
 
 
-def materialize(m, s: S, j: int, t: int, decision: str, tb: bool = True, pas: bool = True) -> S:
+def materialize(m, s: S, j: int, t: int, decision: str, tb: bool = True, pas: bool = True, sub: int = 0) -> S:
     """The participant of segment j applies t's decision: the pending-ack
-    store (`pas`: acks to the cursor or dropped, its ACK ops deleted) and the
-    transaction buffer (`tb`: aborted record or mark, evict, its WRITE ops
-    deleted, the watermark). Joint participants always do both."""
+    store of subscription `sub` (`pas`: acks to its cursor or dropped, its
+    ACK ops deleted) and the transaction buffer (`tb`: aborted record or
+    mark, evict, its WRITE ops deleted, the watermark). Joint participants
+    always do both."""
     p = s.part[j]
-    cursor, arec, wmark = s.cursor, s.arec, s.wmark
+    arec, wmark = s.arec, s.wmark
+    f = SUB_FIELDS[sub]
+    cursors = {}
     if pas:
+        packs, acache = getattr(p, f["packs"]), getattr(p, f["acache"])
         if decision == COMMITTED:
-            cursor = _put(cursor, j, apply_to_cursor(cursor[j], acks_to_apply(m, s, j, p.packs, t)))
-        if p.packs:
-            p = p._replace(packs=frozenset(x for x in p.packs if x[0] != t))
-        if t in p.acache:
-            p = p._replace(acache=p.acache - {t})
+            cursor = getattr(s, f["cursor"])
+            cursors[f["cursor"]] = _put(cursor, j, apply_to_cursor(cursor[j], acks_to_apply(m, s, j, packs, t, sub)))
+        if packs:
+            p = p._replace(**{f["packs"]: frozenset(x for x in packs if x[0] != t)})
+        if t in acache:
+            p = p._replace(**{f["acache"]: acache - {t}})
     if tb:
         if decision != COMMITTED and m.flags.durable_aborts:   # a put: a record of t on j is rewritten
             arec = frozenset(a for a in arec if a[0] != j or a[1] != t) | {(j, t, prune_key(m, s, j, p, t))}
@@ -92,19 +100,20 @@ def materialize(m, s: S, j: int, t: int, decision: str, tb: bool = True, pas: bo
             p = p._replace(abrt=p.abrt | {t})
         p = forget(p, t)
     kinds = ("write", "ack") if tb and pas else ("write",) if tb else ("ack",)
-    ops = frozenset(o for o in s.ops if not (o.txn == t and o.seg == j and o.kind in kinds))
+    ops = frozenset(o for o in s.ops if not (o.txn == t and o.seg == j and o.kind in kinds and o.sub == sub))
     if tb and m.flags.watermark:
         # the ledger is unchanged, so the watermark is the new buffer's maxReadPosition
         wmark = _put(s.wmark, j, max_read(s, j, p))
-    return s._replace(cursor=cursor, arec=arec, part=_put(s.part, j, p), ops=ops, wmark=wmark)
+    return s._replace(arec=arec, part=_put(s.part, j, p), ops=ops, wmark=wmark, **cursors)
 
 
-def deliver_event(m, s: S, j: int, acks: bool = False) -> S:
+def deliver_event(m, s: S, j: int, acks: bool = False, sub: int = 0) -> S:
     """The next event of segment j's participant (split: of its buffer, or
-    with `acks` of its pending-ack store), and the materializations it starts."""
+    with `acks` of subscription `sub`'s pending-ack store), and the
+    materializations it starts."""
     p = s.part[j]
-    cache, field = ("acache", "aevents") if acks else ("cache", "events")
-    who = {"tb": not acks, "pas": acks or not m.split}
+    cache, field = (SUB_FIELDS[sub]["acache"], SUB_FIELDS[sub]["aevents"]) if acks else ("cache", "events")
+    who = {"tb": not acks, "pas": acks or not m.split, "sub": sub}
     if m.flags.coalesced:
         s = s._replace(part=_put(s.part, j, p._replace(**{field: ()})))
         for t in sorted(getattr(p, cache)):

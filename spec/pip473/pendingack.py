@@ -13,10 +13,10 @@ from .state import S
 from .store import acks_by_segment_subscription
 
 
-def acks_to_apply(m, s: S, j: int, packs, t: int) -> list[tuple[int, bool]]:
+def acks_to_apply(m, s: S, j: int, packs, t: int, sub: int = 0) -> list[tuple[int, bool]]:
     if m.flags.memory_acks:
         return [(pos, cum) for (tt, pos, cum) in packs if tt == t]
-    return [(o.pos, o.cumulative) for o in acks_by_segment_subscription(s, j) if o.txn == t]
+    return [(o.pos, o.cumulative) for o in acks_by_segment_subscription(s, j, sub) if o.txn == t]
 
 
 def apply_to_cursor(cursor: tuple, acks) -> tuple:

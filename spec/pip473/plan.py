@@ -2,8 +2,9 @@
 each txn performs. Kept as data so that the state only records progress.
 
     writes = "t1:0 t2:3"             each token: txn:routing-key (one send)
-    acks   = "t1:s1:1:ind t2:s2:2:cum"  each token: txn:segment:position:ind|cum
-                                        (positions 1 .. 1 + the number of sends)
+    acks   = "t1:s1:1:ind t2:s2:2:cum"  each token: txn:segment:position:ind|cum[:sub1|sub2]
+                                        (positions 1 .. 1 + the number of sends;
+                                        the subscription sub1 unless named)
     plain  = "0 2"                   non-transactional sends, a routing key each, sent in order
 """
 
@@ -26,6 +27,7 @@ class Ack(NamedTuple):
     seg: int
     pos: int
     cumulative: bool
+    sub: int = 0   # 0 = sub1, 1 = sub2
 
 
 def _txn(tok: str, what: str, txns: int) -> int:
@@ -51,17 +53,23 @@ def parse_writes(text: str, txns: int, keys: int) -> tuple[Write, ...]:
     return tuple(out)
 
 
-def parse_acks(text: str, txns: int, segs: int, positions: int) -> tuple[Ack, ...]:
+def parse_acks(text: str, txns: int, segs: int, positions: int, subs: int = 1) -> tuple[Ack, ...]:
     """Positions count from 1, the plain entry every initial segment starts
-    with; an ack is sent once the dispatcher has passed its position."""
+    with; an ack is sent once its subscription's dispatcher has passed its
+    position."""
     out = []
+    names = tuple(f"sub{x + 1}" for x in range(subs))
     for tok in text.split():
         parts = tok.split(":")
-        if len(parts) != 4 or parts[3] not in ("ind", "cum") or not parts[1].startswith("s"):
-            raise SpecError(f"bound acks: {tok!r} is not txn:segment:position:ind|cum")
+        if len(parts) not in (4, 5) or parts[3] not in ("ind", "cum") or not parts[1].startswith("s"):
+            raise SpecError(f"bound acks: {tok!r} is not txn:segment:position:ind|cum[:subscription]")
+        if len(parts) == 5 and parts[4] not in names:
+            raise SpecError(f"bound acks: {tok!r} names subscription {parts[4]!r}; with subs = {subs} "
+                            f"it is one of {', '.join(names)}")
         seg = _int(parts[1][1:], "bound acks", 1, segs) - 1
         out.append(Ack(f"a{len(out) + 1}", _txn(parts[0], "bound acks", txns), seg,
-                       _int(parts[2], "bound acks", 1, positions), parts[3] == "cum"))
+                       _int(parts[2], "bound acks", 1, positions), parts[3] == "cum",
+                       names.index(parts[4]) if len(parts) == 5 else 0))
     return tuple(out)
 
 

@@ -19,12 +19,26 @@ from .state import IN_FLIGHT, Header, OPEN, PLAIN, SEALED, S
 
 NO_OPEN = 99  # firstopen() of a segment with no entry of an OPEN txn
 
+# With two subscriptions an entry may be delivered twice, at different header
+# states; `dlv` observes the worst (an OPEN or ABORTED delivery is never hidden).
+_DLV_RANK = {"OPEN": 0, "ABORTED": 1}
+
+
+def worst_deliveries(deliveries) -> dict:
+    """(seg, pos) -> the worst header state any subscription delivered it at."""
+    out: dict = {}
+    for key, st in deliveries:
+        if key not in out or _DLV_RANK.get(st, 2) < _DLV_RANK.get(out[key], 2):
+            out[key] = st
+    return out
+
 
 def declare(m) -> None:
     sc = m.schema
     sc.enum("Txn", m.txn_names)
     sc.enum("Seg", m.seg_names)
     sc.enum("Pos", m.pos_names)
+    sc.enum("Cur", m.cur_names)   # a subscription's cursor on a segment (bound subs)
     S_, I_ = Str(), Int()
     f = {}
     f["hdr"] = sc.fun("hdr", "Txn", S_)
@@ -46,12 +60,12 @@ def declare(m) -> None:
     f["pending"] = sc.set("pending", "Seg")
     f["pins"] = sc.set("pins", ("Seg", "Txn"))
     f["sealed"] = sc.set("sealed", "Seg")
-    f["ackw"] = sc.set("ackw", ("Txn", "Seg", "Pos"))
-    f["ackafter"] = sc.set("ackafter", ("Txn", "Seg", "Pos"))
-    f["ackcover"] = sc.set("ackcover", ("Txn", "Seg", "Pos"))
+    f["ackw"] = sc.set("ackw", ("Txn", "Cur", "Pos"))
+    f["ackafter"] = sc.set("ackafter", ("Txn", "Cur", "Pos"))
+    f["ackcover"] = sc.set("ackcover", ("Txn", "Cur", "Pos"))
     f["fenced"] = sc.set("fenced", ("Seg", "Pos"))
-    f["ackop"] = sc.set("ackop", ("Txn", "Seg", "Pos"))
-    f["acked"] = sc.set("acked", ("Seg", "Pos"))
+    f["ackop"] = sc.set("ackop", ("Txn", "Cur", "Pos"))
+    f["acked"] = sc.set("acked", ("Cur", "Pos"))
     f["opon"] = sc.set("opon", ("Txn", "Seg"))
     f["inflight"] = sc.set("inflight", ("Txn", "Seg"))
     f["fanning"] = sc.set("fanning", "Txn")   # the TC has yet to list t's ops or publish its events
@@ -83,7 +97,7 @@ def _build(m, sc, f) -> None:
         entries_of(t, lambda s, p: z3.Implies(up(s), z3.Not(f["skipped"](s, p))))))
     inv["NoLateAdmission"] = sc.forall("Txn", lambda t: z3.Not(f["late"](t)))
     inv["Atomicity"] = z3.And(inv["NoAbortedDelivered"], inv["CommittedVisible"], inv["NoLateAdmission"])
-    inv["NoLostCommittedAck"] = sc.forall(("Txn", "Seg", "Pos"), lambda t, s, p: z3.Implies(
+    inv["NoLostCommittedAck"] = sc.forall(("Txn", "Cur", "Pos"), lambda t, s, p: z3.Implies(
         z3.And(f["ackw"](t, s, p), decided(t) == V("COMMITTED"), z3.Not(f["ackop"](t, s, p))),
         f["acked"](s, p)))
     # finalized_ms is written at most once (the ghost counts the writes, so a
@@ -114,9 +128,9 @@ def _build(m, sc, f) -> None:
     # Acks: every position the cursor covers is covered by an ack of a
     # committed txn (no ack of an aborted txn reaches the cursor), and no
     # ack op is written once the txn is decided (its acks are fixed then).
-    inv["NoAbortedAck"] = sc.forall(("Seg", "Pos"), lambda s, p: z3.Implies(
+    inv["NoAbortedAck"] = sc.forall(("Cur", "Pos"), lambda s, p: z3.Implies(
         f["acked"](s, p), sc.exists("Txn", lambda t: z3.And(f["ackcover"](t, s, p), decided(t) == V("COMMITTED")))))
-    inv["AcksFixedAtDecision"] = sc.forall(("Txn", "Seg", "Pos"), lambda t, s, p: z3.Not(f["ackafter"](t, s, p)))
+    inv["AcksFixedAtDecision"] = sc.forall(("Txn", "Cur", "Pos"), lambda t, s, p: z3.Not(f["ackafter"](t, s, p)))
     # PIP-468: a terminated parent takes no entry, so every message of a
     # parent comes before every message of its children.
     inv["ParentFenced"] = sc.forall(("Seg", "Pos"), lambda s, p: z3.Not(f["fenced"](s, p)))
@@ -127,7 +141,7 @@ def _build(m, sc, f) -> None:
 
     w = m.witnesses
     w["DeliveredCommitted"] = sc.exists(("Seg", "Pos"), lambda s, p: dlv(s, p) == V("COMMITTED"))
-    w["CommittedAckApplied"] = sc.exists(("Txn", "Seg", "Pos"), lambda t, s, p: z3.And(
+    w["CommittedAckApplied"] = sc.exists(("Txn", "Cur", "Pos"), lambda t, s, p: z3.And(
         f["ackw"](t, s, p), decided(t) == V("COMMITTED"), z3.Not(f["ackop"](t, s, p)), f["acked"](s, p)))
     w["CommittedMaterializedEverywhere"] = sc.exists("Txn", lambda t: z3.And(
         decided(t) == V("COMMITTED"), matlive(t),
@@ -161,11 +175,12 @@ def observe(m, s: S) -> dict:
     hstate = [h.state if isinstance(h, Header) else h for h in s.hdr]   # store.header_state
     opsleft = [0] * len(tn)
     opon, ackop = set(), set()
+    cn = m.cur_name
     for o in s.ops:
         opsleft[o.txn] += 1
         opon.add((tn[o.txn], sn[o.seg]))
         if o.kind == "ack":
-            ackop.add((tn[o.txn], sn[o.seg], pn[o.pos - 1]))
+            ackop.add((tn[o.txn], cn[o.seg, o.sub], pn[o.pos - 1]))
     entry, skipped, acked, fenced = {}, set(), set(), set()
     up, pending, tracks, pins, sealed = set(), set(), set(), set(), set()
     maxread, firstopen = {}, {}
@@ -189,19 +204,20 @@ def observe(m, s: S) -> dict:
             if p is not None and is_txn_aborted(m, s, j, p, tag):
                 skipped.add(key)
         firstopen[seg] = first
-        cursor = s.cursor[j]
-        if cursor[0] > 0 or cursor[1]:   # else no position is covered
-            for i in range(len(pn)):
-                if covers(cursor, i + 1):
-                    acked.add((seg, pn[i]))
+        for x, cursors in enumerate((s.cursor, s.cursor2) if s.cursor2 else (s.cursor,)):
+            cursor = cursors[j]
+            if cursor[0] > 0 or cursor[1]:   # else no position is covered
+                for i in range(len(pn)):
+                    if covers(cursor, i + 1):
+                        acked.add((cn[j, x], pn[i]))
         if p is None:
             maxread[seg] = -1
             continue
         up.add(seg)
         maxread[seg] = max_read(s, j, p)
-        if p.events or p.aevents or not p.ready:   # a recovering buffer will read its ops and headers
+        if p.events or p.aevents or p.aevents2 or not p.ready:   # a recovering buffer will read its ops and headers
             pending.add(seg)
-        for t in chain(p.cache, p.acache):
+        for t in chain(p.cache, p.acache, p.acache2):
             tracks.add((seg, tn[t]))
         for t, _ in p.tpos:
             tracks.add((seg, tn[t]))
@@ -211,11 +227,11 @@ def observe(m, s: S) -> dict:
         if pub.stage in IN_FLIGHT:
             inflight.add((tn[m.op_txn[k]], sn[pub.seg]))
     # positions each txn's written acks cover: its own, and below a cumulative one
-    cumulative = {(a.txn, a.seg, a.pos) for a in m.acks if a.cumulative}
+    cumulative = {(a.txn, a.seg, a.pos, a.sub) for a in m.acks if a.cumulative}
     ackcover = set()
-    for (t, j, pos, _) in s.ackw:
-        for i in range(1, pos + 1) if (t, j, pos) in cumulative else (pos,):
-            ackcover.add((tn[t], sn[j], pn[i - 1]))
+    for (t, j, pos, _, x) in s.ackw:
+        for i in range(1, pos + 1) if (t, j, pos, x) in cumulative else (pos,):
+            ackcover.add((tn[t], cn[j, x], pn[i - 1]))
     fin, gcops, gcunmat = set(), {}, {}
     for t, h in enumerate(s.hdr):
         if isinstance(h, Header) and h.fin_at >= 0:
@@ -234,7 +250,7 @@ def observe(m, s: S) -> dict:
         "gcops": gcops,
         "gcunmat": gcunmat,
         "entry": entry,
-        "dlv": {(sn[j], pn[pos - 1]): st for (j, pos, st) in s.dlv},
+        "dlv": worst_deliveries(((sn[j], pn[pos - 1]), st) for (j, pos, st) in s.dlv),
         "skipped": skipped,
         "up": up,
         "maxread": maxread,
@@ -243,8 +259,8 @@ def observe(m, s: S) -> dict:
         "pending": pending,
         "pins": pins,
         "sealed": sealed,
-        "ackw": {(tn[t], sn[j], pn[pos - 1]) for (t, j, pos, _) in s.ackw},
-        "ackafter": {(tn[t], sn[j], pn[pos - 1]) for (t, j, pos, after) in s.ackw if after},
+        "ackw": {(tn[t], cn[j, x], pn[pos - 1]) for (t, j, pos, _, x) in s.ackw},
+        "ackafter": {(tn[t], cn[j, x], pn[pos - 1]) for (t, j, pos, after, x) in s.ackw if after},
         "ackcover": ackcover,
         "fenced": fenced,
         "ackop": ackop,

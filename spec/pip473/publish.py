@@ -47,7 +47,7 @@ from .notify import materialize
 from .segments import route
 from .state import (
     ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, COMMITTED, ABORTED, DONE, OPEN, OPPUT, PLAIN, REJECTED,
-    TODO, VALID, Pub, S,
+    SUB_FIELDS, TODO, VALID, Pub, S,
 )
 from .store import header_state, put_op
 
@@ -193,9 +193,10 @@ def ack(m, s: S, k: int):
     i = len(m.writes) + k
     if s.pubs[i].stage != TODO or not _sending(m, s.client[t]):
         return None
-    if s.part[j] is None or not s.part[j].ready or s.rd[j] <= a.pos:
+    f = SUB_FIELDS[a.sub]
+    if s.part[j] is None or not s.part[j].ready or getattr(s, f["rd"])[j] <= a.pos:
         return None
-    field = "acache" if m.split else "cache"
+    field = f["acache"] if m.split else "cache"
     if m.flags.acks_unchecked:
         # merged: the pending-ack store writes the op without reading the
         # header, then counts the txn among its open ones (the cache)
@@ -208,12 +209,13 @@ def ack(m, s: S, k: int):
         changed, ok = _admit(m, s, j, t, from_store=m.flags.validate_after_op, field=field)
     if not ok:
         return _pub(s, i, Pub(REJECTED, j, a.pos, -1), **changed)
-    changed.update(put_op(s, t, "ack", j, a.pos, a.cumulative))
+    changed.update(put_op(s, t, "ack", j, a.pos, a.cumulative, a.sub))
     if m.flags.memory_acks:
         part = changed.get("part", s.part)   # the admission may have cached the header
-        changed["part"] = _put(part, j, part[j]._replace(packs=part[j].packs | {(t, a.pos, a.cumulative)}))
+        packs = getattr(part[j], f["packs"])
+        changed["part"] = _put(part, j, part[j]._replace(**{f["packs"]: packs | {(t, a.pos, a.cumulative)}}))
     after = header_state(s, t) != OPEN   # the ghost of AcksFixedAtDecision
-    return _pub(s, i, Pub(DONE, j, a.pos, s.seqs[t]), ackw=s.ackw | {(t, j, a.pos, after)}, **changed)
+    return _pub(s, i, Pub(DONE, j, a.pos, s.seqs[t]), ackw=s.ackw | {(t, j, a.pos, after, a.sub)}, **changed)
 
 
 def plain(m, s: S, k: int):

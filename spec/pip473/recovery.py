@@ -4,9 +4,9 @@ notes "Recovery in the merged code").
 A crash loses the participant's caches, watches, pending events and its
 in-flight publishes (their clients see an error). Recovery is one step: it
 reads `idx:writes-by-segment` and `idx:acks-by-segment-subscription` for the
-segment and the headers of the txns found (the first watch event delivers
-the snapshot), re-watches the OPEN ones and finishes the materialization of
-the decided ones.
+segment (each subscription's pending-ack store its own) and the headers of
+the txns found (the first watch event delivers the snapshot), re-watches the
+OPEN ones and finishes the materialization of the decided ones.
 
 pip-text: the write ops carry positions, so OPEN txns pin maxReadPosition at
 their first entry; an unknown (missing) header counts as aborted.
@@ -88,12 +88,13 @@ def recover_complete(m, s: S, j: int) -> S:
     """Load the watermark and aborted records, scan the segment's op records,
     read their headers; events that arrived meanwhile stay pending."""
     writes = writes_by_segment(s, j)
-    acks = acks_by_segment_subscription(s, j)
     old = s.part[j]
-    p = EMPTY_PART if old is None else EMPTY_PART._replace(events=old.events, aevents=old.aevents)
-    wrote, acked = {o.txn for o in writes}, {o.txn for o in acks}
+    p = EMPTY_PART if old is None else EMPTY_PART._replace(events=old.events, aevents=old.aevents,
+                                                           aevents2=old.aevents2)
+    wrote = {o.txn for o in writes}
+    acked, acked2 = ({o.txn for o in acks_by_segment_subscription(s, j, x)} for x in (0, 1))
     decided = []
-    for t in sorted(wrote | acked):
+    for t in sorted(wrote | acked | acked2):
         st = header_state(s, t)
         if st == GONE and m.flags.collected_not_aborted:
             # fixed F4: the GC deletes a header only once no op is left, so this
@@ -107,7 +108,8 @@ def recover_complete(m, s: S, j: int) -> S:
             continue
         if m.split:   # each participant re-seeds its own open txns
             p = p._replace(cache=p.cache | ({t} if t in wrote else set()),
-                           acache=p.acache | ({t} if t in acked else set()))
+                           acache=p.acache | ({t} if t in acked else set()),
+                           acache2=p.acache2 | ({t} if t in acked2 else set()))
         else:
             p = p._replace(cache=p.cache | {t})
         mine = [o.pos for o in writes if o.txn == t]
@@ -123,4 +125,6 @@ def recover_complete(m, s: S, j: int) -> S:
         s = _rekey_waiting(m, s, j)
     for t, d in decided:
         s = materialize(m, s, j, t, d, **({"tb": t in wrote, "pas": t in acked} if m.split else {}))
+        if t in acked2:   # the second subscription's pending-ack store (split only)
+            s = materialize(m, s, j, t, d, tb=False, pas=True, sub=1)
     return s

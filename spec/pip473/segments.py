@@ -41,14 +41,19 @@ def route(topo: Topology, s: S, key: int) -> int | None:
 
 
 def create_children(topo: Topology, s: S) -> S:
-    status, part, cursor, rd = list(s.status), list(s.part), list(s.cursor), list(s.rd)
+    """Steps 1 and 2: every subscription of the parents gets a cursor at the
+    earliest position on each child."""
+    status, part = list(s.status), list(s.part)
+    subs = {"cursor": list(s.cursor), "rd": list(s.rd)}
+    if s.cursor2:
+        subs.update(cursor2=list(s.cursor2), rd2=list(s.rd2))
     for c in topo.children:
         status[c] = CREATED
         part[c] = EMPTY_PART
-        cursor[c] = (0, frozenset())   # cursor at the earliest position
-        rd[c] = 1
-    return s._replace(status=tuple(status), part=tuple(part), cursor=tuple(cursor), rd=tuple(rd),
-                      reshape=1)
+        for field, values in subs.items():
+            values[c] = 1 if field.startswith("rd") else (0, frozenset())
+    return s._replace(status=tuple(status), part=tuple(part), reshape=1,
+                      **{field: tuple(values) for field, values in subs.items()})
 
 
 def terminate_parents(topo: Topology, s: S) -> S:
@@ -71,9 +76,10 @@ def cas_metadata(topo: Topology, s: S) -> S:
 
 
 def trim_ledger(m, s: S, j: int):
-    """trimLedger (bound `trim`): the managed ledger drops the entries its
-    subscription has acknowledged (up to the cursor's mark-delete position)."""
-    first = s.cursor[j][0] + 1
+    """trimLedger (bound `trim`): the managed ledger drops the entries every
+    subscription has acknowledged (up to the slowest cursor's mark-delete
+    position)."""
+    first = min(s.cursor[j][0], s.cursor2[j][0]) + 1 if s.cursor2 else s.cursor[j][0] + 1
     if s.part[j] is None or first <= s.retained[j]:
         return None
     return s._replace(retained=s.retained[:j] + (first,) + s.retained[j + 1:])

@@ -20,12 +20,14 @@ are named for the component they model:
 
 Abstractions (each keeps the races the reviewers raised):
 * One participant broker per segment hosts its transaction buffer and the
-  pending-ack store of the single subscription (one subscription per
-  segment). By default they share one header cache and one event stream;
-  bound `participants = "split"` gives each its own, as the merged code
-  does (the merged models with findings use it: the joint participant lets
-  an ack's event evict the buffer's cache entry, which the code never does).
-  A crash takes both.
+  pending-ack store of each subscription: one subscription per segment
+  unless bound `subs = 2` adds a second, with its own cursor, dispatcher
+  and pending-ack store (the ledger then trims at the slower cursor). By
+  default the buffer and the store share one header cache and one event
+  stream; bound `participants = "split"` gives each its own, as the merged
+  code does (the merged models with findings use it: the joint participant
+  lets an ack's event evict the buffer's cache entry, which the code never
+  does; two subscriptions need it). A crash takes them all.
 * Delivery of a notification and the materialization it triggers are one
   step (`deliverEvent`); recovery reads its snapshot in one step, unless
   bound `recovery = "steps"` (merged/fixed) runs the buffer's loads in the
@@ -153,7 +155,7 @@ a truth table in tests/test_pip473_truth_tables.py.
 
 from __future__ import annotations
 
-from ..api import Bound, Spec
+from ..api import Bound, Spec, SpecError
 from . import coordinator as tc
 from . import publish, recovery, segments
 from .buffer import prune_aborted
@@ -165,7 +167,7 @@ from .plan import parse_acks, parse_plain, parse_writes
 from .properties import declare, observe
 from .symmetry import getter, op_slots, permute, plan_classes, signatures
 from .state import (
-    ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO, S,
+    ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO, SUB_NAMES, S,
 )
 from .variants import VARIANTS
 
@@ -178,7 +180,8 @@ class Pip473(Spec):
     # read positions, the reshape step, the budgets, the TC's in-memory work
     # or the count of plain sends: properties see those only through their effects.
     observed_fields = ("hdr", "ops", "arec", "wmark", "ledger", "status", "cursor", "part", "pubs",
-                       "client", "fincnt", "decided", "late", "dlv", "ackw", "gcsnap", "fence", "retained", "tcp")
+                       "client", "fincnt", "decided", "late", "dlv", "ackw", "gcsnap", "fence", "retained", "tcp",
+                       "cursor2")
     bounds = {
         "txns": Bound(2, "number of transactions (t1, t2, ...)", lo=1, hi=3),
         "writes": Bound("t1:0", "transactional sends, txn:routing-key each (keys 0..3)"),
@@ -210,6 +213,9 @@ class Pip473(Spec):
                               "store: joint = one participant, one header cache, one event stream; split = "
                               "two, each with its own cache and events, deleting its own op records (the "
                               "merged code)", choices=("joint", "split")),
+        "subs": Bound(1, "subscriptions per segment, each with its own cursor, dispatcher and pending-ack "
+                      "store (2 needs participants = split); acks name theirs, sub1 unless told",
+                      lo=1, hi=2),
         "prune": Bound(True, "scheduling restrictions that only shrink the state space (see the module "
                        "docstring); false enables crash, tick, the reshape and tcFailover in every state", ),
         "watches": Bound("point", "header watches (point-watch variants only): point = every change is "
@@ -227,6 +233,10 @@ class Pip473(Spec):
         self.trim = c["trim"] and self.flags.durable_aborts
         self.tc_steps = c["tc"] == "steps" and self.flags.coalesced
         self.split = c["participants"] == "split"
+        self.subs = c["subs"]
+        if self.subs > 1 and not self.split:
+            raise SpecError("bound subs = 2 needs participants = \"split\": each subscription has its own "
+                            "pending-ack store")
         self.recovery_steps = c["recovery"] == "steps" and self.flags.async_recovery
         self.oneshot = c["watches"] == "zk-oneshot" and not self.flags.coalesced
         self.topo = segments.TOPOLOGIES[c["reshape"]]
@@ -235,11 +245,15 @@ class Pip473(Spec):
         nseg = len(self.topo.ranges)
         self.writes = parse_writes(c["writes"], n, segments.KEYS)
         self.plain_keys = parse_plain(c["plain"], segments.KEYS)
-        self.acks = parse_acks(c["acks"], n, 2, 1 + len(self.writes) + len(self.plain_keys))
+        self.acks = parse_acks(c["acks"], n, 2, 1 + len(self.writes) + len(self.plain_keys), self.subs)
         self.op_txn = tuple(w.txn for w in self.writes) + tuple(a.txn for a in self.acks)
         self.txn_names = tuple(f"t{i + 1}" for i in range(n))
         self.seg_names = tuple(f"s{j + 1}" for j in range(nseg))
         self.pos_names = tuple(f"p{i + 1}" for i in range(1 + len(self.writes) + len(self.plain_keys)))
+        # a cursor is named for its segment, the second subscription's with its name too
+        self.cur_name = {(j, x): g if x == 0 else f"{g}/{SUB_NAMES[x]}"
+                         for j, g in enumerate(self.seg_names) for x in range(self.subs)}
+        self.cur_names = tuple(self.cur_name[j, x] for x in range(self.subs) for j in range(nseg))
         self.txn_index = {name: i for i, name in enumerate(self.txn_names)}
         self.classes = plan_classes(self.writes, self.acks, n)
         self.op_slots = op_slots(self.writes, self.acks, n)
@@ -259,10 +273,15 @@ class Pip473(Spec):
         self.seg_labels = {name: tuple(a(name, seg=x) for x in self.seg_names)
                            for name in ("recover", "recoverWatermark", "recoverAborted", "recoverComplete", "deliverEvent", "deliverAckEvent", "crash", "dispatch",
                                         "trimLedger", "pruneAborted")}
+        # the second subscription's actions name it (the first's keep their one-subscription labels)
+        self.seg_labels.update({(name, 1): tuple(a(name, seg=x, sub=SUB_NAMES[1]) for x in self.seg_names)
+                                for name in ("deliverAckEvent", "dispatch")})
         self.end_labels = {(t, d): a("endTxn", txn=x, decision=d)
                            for t, x in enumerate(self.txn_names) for d in self.decisions}
         self.ack_labels = tuple(a("appendAck", op=ak.name, txn=self.txn_names[ak.txn], seg=self.seg_names[ak.seg],
-                                  pos=ak.pos, cumulative=ak.cumulative) for ak in self.acks)
+                                  pos=ak.pos, cumulative=ak.cumulative,
+                                  **({"sub": SUB_NAMES[ak.sub]} if ak.sub else {}))
+                                for ak in self.acks)
         declare(self)
 
     def _a(self, name: str, **params):
@@ -287,6 +306,8 @@ class Pip473(Spec):
             client=(C_NONE,) * n, pubs=(PUB_TODO,) * len(self.op_txn),
             fincnt=(0,) * n, decided=("",) * n, late=frozenset(), dlv=frozenset(), ackw=frozenset(),
             gcsnap=((),) * n, fence=(-1,) * nseg, plain=0, retained=(1,) * nseg,
+            **({"cursor2": ((0, frozenset()),) * nseg, "rd2": tuple(2 if st != ABSENT else 1 for st in status)}
+               if self.subs > 1 else {}),
         )
 
     def next(self, s: S):
@@ -369,9 +390,11 @@ class Pip473(Spec):
                     yield by_seg["deliverEvent"][j], deliver_event(self, s, j)
                 if p.aevents:
                     yield by_seg["deliverAckEvent"][j], deliver_event(self, s, j, acks=True)
+                if p.aevents2:
+                    yield by_seg["deliverAckEvent", 1][j], deliver_event(self, s, j, acks=True, sub=1)
             # A crash only matters when the broker holds something to lose.
             if s.crashes > 0 and (not self.prune or p.cache or p.events or p.abrt or p.packs or p.acache
-                                  or p.aevents):
+                                  or p.aevents or p.packs2 or p.acache2 or p.aevents2):
                 yield by_seg["crash"][j], recovery.crash(self, s, j)
         # Ledger trimming and the pruning of aborted records.
         if self.trim:
@@ -398,6 +421,10 @@ class Pip473(Spec):
                 t2 = dispatch(self, s, j)
                 if t2 is not None:
                     yield by_seg["dispatch"][j], t2
+            if self.subs > 1 and s.status[j] != ABSENT and s.rd2[j] <= len(s.ledger[j]):
+                t2 = dispatch(self, s, j, 1)
+                if t2 is not None:
+                    yield by_seg["dispatch", 1][j], t2
 
     def observe(self, s: S):
         return observe(self, s)

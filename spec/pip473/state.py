@@ -66,7 +66,8 @@ class Header(NamedTuple):
 @quick_replace
 class Op(NamedTuple):
     """`/txn-op/<txnId>/<seq>`: kind "write" or "ack"; `pos` 0 is the merged
-    code's placeholder position; `cumulative` only for acks."""
+    code's placeholder position; `cumulative` and `sub` (the subscription,
+    0 or 1, bound `subs`) only for acks."""
 
     txn: int
     seq: int
@@ -74,12 +75,13 @@ class Op(NamedTuple):
     seg: int
     pos: int
     cumulative: bool
+    sub: int = 0
 
 
 @quick_replace
 class Part(NamedTuple):
     """One participant broker for a segment: its MetadataTransactionBuffer and
-    the MetadataPendingAckStore of the (single) subscription. Lost on crash.
+    the MetadataPendingAckStore of each subscription. Lost on crash.
     They share one header cache and one event stream unless bound
     `participants = "split"` gives the pending-ack store its own (`acache`,
     `aevents`), as in the merged code.
@@ -104,6 +106,8 @@ class Part(NamedTuple):
     wknown: recovery = steps: the recovering buffer knows the watermark
             record's version (it loaded it, or re-read it after a failed CAS),
             so a publish's watermark CAS can succeed; False once ready
+    acache2, aevents2, packs2: bound subs = 2 (split only): the second
+            subscription's pending-ack store, as acache, aevents and packs
     """
 
     cache: frozenset
@@ -117,6 +121,9 @@ class Part(NamedTuple):
     aevents: tuple = ()
     loaded: int = 0
     wknown: bool = False
+    acache2: frozenset = frozenset()
+    aevents2: tuple = ()
+    packs2: frozenset = frozenset()
 
 
 EMPTY_PART = Part(frozenset(), frozenset(), frozenset(), frozenset(), (), -1)
@@ -164,10 +171,29 @@ class S(NamedTuple):
     fincnt: tuple       # per txn: times finalized
     decided: tuple      # per txn: the first terminal state, or ""
     late: frozenset     # txns that had a write/ack admitted after their decision
-    dlv: frozenset      # (seg, pos, header state at delivery)
-    ackw: frozenset     # (txn, seg, pos, after) every ack op ever written; after = the header was decided
+    dlv: frozenset      # (seg, pos, header state at delivery), by any subscription
+    ackw: frozenset     # (txn, seg, pos, after, sub) every ack op ever written; after = the header was decided
     gcsnap: tuple       # per txn: (ops left, live participants not materialized) when the header was deleted; () before
     fence: tuple        # per seg: its ledger length when it was terminated; -1 before
     # non-transactional sends (bound `plain`), at the end: most models have none
     plain: int = 0      # how many of the plan's non-transactional sends are done (they go in order)
     retained: tuple = ()  # per seg: the ledger's first retained position (1 = nothing trimmed)
+    # the second subscription (bound `subs` = 2): per seg, its cursor and read position; () with one
+    cursor2: tuple = ()
+    rd2: tuple = ()
+
+
+# Per subscription (0, 1), the names of its fields in S and in Part.
+SUB_FIELDS = (
+    {"cursor": "cursor", "rd": "rd", "acache": "acache", "aevents": "aevents", "packs": "packs"},
+    {"cursor": "cursor2", "rd": "rd2", "acache": "acache2", "aevents": "aevents2", "packs": "packs2"},
+)
+SUB_NAMES = ("sub1", "sub2")
+
+
+def sub_cursor(s: "S", j: int, x: int) -> tuple:
+    return (s.cursor2 if x else s.cursor)[j]
+
+
+def sub_rd(s: "S", j: int, x: int) -> int:
+    return (s.rd2 if x else s.rd)[j]

@@ -24,9 +24,9 @@ def writes_by_segment(s: S, seg: int) -> list[Op]:
     return [o for o in s.ops if o.kind == "write" and o.seg == seg]
 
 
-def acks_by_segment_subscription(s: S, seg: int) -> list[Op]:
-    """idx:acks-by-segment-subscription (one subscription per segment)."""
-    return [o for o in s.ops if o.kind == "ack" and o.seg == seg]
+def acks_by_segment_subscription(s: S, seg: int, sub: int = 0) -> list[Op]:
+    """idx:acks-by-segment-subscription."""
+    return [o for o in s.ops if o.kind == "ack" and o.seg == seg and o.sub == sub]
 
 
 def txn_by_deadline(s: S) -> list[int]:
@@ -41,11 +41,11 @@ def txn_by_final_state(s: S, retention: int) -> list[int]:
             if isinstance(h, Header) and h.state in TERMINAL and 0 <= h.fin_at and h.fin_at + retention <= s.now]
 
 
-def put_op(s: S, t: int, kind: str, seg: int, pos: int, cumulative: bool = False) -> dict:
+def put_op(s: S, t: int, kind: str, seg: int, pos: int, cumulative: bool = False, sub: int = 0) -> dict:
     """A sequential put: the server assigns <seq>. Returns the changed fields
     (`ops`, `seqs`); the caller builds the new state."""
     seq = s.seqs[t]
-    return {"ops": s.ops | {Op(t, seq, kind, seg, pos, cumulative)},
+    return {"ops": s.ops | {Op(t, seq, kind, seg, pos, cumulative, sub)},
             "seqs": s.seqs[:t] + (seq + 1,) + s.seqs[t + 1:]}
 
 

@@ -26,7 +26,7 @@ def plan_classes(writes, acks, n: int) -> tuple[tuple[int, ...], ...]:
     by_plan: dict[tuple, list[int]] = {}
     for t in range(n):
         plan = (tuple(w.key for w in writes if w.txn == t),
-                tuple((a.seg, a.pos, a.cumulative) for a in acks if a.txn == t))
+                tuple((a.seg, a.pos, a.cumulative, a.sub) for a in acks if a.txn == t))
         by_plan.setdefault(plan, []).append(t)
     return tuple(sorted((tuple(c) for c in by_plan.values()), key=lambda c: c[0]))
 
@@ -88,7 +88,7 @@ class _Renaming:
         p, moved = self.p, self.moved
         if not any(o.txn in moved for o in ops):
             return ops
-        return frozenset(Op(p[o.txn], o.seq, o.kind, o.seg, o.pos, o.cumulative) for o in ops)
+        return frozenset(Op(p[o.txn], o.seq, o.kind, o.seg, o.pos, o.cumulative, o.sub) for o in ops)
 
     def arec(self, arec: frozenset) -> frozenset:
         p = self.p
@@ -106,15 +106,19 @@ class _Renaming:
     def part(self, x: Part | None) -> Part | None:
         p, moved = self.p, self.moved
         if x is None or (moved.isdisjoint(x.cache) and moved.isdisjoint(x.abrt) and moved.isdisjoint(x.acache)
+                         and moved.isdisjoint(x.acache2)
                          and not (x.tpos and any(t in moved for t, _ in x.tpos))
                          and not (x.packs and any(t in moved for t, _, _ in x.packs))
-                         and (self.coalesced or not any(t in moved for t, _ in x.events + x.aevents))):
+                         and not (x.packs2 and any(t in moved for t, _, _ in x.packs2))
+                         and (self.coalesced or not any(t in moved for t, _ in x.events + x.aevents + x.aevents2))):
             return x
-        events = x.events if self.coalesced else tuple((p[t], st) for t, st in x.events)
-        aevents = x.aevents if self.coalesced else tuple((p[t], st) for t, st in x.aevents)
+        def queue(q):
+            return q if self.coalesced else tuple((p[t], st) for t, st in q)
         return Part(frozenset(p[t] for t in x.cache), frozenset((p[t], pos) for t, pos in x.tpos),
                     frozenset(p[t] for t in x.abrt), frozenset((p[t], pos, c) for t, pos, c in x.packs),
-                    events, x.hold, x.ready, frozenset(p[t] for t in x.acache), aevents, x.loaded, x.wknown)
+                    queue(x.events), x.hold, x.ready, frozenset(p[t] for t in x.acache), queue(x.aevents),
+                    x.loaded, x.wknown, frozenset(p[t] for t in x.acache2), queue(x.aevents2),
+                    frozenset((p[t], pos, c) for t, pos, c in x.packs2))
 
     def tcp(self, tcp: frozenset) -> frozenset:
         p = self.p
@@ -126,7 +130,7 @@ class _Renaming:
 
     def ackw(self, ackw: frozenset) -> frozenset:
         p = self.p
-        return _kept(frozenset((p[t], j, pos, after) for t, j, pos, after in ackw), ackw)
+        return _kept(frozenset((p[t], j, pos, after, sub) for t, j, pos, after, sub in ackw), ackw)
 
     def _memo(self, field: str, value):
         memo, rename = self.memos[field]
@@ -140,13 +144,14 @@ class _Renaming:
     def __call__(self, s: S) -> S:
         move, memo = self.per_txn, self._memo
         (now, hdr, seqs, ops, arec, wmark, status, ledger, cursor, rd, reshape, part, crashes,
-         tcp, failovers, client, pubs, fincnt, decided, late, dlv, ackw, gcsnap, fence, plain, retained) = s
+         tcp, failovers, client, pubs, fincnt, decided, late, dlv, ackw, gcsnap, fence, plain, retained,
+         cursor2, rd2) = s
         return _new(S, (
             now, _kept(move(hdr), hdr), _kept(move(seqs), seqs), memo("ops", ops), memo("arec", arec),
             wmark, status, memo("ledger", ledger), cursor, rd, reshape, memo("part", part), crashes,
             memo("tcp", tcp), failovers, _kept(move(client), client), _kept(self.pubs(pubs), pubs),
             _kept(move(fincnt), fincnt), _kept(move(decided), decided), memo("late", late),
-            dlv, memo("ackw", ackw), _kept(move(gcsnap), gcsnap), fence, plain, retained))
+            dlv, memo("ackw", ackw), _kept(move(gcsnap), gcsnap), fence, plain, retained, cursor2, rd2))
 
 
 _new = tuple.__new__
@@ -189,7 +194,9 @@ def signatures(m, s: S) -> dict:
             tuple(sorted((pos, c) for u, pos, c in p.packs if u == t)),
             () if m.flags.coalesced else tuple((i, st) for i, (u, st) in enumerate(p.events) if u == t),
             t in p.acache,
-            () if m.flags.coalesced else tuple((i, st) for i, (u, st) in enumerate(p.aevents) if u == t))
+            () if m.flags.coalesced else tuple((i, st) for i, (u, st) in enumerate(p.aevents) if u == t),
+            t in p.acache2, tuple(sorted((pos, c) for u, pos, c in p.packs2 if u == t)),
+            () if m.flags.coalesced else tuple((i, st) for i, (u, st) in enumerate(p.aevents2) if u == t))
             for p in s.part)
         out[t] = out[t] + (
             tuple(sorted(o[1:] for o in s.ops if o.txn == t)),
