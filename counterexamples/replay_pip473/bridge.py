@@ -71,8 +71,8 @@ class Pip473Bridge:
     def start(self) -> None:
         initial = {seg: r for seg, r in self.ranges.items() if seg not in self.children}
         kw = {"store": self.store_factory()} if self.store_factory else {}
-        self.cluster = Cluster(self.behaviour, initial, list(SUBS[:self.spec.subs]), watch_style=self.watch_style,
-                               seed_entries=True, **kw)
+        self.cluster = Cluster(self.behaviour, initial, list(SUBS[:self.spec.subs]),
+                               watch_style=self.watch_style, seed_entries=True, **kw)
         self.ids: dict[str, str] = {}      # spec txn -> implementation txn id
         self.names: dict[str, str] = {}    # and back
         self.requests: dict[str, Any] = {}  # plan op -> request

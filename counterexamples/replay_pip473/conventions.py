@@ -1,5 +1,5 @@
 """How the spec and the implementation name the same things: units, the
-subscription, sentinel positions, and which store events carry a decision."""
+subscriptions, sentinel positions, and which store events carry a decision."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from ...reference.store import ChangeEvent
 
 UNIT_MS = 1000  # one spec clock unit, in the implementation's milliseconds
 SUBS = ("sub", "sub2")  # the spec's subscriptions sub1, sub2 (bound subs), as the implementation names them
-SUB = SUBS[0]
 
 RECOVERED = -1  # the spec's `Part.tpos` position of a txn that recovery found OPEN
 UNKEYED = 99    # the spec's prune key of an aborted record that has none yet (fixed F8)
+
 
 def sub_of(params) -> str:
     """The implementation's subscription an action names (sub1 unless told)."""

@@ -133,7 +133,8 @@ def gc(m, s: S, t: int) -> S:
         return s._replace(part=fanout(m, s, t, header_state(s, t)))   # merged: re-drive, keep the header
     # live participants that still hold t as a participant: its ops or its pinned position
     owners = {o.seg for o in left}
-    unmat = sum(1 for j, p in enumerate(s.part) if p is not None and (t in p.cache or t in p.acache or t in p.acache2)
+    unmat = sum(1 for j, p in enumerate(s.part)
+                if p is not None and (t in p.cache or t in p.acache or t in p.acache2)
                 and (j in owners or any(x[0] == t for x in p.tpos)))
     return s._replace(ops=s.ops - set(left),            # pip-text: force-delete leftovers
                       hdr=_put(s.hdr, t, GONE), gcsnap=_put(s.gcsnap, t, (len(left), unmat)),

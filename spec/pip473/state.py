@@ -189,11 +189,3 @@ SUB_FIELDS = (
     {"cursor": "cursor2", "rd": "rd2", "acache": "acache2", "aevents": "aevents2", "packs": "packs2"},
 )
 SUB_NAMES = ("sub1", "sub2")
-
-
-def sub_cursor(s: "S", j: int, x: int) -> tuple:
-    return (s.cursor2 if x else s.cursor)[j]
-
-
-def sub_rd(s: "S", j: int, x: int) -> int:
-    return (s.rd2 if x else s.rd)[j]
