@@ -15,6 +15,7 @@ from txncheck.spec.api import SpecError
 from txncheck.spec.pip473 import segments
 from txncheck.spec.pip473.spec import Pip473
 
+from .test_pip473_por import _reachable
 from .test_pruning_audit import first_violations
 
 TWO = dict(participants="split", subs=2, recovery="steps", txns=2, writes="t1:0",
@@ -47,18 +48,11 @@ def test_each_subscription_acks_its_own_cursor():
     spec = Pip473("fixed", **{**TWO, "txns": 1, "writes": "", "acks": "t1:s1:1:cum:sub2", "trim": False})
     assert spec.schema.elements("Cur") == ("s1", "s2", "s1/sub2", "s2/sub2")
     seen = False
-    frontier = list(spec.init_states())
-    visited = set(frontier)
-    while frontier:
-        s = frontier.pop()
+    for s in _reachable(spec):
         obs = spec.observe(s)
         if obs["acked"]:
             assert obs["acked"] == {("s1/sub2", "p1")} and s.cursor == ((0, frozenset()),) * 2
             seen = True
-        for _, t in spec.next(s):
-            if t not in visited:
-                visited.add(t)
-                frontier.append(t)
     assert seen
 
 
@@ -97,16 +91,7 @@ def test_a_pending_ack_store_applies_only_its_own_subscriptions_acks(monkeypatch
 def test_a_second_subscription_is_dispatched_and_acked_on_its_own():
     """Its actions name it; the first subscription's keep their labels."""
     spec = Pip473("merged", **TWO)
-    labels = set()
-    frontier = list(spec.init_states())
-    visited = set(frontier)
-    while frontier:
-        s = frontier.pop()
-        for (name, params), t in spec.next(s):
-            labels.add((name, dict(params).get("sub", "")))
-            if t not in visited:
-                visited.add(t)
-                frontier.append(t)
+    labels = {(name, dict(params).get("sub", "")) for s in _reachable(spec) for (name, params), _ in spec.next(s)}
     assert {("dispatch", ""), ("dispatch", "sub2"), ("appendAck", ""), ("appendAck", "sub2"),
             ("deliverAckEvent", ""), ("deliverAckEvent", "sub2")} <= labels
 
