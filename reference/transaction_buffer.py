@@ -144,8 +144,10 @@ class MetadataTransactionBuffer:
         if any(r.txn == txn and r.stage != "todo" for r in self.requests.values()):
             return  # another send of the txn past its check: its op put tracks only a cached txn
         store = self.env.store
-        if any(store.get(p).value["segment"] == self.segment for p in store.children(ops_prefix(txn))):
-            return  # an op here (the broker's pending-ack stores share this cache)
+        shared = not self.b.split_participants  # the pending-ack stores share this cache
+        if any(v["segment"] == self.segment and (shared or v["kind"] == "write")
+               for v in (store.get(p).value for p in store.children(ops_prefix(txn)))):
+            return  # an op whose event reaches this cache
         self.cache.evict(txn)
 
     def _validate(self, req: PublishRequest) -> None:

@@ -39,8 +39,9 @@ CONFIGS = {
     "oneshot": {"watches": "zk-oneshot", "decisions": "both", "crashes": 1},
     # the coordinator's endTxn in three steps, with two failovers between them
     "tc-steps": {"tc": "steps", "decisions": "both", "failovers": 2},
-    # the transaction buffer and the pending-ack store as separate participants
+    # the transaction buffer and the pending-ack store as separate participants (the default), and as one
     "split-participants": {"participants": "split", "decisions": "both", "tc": "steps", "crashes": 2},
+    "joint-participants": {"participants": "joint", "decisions": "both", "tc": "steps", "crashes": 2},
     # the buffer's recovery in the code's steps, with non-transactional sends and trimming around it
     "recovery-steps": {"recovery": "steps", "reshape": "none", "writes": "t1:0 t2:0", "plain": "0 0 0",
                        "trim": True, "decisions": "both", "crashes": 2, "participants": "split"},
@@ -154,9 +155,16 @@ EXHAUSTIVE = {
     # the coordinator's three-step endTxn and failovers between its steps (F9 re-drives)
     "tc-steps": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both",
                  "crashes": 0, "failovers": 2, "tc": "steps"},
-    # separate transaction-buffer and pending-ack participants: a send and an ack of one txn on one segment
+    # separate transaction-buffer and pending-ack participants (the default), and one joint participant: a
+    # send and an ack of one txn on one segment
     "split-participants": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none",
                            "decisions": "both", "crashes": 1, "failovers": 0, "participants": "split"},
+    "joint-participants": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none",
+                           "decisions": "both", "crashes": 1, "failovers": 0, "participants": "joint"},
+    # split participants and a split: the terminated parent rejects the send while the pending-ack store holds the
+    # txn's ACK op (fixed F5 must not count it: its event never reaches the buffer)
+    "split-participants-reshape": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "split",
+                                   "decisions": "commit", "crashes": 0, "failovers": 0, "participants": "split"},
     # the buffer's recovery in steps: a watermark and an aborted record exist before the crash (prune
     # off, so the broker may crash holding nothing), then sends and dispatch between the loads
     "recovery-steps": {"txns": 1, "writes": "t1:0", "plain": "0 0", "acks": "", "reshape": "none",

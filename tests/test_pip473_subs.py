@@ -24,7 +24,7 @@ TWO = dict(participants="split", subs=2, recovery="steps", txns=2, writes="t1:0"
 
 
 @pytest.mark.parametrize("bounds,message", [
-    ({"subs": 2}, 'bound subs = 2 needs participants = "split"'),
+    ({"subs": 2, "participants": "joint"}, 'bound subs = 2 needs participants = "split"'),
     ({"acks": "t1:s1:1:ind:sub2"}, "bound acks: 't1:s1:1:ind:sub2' names subscription 'sub2'; with subs = 1 "
                                    "it is one of sub1"),
     ({"subs": 2, "participants": "split", "acks": "t1:s1:1:ind:sub3"}, "names subscription 'sub3'"),
@@ -36,7 +36,8 @@ def test_bad_subscription_bounds_are_refused(bounds, message):
 
 def test_the_cli_refuses_two_subscriptions_on_a_joint_participant_in_one_line(tmp_path, capsys):
     model = tmp_path / "m.toml"
-    model.write_text('spec = "pip473"\nvariant = "fixed"\nproperties = ["Atomicity"]\n[constants]\nsubs = 2\n')
+    model.write_text('spec = "pip473"\nvariant = "fixed"\nproperties = ["Atomicity"]\n[constants]\nsubs = 2\n'
+                     'participants = "joint"\n')
     assert main(["check", str(model), "--quiet", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and 'needs participants = "split"' in err[0]

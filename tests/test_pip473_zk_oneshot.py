@@ -25,8 +25,8 @@ def _max_pending_per_txn(states) -> int:
 
 
 @pytest.mark.parametrize("name, figures, pending", [
-    ("zk-oneshot", (68903, 193403, 19), 1),
-    ("zk-oneshot-point", (92770, 266290, 21), 2),
+    ("zk-oneshot", (63780, 194710, 20), 1),
+    ("zk-oneshot-point", (95728, 304923, 23), 2),
 ])
 def test_oneshot_watches_keep_the_properties_and_never_queue_twice(name, figures, pending):
     r = check_model(MODELS / "pip473" / f"{name}.toml")

@@ -43,9 +43,10 @@ PIP473 = [
     # the coordinator's three-step endTxn (the failover rule: only while the TC has work)
     {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both", "crashes": 1,
      "failovers": 2, "tc": "steps"},
-    # separate buffer and pending-ack participants (the crash rule reads both caches)
+    # one joint participant (bound participants = "joint"; the other cases split them, the default): the
+    # crash rule reads the one cache
     {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both", "crashes": 2,
-     "failovers": 1, "participants": "split"},
+     "failovers": 1, "participants": "joint"},
     # the buffer's recovery in steps, a non-transactional send and trimming around it (the crash rule
     # while the buffer recovers)
     {"txns": 1, "writes": "t1:0", "plain": "0 0", "acks": "", "reshape": "none", "decisions": "abort",

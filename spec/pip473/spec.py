@@ -22,12 +22,14 @@ Abstractions (each keeps the races the reviewers raised):
 * One participant broker per segment hosts its transaction buffer and the
   pending-ack store of each subscription: one subscription per segment
   unless bound `subs = 2` adds a second, with its own cursor, dispatcher
-  and pending-ack store (the ledger then trims at the slower cursor). By
-  default the buffer and the store share one header cache and one event
-  stream; bound `participants = "split"` gives each its own, as the merged
-  code does (the merged models with findings use it: the joint participant
-  lets an ack's event evict the buffer's cache entry, which the code never
-  does; two subscriptions need it). A crash takes them all.
+  and pending-ack store (the ledger then trims at the slower cursor). The
+  buffer and each store have their own header cache and event stream, as
+  the merged code and the PIP's two components do; bound
+  `participants = "joint"` makes them one, which is not a safe abstraction:
+  it lets an ack's event evict the buffer's cache entry, which the code
+  never does (two findings once rested on that), and it hid a stall of
+  fixed (F5 kept the buffer's entry for the pending-ack store's op). Two
+  subscriptions need split. A crash takes them all.
 * Delivery of a notification and the materialization it triggers are one
   step (`deliverEvent`); recovery reads its snapshot in one step, unless
   bound `recovery = "steps"` (merged/fixed) runs the buffer's loads in the
@@ -209,10 +211,12 @@ class Pip473(Spec):
                           "restart; atomic = its loads happen when it completes; steps = the code's order, "
                           "each a step: the watermark, the aborted set, then the WRITE ops and their headers",
                           choices=("atomic", "steps")),
-        "participants": Bound("joint", "a segment's transaction buffer and its subscription's pending-ack "
-                              "store: joint = one participant, one header cache, one event stream; split = "
-                              "two, each with its own cache and events, deleting its own op records (the "
-                              "merged code)", choices=("joint", "split")),
+        "participants": Bound("split", "a segment's transaction buffer and its subscription's pending-ack "
+                              "store: split = two, each with its own cache and events, deleting its own op "
+                              "records (the PIP's two components and the merged code); joint = one "
+                              "participant, one header cache, one event stream, which is not a safe "
+                              "abstraction: it invents runs and hides others",
+                              choices=("joint", "split")),
         "subs": Bound(1, "subscriptions per segment, each with its own cursor, dispatcher and pending-ack "
                       "store (2 needs participants = split); acks name theirs, sub1 unless told",
                       lo=1, hi=2),
