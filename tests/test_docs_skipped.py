@@ -45,6 +45,8 @@ CHECKED = {
     ("docs/guide.md", 'spec = "specs/mutex.py:Mutex"   # a Python file, relative to the model file'):
         "test_each_way_to_name_a_spec_resolves",
     ("docs/performance.md", "$ .venv/bin/python bench/suite.py --only twophase-rm7"): "test_the_bench_table_has_the_suites_shape",
+    ("docs/performance.md", "$ .venv/bin/python bench/suite.py --only pip473-fixed --max-seconds 1200"):
+        "test_the_pip473_bench_table_is_the_suites_runs_of_fixed",
     **{("docs/performance.md", f"$ .venv/bin/python bench/{cmd}"): "test_the_spark_bench_commands_are_the_scripts"
        for cmd in ("spark_memory.py --driver-below 0", "spark_memory.py",
                    "spark_levels.py models/classic/twophase-rm6.toml",
@@ -300,6 +302,27 @@ def test_each_way_to_name_a_spec_resolves(tmp_path, monkeypatch):
 
 def _shape(cell: str) -> str:
     return re.sub(r"\d[\d,]*(\.\d+)?", "N", cell.strip())
+
+
+def test_the_pip473_bench_table_is_the_suites_runs_of_fixed():
+    """The PIP-473 table: its command is the suite's configuration for
+    models/pip473/fixed.toml, its rows are that configuration's runs in
+    order, and every row has the model's current counts (the ones
+    tests/test_pip473.py pins), so the table goes stale with the model."""
+    from .test_pip473 import FIXED_FIGURES
+
+    key = key_of("test_the_pip473_bench_table_is_the_suites_runs_of_fixed")
+    lines = block(*key).splitlines()
+    spec = importlib.util.spec_from_file_location("bench_suite_pip473", ROOT / "bench" / "suite.py")
+    suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(suite)
+    argv = shlex.split(lines[0])[1:]
+    assert argv[:4] == [".venv/bin/python", "bench/suite.py", "--only", "pip473-fixed"]
+    assert suite.PIP473["pip473-fixed"] == "pip473/fixed.toml"
+    rows = [[c.strip() for c in ln.split("|")[1:-1]] for ln in lines[5:]]
+    assert [(r[0], r[1], r[2]) for r in rows] == [("pip473-fixed", run, "ok") for run in suite.PIP473_RUNS]
+    figures = {tuple(int(c.replace(",", "")) for c in r[3:6]) for r in rows}   # distinct, generated, depth
+    assert figures == {FIXED_FIGURES}, figures
 
 
 def test_the_bench_table_has_the_suites_shape(capsys, monkeypatch, tmp_path):
