@@ -304,6 +304,14 @@ def _shape(cell: str) -> str:
     return re.sub(r"\d[\d,]*(\.\d+)?", "N", cell.strip())
 
 
+def _bench_suite():
+    """bench/suite.py, loaded afresh (a test may replace its CONFIGS)."""
+    spec = importlib.util.spec_from_file_location("bench_suite_under_test", ROOT / "bench" / "suite.py")
+    suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(suite)
+    return suite
+
+
 def test_the_pip473_bench_table_is_the_suites_runs_of_fixed():
     """The PIP-473 table: its command is the suite's configuration for
     models/pip473/fixed.toml, its rows are that configuration's runs in
@@ -311,11 +319,8 @@ def test_the_pip473_bench_table_is_the_suites_runs_of_fixed():
     tests/test_pip473.py pins), so the table goes stale with the model."""
     from .test_pip473 import FIXED_FIGURES
 
-    key = key_of("test_the_pip473_bench_table_is_the_suites_runs_of_fixed")
-    lines = block(*key).splitlines()
-    spec = importlib.util.spec_from_file_location("bench_suite_pip473", ROOT / "bench" / "suite.py")
-    suite = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(suite)
+    lines = block(*key_of("test_the_pip473_bench_table_is_the_suites_runs_of_fixed")).splitlines()
+    suite = _bench_suite()
     argv = shlex.split(lines[0])[1:]
     assert argv[:4] == [".venv/bin/python", "bench/suite.py", "--only", "pip473-fixed"]
     assert suite.PIP473["pip473-fixed"] == "pip473/fixed.toml"
@@ -331,11 +336,8 @@ def test_the_bench_table_has_the_suites_shape(capsys, monkeypatch, tmp_path):
     states is given, and seconds instead of minutes), prints the lines of
     docs/performance.md's table: the same header, the same runs in the same
     order, each cell a figure, a blank or a word where the table has one."""
-    key = key_of("test_the_bench_table_has_the_suites_shape")
-    lines = block(*key).splitlines()
-    spec = importlib.util.spec_from_file_location("bench_suite_under_test", ROOT / "bench" / "suite.py")
-    suite = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(suite)
+    lines = block(*key_of("test_the_bench_table_has_the_suites_shape")).splitlines()
+    suite = _bench_suite()
     name = shlex.split(lines[0])[-1]
     assert shlex.split(lines[0])[1:] == [".venv/bin/python", "bench/suite.py", "--only", name]
     assert name in suite.CONFIGS

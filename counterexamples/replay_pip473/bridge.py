@@ -35,7 +35,7 @@ class Pip473Bridge:
             self.watch_style = "oneshot"
         self.behaviour = lookup_behaviour(spec.variant).with_(
             txn_timeout_ms=c["timeout"] * UNIT_MS, retention_ms=c["retention"] * UNIT_MS,
-            tc_steps=c.get("tc") == "steps", split_participants=c.get("participants", "split") == "split",
+            tc_steps=c.get("tc") == "steps", split_participants=c.get("participants") == "split",
             recovery_steps=c.get("recovery") == "steps")
 
     # -- validation of an untrusted trace -------------------------------------------------

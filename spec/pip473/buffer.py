@@ -14,7 +14,7 @@ like the merged `isTxnAborted`, it ignores the record's position (its prune key)
 from __future__ import annotations
 
 from .state import ABORTED, GONE, IN_FLIGHT, NONE, OPPUT, RECOVERED, UNKEYED, VALID, Part, S
-from .store import header_state
+from .store import header_state, streams
 
 
 def max_read(s: S, j: int, p: Part) -> int:
@@ -76,16 +76,16 @@ def release_failed(m, s: S, j: int, p: Part, t: int, but: int) -> Part:
     forgets its cache entry, which no event would ever clear (no op there,
     so the coordinator publishes nothing to it). Another send of t past its
     header check still needs the entry: its op put tracks the append only
-    for a cached txn. With split participants only the buffer's own WRITE
-    ops count: an ACK op's event goes to the pending-ack store, which has a
-    cache of its own."""
+    for a cached txn. Only an op whose event reaches the buffer counts
+    (`streams`): with split participants an ACK op's event goes to the
+    pending-ack store, which has a cache of its own."""
     if not m.flags.drop_failed or t not in p.cache or any(x[0] == t for x in p.tpos):
         return p
     pubs = s.pubs
     if any(k != but and w.txn == t and pubs[k].seg == j and pubs[k].stage in IN_FLIGHT
            for k, w in enumerate(m.writes)):
         return p
-    if any(o.txn == t and o.seg == j and (o.kind == "write" or not m.split) for o in s.ops):
+    if (j, "events") in streams(m, s, t):
         return p
     return p._replace(cache=p.cache - {t})
 

@@ -31,18 +31,9 @@ from ..api import replace_at as _put
 from .buffer import forget, max_read, prune_key
 from .pendingack import acks_to_apply, apply_to_cursor
 from .state import ABORTED, COMMITTED, OPEN, SUB_FIELDS, S
-from .store import header_state
+from .store import header_state, streams
 
 PENDING = (True,)
-
-
-def streams(m, s: S, t: int) -> set[tuple[int, str]]:
-    """The event streams the coordinator's listing of t's ops finds: (segment,
-    "events") per segment with an op of t; split: WRITE ops name the buffer's
-    stream, ACK ops their subscription's pending-ack store's ("aevents",
-    "aevents2")."""
-    return {(o.seg, SUB_FIELDS[o.sub]["aevents"] if m.split and o.kind == "ack" else "events")
-            for o in s.ops if o.txn == t}
 
 
 def publish(part: tuple, targets) -> tuple:

@@ -6,7 +6,7 @@ update transactionally with the underlying records, so they self-clean."
 
 from __future__ import annotations
 
-from .state import GONE, NONE, OPEN, TERMINAL, Header, Op, S
+from .state import GONE, NONE, OPEN, SUB_FIELDS, TERMINAL, Header, Op, S
 
 
 def header_state(s: S, t: int) -> str:
@@ -39,6 +39,15 @@ def txn_by_final_state(s: S, retention: int) -> list[int]:
     """idx:txn-by-final-state, range-queried for finalized_ms + retention <= now."""
     return [t for t, h in enumerate(s.hdr)
             if isinstance(h, Header) and h.state in TERMINAL and 0 <= h.fin_at and h.fin_at + retention <= s.now]
+
+
+def streams(m, s: S, t: int) -> set[tuple[int, str]]:
+    """The event streams the coordinator's listing of t's ops finds: (segment,
+    "events") per segment with an op of t; split: WRITE ops name the buffer's
+    stream, ACK ops their subscription's pending-ack store's ("aevents",
+    "aevents2")."""
+    return {(o.seg, SUB_FIELDS[o.sub]["aevents"] if m.split and o.kind == "ack" else "events")
+            for o in s.ops if o.txn == t}
 
 
 def put_op(s: S, t: int, kind: str, seg: int, pos: int, cumulative: bool = False, sub: int = 0) -> dict:
