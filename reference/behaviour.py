@@ -76,9 +76,10 @@ class Behaviour:
     # (a model's bound `tc = "steps"`; otherwise one step).
     tc_steps: bool = False
     # The transaction buffer and each pending-ack store have their own header
-    # cache, event stream and op records to delete (a model's bound
-    # `participants = "split"`, as the merged code); otherwise they share one.
-    split_participants: bool = False
+    # cache, event stream and op records to delete, as in the merged code and
+    # as the PIP names them (a model's bound `participants`, "split" by
+    # default); False shares one, an abstraction the code does not have.
+    split_participants: bool = True
     # The buffer's recovery as the code chains it: load the watermark (the
     # read position starts there), load the aborted set, then scan the WRITE
     # ops and read their headers, each a task (a model's bound `recovery =
