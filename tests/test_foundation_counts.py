@@ -129,6 +129,20 @@ def test_check_model_api_reports_witnesses():
     assert r.outcome.witnesses_found == {"SomeCommitted": True, "SomeAborted": True}
 
 
+def test_simulate_reports_which_witnesses_its_walks_reach(capsys):
+    """A walk that commits is rare in TCommit (every RM must prepare first):
+    20 walks (seed 0) never commit, 2,000 do; both are said, in JSON and in text."""
+    model = str(MODELS / "classic" / "tcommit-rm3.toml")
+    for walks, committed in (("20", False), ("2000", True)):
+        rc = main(["check", model, "--engine", "simulate", "--walks", walks, "--json", "--quiet"])
+        r = json.loads(capsys.readouterr().out)
+        assert rc == 3 and r["verdict"] == "incomplete"
+        assert r["witnesses"] == {"SomeCommitted": committed, "SomeAborted": True}
+    assert r["distinct_states"] == 34  # 2,000 walks visit every reachable state, each checked once
+    main(["check", model, "--engine", "simulate", "--walks", "20", "--quiet"])
+    assert "  witnesses reached: SomeAborted; not reached: SomeCommitted\n" in capsys.readouterr().out
+
+
 def test_simulate_finds_the_diehard_bug_reproducibly_but_never_says_ok(tmp_path, capsys):
     model = str(MODELS / "classic" / "diehard.toml")
     runs = []

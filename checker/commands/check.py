@@ -169,6 +169,11 @@ def human_report(report: Report) -> str:
         lines.append(f"verdict: ok ({props} hold in every reachable state)")
     elif o.verdict == "incomplete":
         lines.append(f"verdict: incomplete ({o.incomplete_reason}); no violation found so far")
+        if o.witnesses_found:  # how far the search got: which witnesses it reached
+            reached = [n for n, ok in o.witnesses_found.items() if ok]
+            missed = [n for n, ok in o.witnesses_found.items() if not ok]
+            lines.append(f"  witnesses reached: {', '.join(reached) or 'none'}"
+                         + (f"; not reached: {', '.join(missed)}" if missed else ""))
     else:
         lines.append("verdict: violation")
     for v in o.violations:

@@ -9,7 +9,11 @@ about the states it did not visit, so the verdict is `incomplete` (exit 3).
 Runs are reproducible: the walk choices come from `random.Random(seed)`.
 
 `distinct_states` counts the distinct states visited; `states_generated`
-counts every successor computed, as in bfs.
+counts every successor computed, as in bfs. Each distinct state is checked
+once, when first visited, for the invariants and for the model's witnesses;
+`witnesses_found` says which witnesses some walk reached, so a user can tell
+whether the walks got where the properties bite. A witness never reached is
+reported, not a violation: the walks cover only part of the space.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ def run(job: Job) -> Outcome:
     walks = opts.walks if opts.walks is not None else 1000
     walk_depth = opts.walk_depth if opts.walk_depth is not None else 100
     check = job.invariant_checker()
+    found = {n: False for n in job.witnesses}
+    witness_check = job.witness_checker(found) if found else None
     inits = list(spec.init_states())
     seen: set = set()
     generated = len(inits)
@@ -42,12 +48,16 @@ def run(job: Job) -> Outcome:
             s = rng.choice(inits)
             path = [(None, s)]
             for _ in range(walk_depth + 1):
-                if s not in seen:
+                if s not in seen:  # a state seen before passed these checks then
                     seen.add(s)
-                bad = check(spec.observe(s))
-                if bad is not None:
-                    violation = Violation(bad, ViolationKind.INVARIANT, list(path))
-                    break
+                    obs = spec.observe(s)
+                    bad = check(obs)
+                    if bad is not None:
+                        violation = Violation(bad, ViolationKind.INVARIANT, list(path))
+                        break
+                    if witness_check is not None:
+                        for n in witness_check(obs):
+                            found[n] = True
                 succ = list(spec.next(s))
                 generated += len(succ)
                 for a, _ in succ:
@@ -88,4 +98,5 @@ def run(job: Job) -> Outcome:
         coverage=dict(sorted(coverage.items())),
         peak_memory_mb=peak_memory_mb(),
         incomplete_reason=None if violation else incomplete,
+        witnesses_found=found,
     )
