@@ -22,8 +22,11 @@ from .errors import EngineError, ModelError, ReductionError
 ENGINE_OPTIONS: dict[str, frozenset[str]] = {
     "bfs": frozenset({"workers", "checkpoint", "resume", "checkpoint_interval",
                       "symmetry", "por", "fingerprints", "exact", "compact"}),
-    "spark": frozenset({"master", "checkpoint", "resume", "stop_after_level"}),
-    "simulate": frozenset({"seed", "walks", "walk_depth"}),
+    # spark's visited set is always 64-bit fingerprints and simulate's is always
+    # exact, so each accepts the flag that says so (a model file's
+    # `fingerprints = true` runs on spark; `--exact` turns it off for simulate).
+    "spark": frozenset({"master", "checkpoint", "resume", "stop_after_level", "fingerprints"}),
+    "simulate": frozenset({"seed", "walks", "walk_depth", "exact"}),
 }
 
 # What `--workers N` (N > 1) refuses, with the reason (ADR 0005).
@@ -34,6 +37,9 @@ REFUSED_BY_WORKERS = {
     "checkpoint": "--workers does not write checkpoints; drop one of them",
     "resume": "--workers does not resume checkpoints; drop one of them",
 }
+
+# The command-line switch that turns off a reduction a model file switches on.
+OFF_SWITCH = {"fingerprints": "--exact", "symmetry": "--no-symmetry", "por": "--no-por"}
 
 # What the liveness check needs the complete, exact bfs graph for (checker/liveness/).
 REFUSED_BY_TEMPORAL = ("symmetry", "por", "fingerprints", "workers")
@@ -102,7 +108,10 @@ class Options:
             return  # an unknown engine: checker.engines.get_engine says so
         for name in sorted(self.asked()):
             if name not in supported and self._on(name):
-                raise EngineError(f"engine {engine!r} does not support {flag(name)}")
+                hint = ""
+                if model is not None and model.raw.get(name) and name in OFF_SWITCH:
+                    hint = f" ({model.path.name} switches it on; {OFF_SWITCH[name]} turns it off)"
+                raise EngineError(f"engine {engine!r} does not support {flag(name)}{hint}")
         if engine == "bfs":
             self._validate_bfs(temporal)
         elif engine == "spark":

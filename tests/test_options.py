@@ -45,6 +45,24 @@ def test_validate_holds_the_rules(options, engine, error, message):
     Options().validate(None, engine)  # the defaults go with every engine
 
 
+def test_a_reduction_the_model_file_switches_on_is_refused_with_its_off_switch(tmp_path, capsys):
+    from txncheck.checker.cli import main
+
+    src = (MODELS / "classic" / "twophase-rm3.toml").read_text()
+    model = tmp_path / "tp.toml"
+    model.write_text(src.replace("[constants]", "fingerprints = true\n\n[constants]", 1))
+    args = ["check", str(model), "--engine", "simulate", "--walks", "5", "--quiet"]
+    assert main(args) == 2
+    assert capsys.readouterr().err == ("txncheck: error: engine 'simulate' does not support --fingerprints "
+                                       "(tp.toml switches it on; --exact turns it off)\n")
+    assert main(args + ["--exact"]) == 3  # simulate never says ok
+    capsys.readouterr()
+    m = load_model(model)  # spark keeps fingerprints anyway: the file's key is accepted, --exact is not
+    Options.of(m.reductions()).validate(m, "spark")
+    with pytest.raises(EngineError, match="^engine 'spark' does not support --exact$"):
+        Options.of(m.reductions({"exact": True})).validate(m, "spark")
+
+
 def test_validate_refuses_what_temporal_properties_cannot_use():
     m = load_model(MODELS / "classic" / "twophase-rm3-liveness.toml")
     for opts, engine, keep, tail in [({}, "simulate", True, "are checked by the bfs engine only, not 'simulate'"),
