@@ -129,6 +129,26 @@ def test_check_model_api_reports_witnesses():
     assert r.outcome.witnesses_found == {"SomeCommitted": True, "SomeAborted": True}
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_an_incomplete_bfs_run_says_the_depth_it_checked_completely(workers, capsys):
+    """Stopped at 20,000 states, TwoPhase(6) has found every state of its
+    first 9 levels (10 is incomplete), as the report says."""
+    import re
+
+    model = str(MODELS / "classic" / "twophase-rm6.toml")
+    assert main(["check", model, "--max-states", "20000", "--workers", workers, "--quiet"]) == 3
+    line = re.search(r"every state up to depth (\d+) was checked: no violation within (\d+) steps",
+                     capsys.readouterr().out)
+    depth = int(line.group(1))
+    assert (depth, int(line.group(2))) == (9, 8)
+    full = explore(TwoPhase(rm=6), keep_graph=False).exploration
+    cut = explore(TwoPhase(rm=6), keep_graph=False, max_states=20_000).exploration
+    within = set(full.states[:full.levels[depth]])  # the states at depth <= 9
+    assert within <= set(cut.states) and len(full.states[:full.levels[depth + 1]]) > 20_000
+    assert main(["check", model, "--max-states", "20000", "--por", "--quiet"]) == 3  # no such claim with POR
+    assert "every state up to depth" not in capsys.readouterr().out
+
+
 def test_simulate_reports_which_witnesses_its_walks_reach(capsys):
     """A walk that commits is rare in TCommit (every RM must prepare first):
     20 walks (seed 0) never commit, 2,000 do; both are said, in JSON and in text."""

@@ -169,6 +169,11 @@ def human_report(report: Report) -> str:
         lines.append(f"verdict: ok ({props} hold in every reachable state)")
     elif o.verdict == "incomplete":
         lines.append(f"verdict: incomplete ({o.incomplete_reason}); no violation found so far")
+        if o.engine == "bfs" and o.depth and "por" not in (o.extra.get("reductions") or {}):
+            # bfs checks a state when it finds it, and it found every state of the level it
+            # was expanding when it stopped; POR's paths may be longer than the shortest.
+            lines.append(f"  every state up to depth {o.depth} was checked: no violation within "
+                         f"{o.depth - 1} step{'' if o.depth == 2 else 's'} of an initial state")
         if o.witnesses_found:  # how far the search got: which witnesses it reached
             reached = [n for n, ok in o.witnesses_found.items() if ok]
             missed = [n for n, ok in o.witnesses_found.items() if not ok]
