@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+from txncheck.checker.cli import main
 from txncheck.checker.engines import EngineError, get_engine
 from txncheck.checker.job import Job
 from txncheck.checker.model import ModelError, load_model
@@ -46,8 +47,6 @@ def test_validate_holds_the_rules(options, engine, error, message):
 
 
 def test_a_reduction_the_model_file_switches_on_is_refused_with_its_off_switch(tmp_path, capsys):
-    from txncheck.checker.cli import main
-
     src = (MODELS / "classic" / "twophase-rm3.toml").read_text()
     model = tmp_path / "tp.toml"
     model.write_text(src.replace("[constants]", "fingerprints = true\n\n[constants]", 1))

@@ -10,7 +10,8 @@ Runs are reproducible: the walk choices come from `random.Random(seed)`.
 
 `distinct_states` counts the distinct states visited; `states_generated`
 counts every successor computed, as in bfs. Each distinct state is checked
-once, when first visited, for the invariants and for the model's witnesses;
+once, when first visited, for the invariants and for the model's witnesses
+(`verdicts.Verdicts`, as bfs does);
 `witnesses_found` says which witnesses some walk reached, so a user can tell
 whether the walks got where the properties bite. A witness never reached is
 reported, not a violation: the walks cover only part of the space.
@@ -23,6 +24,7 @@ import time
 
 from ..job import Job, Outcome, Verdict, Violation, ViolationKind
 from ..exploration import peak_memory_mb
+from ..verdicts import Verdicts
 
 def run(job: Job) -> Outcome:
     job.validate("simulate")
@@ -31,9 +33,9 @@ def run(job: Job) -> Outcome:
     rng = random.Random(opts.seed if opts.seed is not None else 0)
     walks = opts.walks if opts.walks is not None else 1000
     walk_depth = opts.walk_depth if opts.walk_depth is not None else 100
-    check = job.invariant_checker()
     found = {n: False for n in job.witnesses}
-    witness_check = job.witness_checker(found) if found else None
+    pending = set(found)
+    verdicts = Verdicts(spec, job.invariant_checker(), job.witness_checker(pending) if pending else None, pending)
     inits = list(spec.init_states())
     seen: set = set()
     generated = len(inits)
@@ -50,14 +52,13 @@ def run(job: Job) -> Outcome:
             for _ in range(walk_depth + 1):
                 if s not in seen:  # a state seen before passed these checks then
                     seen.add(s)
-                    obs = spec.observe(s)
-                    bad = check(obs)
+                    bad, holds = verdicts(s)
                     if bad is not None:
                         violation = Violation(bad, ViolationKind.INVARIANT, list(path))
                         break
-                    if witness_check is not None:
-                        for n in witness_check(obs):
-                            found[n] = True
+                    for n in holds:
+                        found[n] = True
+                        pending.discard(n)
                 succ = list(spec.next(s))
                 generated += len(succ)
                 for a, _ in succ:
