@@ -97,6 +97,8 @@ def label_text(m: Model) -> str:
     text = f"holds for {HOLDS_FOR[kind]} ({m.label['source']})"
     if kind != "code" and m.expect.get("verdict") == "violation":
         text += "; not a defect of the current code"
+    if m.label.get("upstream"):
+        text += f"; known upstream: {m.label['upstream']}"
     return text
 
 

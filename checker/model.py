@@ -197,19 +197,25 @@ def load_model(path: str | Path) -> Model:
 
 
 def _label(path: Path, label) -> dict[str, str]:
-    """[label]: holds_for (one of HOLDS_FOR) and source (non-empty text), both required."""
+    """[label]: holds_for (one of HOLDS_FOR) and source (non-empty text), both required;
+    upstream (optional, non-empty text): where the finding is already known upstream."""
     if not isinstance(label, dict):
         _fail(path, "[label] must be a table")
     if not label:
         return {}
-    bad = sorted(set(label) - {"holds_for", "source"})
+    bad = sorted(set(label) - {"holds_for", "source", "upstream"})
     if bad:
-        _fail(path, f"unknown key {bad[0]!r} in [label] (known: holds_for, source)")
+        _fail(path, f"unknown key {bad[0]!r} in [label] (known: holds_for, source, upstream)")
     if label.get("holds_for") not in HOLDS_FOR:
         _fail(path, f"[label] holds_for must be one of {', '.join(HOLDS_FOR)}")
     if not isinstance(label.get("source"), str) or not label["source"].strip():
         _fail(path, "[label] source must name the commit read, the release or the document's section")
-    return {"holds_for": label["holds_for"], "source": label["source"]}
+    out = {"holds_for": label["holds_for"], "source": label["source"]}
+    if "upstream" in label:
+        if not isinstance(label["upstream"], str) or not label["upstream"].strip():
+            _fail(path, "[label] upstream must name where the finding is known upstream (non-empty text)")
+        out["upstream"] = label["upstream"]
+    return out
 
 
 def shipped_models_dir() -> Path | None:

@@ -28,9 +28,9 @@ EXPECTED = {
     "no-split": ("ok", None, 0, 4760, 10677, 17),
     "timeout-race": ("violation", "ReadCommitted", 7, 78, 93, 6),
     "timeout-race-markers": ("violation", "Atomicity", 8, 119, 153, 7),
-    "timeout-fixed": ("ok", None, 0, 212, 417, 14),
+    "timeout-fixed": ("ok", None, 0, 677, 1715, 16),
     "retry-strict": ("violation", "CommitReplyTruthful", 7, 97, 127, 6),
-    "retry-current": ("violation", "CommitReplyTruthful", 7, 90, 123, 6),
+    "retry-current": ("violation", "CommitReplyTruthful", 7, 139, 209, 6),
     "retry-fixed": ("ok", None, 0, 5208, 15027, 24),
 }
 
@@ -93,13 +93,50 @@ def test_retry_strict_trace_tells_a_committed_txn_it_failed():
 
 def test_retry_current_fails_only_after_the_txn_finished():
     """Current Pulsar re-drives a retry while COMMITTING; the wrong answer
-    comes from a retry after COMMITTED (InvalidTxnStatus)."""
+    comes from a retry after COMMITTED (InvalidTxnStatus), which a stock
+    client makes after its operation timeout (apache/pulsar#19747)."""
     trace = read_trace(CORPUS / "retry-current.itf.json")
     assert trace.meta["variant"] == "current"
     actions = [s["action"] for s in trace.steps]
-    assert actions.index("ClientRetryEndTxn") > actions.index("EndTxnComplete")
+    assert actions.index("ClientOpTimeout") < actions.index("EndTxnComplete") < actions.index("ClientRetryEndTxn")
     last = trace.states[-1]
     assert (last["clientResult"]["t1"], last["outcome"]["t1"]) == ("failed", "COMMITTED")
+
+
+def _current(**bounds):
+    spec = LegacyV4("current", txns=1, segments=2, splits=0, **bounds)
+    return spec, explore(spec, props={})
+
+
+def test_current_never_writes_time_out_and_still_aborts_on_timeout():
+    """endTransactionForTimeout: OPEN -> ABORTING; Pulsar never writes TIME_OUT."""
+    spec, out = _current(timeout=True, restarts=1)
+    states = out.exploration.states
+    assert not any("TIME_OUT" in s.status for s in states)
+    timed_out = [s for s in states if s.timer == ("done",) and s.asked == ("",) and s.outcome == ("ABORTED",)]
+    assert timed_out  # the tracker alone aborted t1
+    assert "AbortTimedOut" not in out.coverage
+
+
+def test_current_retry_timer_answers_the_client_then_re_drives():
+    """A retryable fan-out error answers the client at once and arms the TC's
+    retry timer; no marker is written until the timer fires; the txn then
+    commits, and the client was told it failed."""
+    spec, out = _current()
+    g = out.exploration
+    armed = [s for s in g.states if s.redrive]
+    assert armed and all(s.result == ("failed",) and not s.live[0] and s.status == ("COMMITTING",) for s in armed)
+    assert all(("p", 0) not in s.acked[0] or s.ledger[0][-1][0] == "C" for s in armed)
+    assert any(s.redrive == frozenset() and s.result == ("failed",) and s.outcome == ("COMMITTED",) for s in g.states)
+    assert out.coverage["RetryTimerFires"]["distinct"] > 0
+
+
+def test_current_op_timeout_is_neither_success_nor_failure():
+    spec, out = _current()
+    timed = [s for s in out.exploration.states if s.result == ("timeout",)]
+    assert timed and all(not s.live[0] for s in timed)
+    check = compile_predicate(spec.schema, spec.invariants["CommitReplyTruthful"])
+    assert all(check(spec.observe(s)) for s in timed)
 
 
 def test_current_re_drives_a_retry_while_committing():

@@ -63,11 +63,20 @@ def test_gate_junit_and_sarif_carry_the_label(tmp_path):
     assert result.to_json()["models"][0]["label"]["holds_for"] == "release"
 
 
+def test_a_finding_known_upstream_says_where():
+    """issue 43: retry-current is relabelled as known upstream, not deleted."""
+    m = load_model(MODELS / "legacy_v4" / "retry-current.toml")
+    text = label_text(m)
+    assert m.label["holds_for"] == "code" and "known upstream: apache/pulsar#19747" in text
+    assert "PIP-254, apache/pulsar#19744" in text
+
+
 @pytest.mark.parametrize("table,error", [
     ('label = "code"', "[label] must be a table"),
     ('[label]\nholds_for = "fact"\nsource = "x"', "[label] holds_for must be one of code, release, text"),
     ('[label]\nholds_for = "code"', "[label] source must name"),
     ('[label]\nholds_for = "code"\nsource = "x"\ncommit = "y"', "unknown key 'commit' in [label]"),
+    ('[label]\nholds_for = "code"\nsource = "x"\nupstream = ""', "[label] upstream must name"),
 ])
 def test_a_bad_label_is_a_one_line_model_error(tmp_path, table, error):
     p = tmp_path / "m.toml"

@@ -24,19 +24,28 @@ seen in the field") are variants, each changing one action's body:
   * `default`: the fixed behaviour: the timeout's status write is a CAS from
     OPEN, and an end repeated in the txn's own direction is idempotent, also
     after the txn finished.
-  * `current`: the coordinator as Pulsar ships it today
-    (MLTransactionMetadataStore / TransactionMetadataStoreService at
-    apache/pulsar@0553e3f4ac51, as the issue 29 audit read it): the timeout
-    checks the status under the txn's lock (a CAS from OPEN, as `default`);
-    an end retried in the txn's own direction while it is COMMITTING or
-    ABORTING is accepted and re-driven; once the txn is COMMITTED or ABORTED
-    a retry gets InvalidTxnStatus, and once the TC dropped it (after it
-    finished, or across a restart) TransactionNotFound. In the code read,
-    `updateTxnStatus` answers a repeated status as done, changes status
-    under the txn's lock with the expected status checked, and drops a
-    COMMITTED or ABORTED txn from `txnMetaMap` at once; the model lets that
-    removal come any time after the final status (RemoveFinishedTxn).
-
+  * `current`: the coordinator and client as Pulsar ships them today
+    (TransactionMetadataStoreService at apache/pulsar@00df73579e48; the
+    issue 29 and issue 43 audits):
+      - the timeout tracker aborts an OPEN txn itself
+        (`endTransactionForTimeout`: OPEN -> ABORTING, a CAS from OPEN); no
+        code path writes TIME_OUT;
+      - an end retried in the txn's own direction while it is COMMITTING or
+        ABORTING is accepted and re-driven; once the txn is COMMITTED or
+        ABORTED a retry gets InvalidTxnStatus, and once the TC dropped it
+        (after it finished, or across a restart) TransactionNotFound. The
+        TC drops a finished txn from `txnMetaMap` at once; the model lets that
+        removal come any time after the final status (RemoveFinishedTxn);
+      - the TC's retry timer: a fan-out attempt that fails with a retryable
+        error answers the client's request with that error and re-drives the
+        end from `transactionOpRetryTimer` (EndTxnRetryLater, RetryTimerFires);
+      - the client's operation timeout (30 s by default): a client whose
+        request gets no answer in time is told "timeout", neither success nor
+        failure; the application then retries the end (ClientOpTimeout, then
+        ClientRetryEndTxn), as apache/pulsar#19747 describes.
+    Known upstream: apache/pulsar#19747 (the client is told a committed txn
+    failed); PIP-254, apache/pulsar#19744, proposes idempotent commit and
+    abort, which `default` models.
 Properties, and why each can fail (tests/test_legacy_v4_truth.py holds a
 truth table for each):
   * `EndTxnNotStranded` restates the document's own premise (a sealed
@@ -94,8 +103,9 @@ class V4State(NamedTuple):
     subs: tuple         # per txn: frozenset of segments whose subscription holds its acks
     acked: tuple        # per txn: frozenset of ("p"|"s", seg) that answered END_TXN with OK
     asked: tuple        # per txn: what the client asked: "" | "commit" | "abort"
-    result: tuple       # per txn: the answer the client got: "" | "ok" | "failed"
+    result: tuple       # per txn: the answer the client got: "" | "ok" | "failed" | "timeout" (current)
     live: tuple         # per txn: the TC holds the client's end request (will reply)
+    redrive: frozenset  # current: txns whose end the TC's retry timer will re-drive
     timer: tuple        # per txn: timeout tracker: "idle" | "fired" | "done"
     outcome: tuple      # ghost per txn: "" | COMMITTED | ABORTED (first terminal status logged)
     committing: frozenset  # ghost: txns whose status was ever COMMITTING
@@ -201,6 +211,9 @@ class LegacyV4(Spec):
         self.a_end_sub = per_ts("EndTxnOnSubscription")
         self.a_end = {d: [("EndTxn", (("txn", tn[t]), ("decision", d))) for t in T] for d in ("commit", "abort")}
         self.a_retry = per_t("ClientRetryEndTxn")
+        self.a_op_timeout = per_t("ClientOpTimeout")
+        self.a_retry_later = per_t("EndTxnRetryLater")
+        self.a_timer_fires = per_t("RetryTimerFires")
         self.a_fire = per_t("TimeoutFires")
         self.a_timeout = per_t("TimeoutAbort")
         self.a_abort_timed_out = per_t("AbortTimedOut")
@@ -227,6 +240,7 @@ class LegacyV4(Spec):
             asked=("",) * n,
             result=("",) * n,
             live=(False,) * n,
+            redrive=frozenset(),
             timer=("idle",) * n,
             outcome=("",) * n,
             committing=frozenset(),
@@ -284,6 +298,15 @@ class LegacyV4(Spec):
                 yield self.a_end["commit"][t], self._tc_end(s, t, "commit")
                 if c["client_abort"]:
                     yield self.a_end["abort"][t], self._tc_end(s, t, "abort")
+            elif variant == "current" and s.asked[t]:
+                if s.result[t] == "":
+                    # The client's operation timeout (30 s by default) expires: it
+                    # stops waiting and reports a timeout; a later reply is dropped.
+                    yield self.a_op_timeout[t], s._replace(result=_put(s.result, t, "timeout"),
+                                                           live=_put(s.live, t, False))
+                elif s.result[t] == "timeout":
+                    # The application retries the same end (apache/pulsar#19747).
+                    yield self.a_retry[t], self._tc_end(s._replace(result=_put(s.result, t, "")), t, s.asked[t])
             elif s.asked[t] and s.result[t] == "" and not s.live[t]:
                 # The client's connection to the TC was lost: it retries the same end.
                 yield self.a_retry[t], self._tc_end(s, t, s.asked[t])
@@ -294,7 +317,12 @@ class LegacyV4(Spec):
                     yield self.a_fire[t], s._replace(timer=_put(s.timer, t, "fired"))
                 elif s.timer[t] == "fired":
                     racy = variant == "timeout-race" and st in ENDING
-                    if st == OPEN or racy:
+                    if st == OPEN and variant == "current":
+                        # endTransactionForTimeout: the TC aborts the txn itself, OPEN -> ABORTING.
+                        yield self.a_timeout[t], s._replace(
+                            status=_put(s.status, t, ABORTING), acked=_put(s.acked, t, frozenset()),
+                            timer=_put(s.timer, t, "done"))
+                    elif st == OPEN or racy:
                         yield self.a_timeout[t], s._replace(
                             status=_put(s.status, t, TIME_OUT), acked=_put(s.acked, t, frozenset()),
                             timer=_put(s.timer, t, "done"))
@@ -303,9 +331,17 @@ class LegacyV4(Spec):
             if st == TIME_OUT:
                 # A timed-out txn is aborted: TIME_OUT -> ABORTING, fan-out again.
                 yield self.a_abort_timed_out[t], s._replace(status=_put(s.status, t, ABORTING))
-            if st in ENDING:
+            if st in ENDING and t in s.redrive:
+                # current: the TC's retry timer fires and re-drives the end (endTransaction again).
+                yield self.a_timer_fires[t], s._replace(redrive=s.redrive - {t})
+            elif st in ENDING:
                 commit = st == COMMITTING
                 done = s.acked[t]
+                if variant == "current" and s.live[t]:
+                    # A fan-out attempt fails with a retryable error: the TC answers the
+                    # client's request with it and arms its retry timer.
+                    yield self.a_retry_later[t], s._replace(
+                        result=_put(s.result, t, "failed"), live=_put(s.live, t, False), redrive=s.redrive | {t})
                 for g in s.parts[t]:
                     if ("p", g) in done:
                         continue
@@ -377,7 +413,7 @@ class LegacyV4(Spec):
             # log survives; client connections, fired timers and fan-out
             # progress are lost, and recovery re-drives the fan-out.
             yield self.a_restart, s._replace(
-                live=(False,) * self.n_txn,
+                live=(False,) * self.n_txn, redrive=frozenset(),
                 timer=tuple("idle" if x == "fired" else x for x in s.timer),
                 acked=tuple(frozenset() if st in ENDING else a for st, a in zip(s.status, s.acked)),
                 restarts=s.restarts - 1)
@@ -423,6 +459,7 @@ class LegacyV4(Spec):
             "clientAsked": per_txn(s.asked),
             "clientResult": per_txn(s.result),
             "tcHoldsRequest": per_txn(s.live),
+            "tcRetryTimer": per_txn(tuple(t in s.redrive for t in range(self.n_txn))),
             "timeoutTracker": per_txn(s.timer),
             "outcome": per_txn(s.outcome),
             "everCommitting": frozenset(tn[t] for t in s.committing),
