@@ -20,14 +20,14 @@ CORPUS = ROOT / "counterexamples" / "pip196"
 
 # stem: (verdict, violated property, trace length, distinct, generated, depth)
 EXPECTED = {
-    "merged": ("ok", None, 0, 8426, 15267, 27),
-    "merged-two-crashes": ("ok", None, 0, 42388, 81713, 36),
-    "merged-capacity2": ("ok", None, 0, 78958, 169475, 30),
+    "merged": ("ok", None, 0, 7130, 12712, 28),
+    "merged-two-crashes": ("ok", None, 0, 37096, 72801, 37),
+    "merged-capacity2": ("ok", None, 0, 72352, 158265, 31),
     "upgrade": ("ok", None, 0, 29820, 54727, 35),
     "index-race-pip-text": ("violation", "RecoveredAbortsExact", 9, 1729, 2729, 8),
-    "orphan-segment": ("violation", "NoOrphanWhenQuiescent", 10, 1958, 3104, 9),
+    "orphan-segment": ("violation", "NoOrphanWhenQuiescent", 11, 1792, 2847, 10),
     "early-publish": ("violation", "MaxReadNeverAhead", 5, 51, 65, 4),
-    "publish-during-recovery": ("ok", None, 0, 5771, 9106, 17),
+    "publish-during-recovery": ("ok", None, 0, 5155, 8039, 18),
 }
 
 
@@ -117,7 +117,7 @@ def test_orphaned_segment_is_removed_only_by_a_new_abort():
         later = nx.descendants(quiet, fps[i]) if fps[i] in quiet else set()
         assert not any(cleaned(idx[x], keys) for x in later)
         never += not any(cleaned(idx[x], keys) for x in nx.descendants(g, fps[i]))
-    assert (len(orphaned), never) == (124, 112)
+    assert (len(orphaned), never) == (102, 94)
 
 
 def test_every_property_passes_the_load_time_sanity_check():

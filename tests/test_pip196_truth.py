@@ -94,7 +94,7 @@ def test_the_shipped_mechanism_breaks_it(stem, name):
 
 
 # stem: distinct states (prune = true, prune = false); verdict and trace length do not change.
-PRUNE = {"merged": (8426, 9990), "index-race-pip-text": (1729, 2210), "orphan-segment": (1958, 2543)}
+PRUNE = {"merged": (7130, 8366), "index-race-pip-text": (1729, 2210), "orphan-segment": (1792, 2316)}
 
 
 @pytest.mark.parametrize("stem", sorted(PRUNE))

@@ -25,7 +25,7 @@ seen in the field") are variants, each changing one action's body:
     OPEN, and an end repeated in the txn's own direction is idempotent, also
     after the txn finished.
   * `current`: the coordinator and client as Pulsar ships them today
-    (TransactionMetadataStoreService at apache/pulsar@00df73579e48; the
+    (TransactionMetadataStoreService at apache/pulsar@0721fddbe79d; the
     issue 29 and issue 43 audits):
       - the timeout tracker aborts an OPEN txn itself
         (`endTransactionForTimeout`: OPEN -> ABORTING, a CAS from OPEN); no

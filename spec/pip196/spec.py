@@ -27,6 +27,25 @@ where the document is silent:
     the topic from the unsealed snapshot's maxReadPosition to the LAC.
   * "compatibility / Upgrade": with no index record, recover from the old
     single-snapshot topic, whose aborts become the unsealed list.
+  * Variant `merged` also has the three mechanisms of the shipped
+    TopicTransactionBuffer that the document does not describe (issue 43):
+      - NoSnapshot: recovery that finds no index and no old snapshot does not
+        replay the topic; it puts the read limit at the LAC and enters
+        NoSnapshot (`noNeedToRecover`, `changeToNoSnapshotState`). A new topic
+        starts there. NoSnapshot serves reads, so the properties that speak
+        of a ready TB speak of it too.
+      - The first snapshot: in NoSnapshot the first transactional append is
+        queued and calls `takeFirstSnapshot()`, which writes the index record
+        before the buffer turns Ready (`changeToReadyStateFromNoSnapshot`) and
+        the append lands (TakeFirstSnapshot). So no transactional entry is
+        ever in a topic that has no index: that is what makes skipping the
+        replay safe.
+      - The read limit comes from the buffer's own tracking (`ongoingTxns`,
+        `updateMaxReadPosition`): the first position of the oldest txn the
+        buffer knows is open, else the LAC. Every variant now computes it so;
+        the never-crashed value `_first_open` is only the properties' ghost.
+    The text's variants (`pip-text`, `early-publish`) keep a new topic ready
+    and replay from the start when there is no index.
   * Non-transactional publishes may arrive while the TB recovers. Variant
     `early-publish` (a v4 field failure, protocol-notes.md) lets such a
     publish move maxReadPosition to the LAC before recovery has learned the
@@ -75,6 +94,7 @@ from ..schema import Bool, Int, Str
 
 DATA, COMMIT, ABORT, PLAIN = "D", "C", "A", "N"  # PLAIN: a non-transactional publish
 DOWN, READ, LOADED, READY, STUCK = "down", "index-read", "segments-loaded", "ready", "stuck"
+NOSNAP = "no-snapshot"   # TopicTransactionBuffer's NoSnapshot state (variant merged)
 
 
 class TBState(NamedTuple):
@@ -87,7 +107,8 @@ class TBState(NamedTuple):
     index: tuple | None  # index topic: (((seq, marker position), ...), unsealed txns, maxReadPosition)
     old: tuple | None    # the pre-PIP-196 snapshot topic: (aborted txns, maxReadPosition)
     # The broker's memory, lost on a crash.
-    phase: str           # down | index-read | segments-loaded | ready | stuck
+    phase: str           # down | index-read | segments-loaded | ready | no-snapshot | stuck
+    ongoing: tuple       # ongoingTxns: ((txn, first position), ...) the TB tracks, by position
     aborted: frozenset   # aborts: the in-memory aborted set
     unsealed: tuple      # unsealedTxnIds, in order (replay may repeat a txn, as the code does)
     sealed: tuple        # segmentIndex: ((marker position, txns), ...) for sealed segments
@@ -105,6 +126,25 @@ class TBState(NamedTuple):
     upgraded: bool       # recovered from the old snapshot topic
     published_recovering: bool  # a normal publish arrived while the TB recovered
     crashes: int         # crashes left
+
+
+def _limit(ongoing: tuple, ledger: tuple) -> int:
+    """maxReadPosition from the buffer's own tracking (updateMaxReadPosition):
+    just before the first position of the oldest ongoing txn, else the LAC."""
+    return ongoing[0][1] if ongoing else len(ledger)
+
+
+def _track(ongoing: tuple, ledger: tuple, lo: int) -> tuple:
+    """handleTransactionMessage / removeTxnAndUpdateMaxReadPosition over the
+    entries [lo, end), starting from `ongoing`."""
+    first = dict(ongoing)
+    for i in range(lo, len(ledger)):
+        kind, t, _ = ledger[i]
+        if kind == DATA:
+            first.setdefault(t, i)
+        elif kind != PLAIN:
+            first.pop(t, None)
+    return tuple(sorted(first.items(), key=lambda x: x[1]))
 
 
 def _first_open(ledger: tuple, lo: int) -> int:
@@ -154,6 +194,7 @@ class Pip196(Spec):
         stored = sc.set("segmentStored", "Seq")
         listed = sc.set("segmentListed", "Seq")
         sc.var("phase", Str())
+        no_snapshot = sc.var("noSnapshot", Bool())
         recovered = sc.var("recoveredOnce", Bool())
         deleted = sc.var("segmentDeleted", Bool())
         upgraded = sc.var("upgradedFromOldSnapshot", Bool())
@@ -181,6 +222,7 @@ class Pip196(Spec):
         self.witnesses["SegmentDeleted"] = deleted
         self.witnesses["UpgradedWithAborts"] = z3.And(ready, upgraded, sc.exists("Txn", lambda t: tb_aborted(t)))
         self.witnesses["PublishedWhileRecovering"] = sc.var("publishedWhileRecovering", Bool())
+        self.witnesses["NoSnapshotAfterCrash"] = z3.And(no_snapshot, sc.var("crashed", Bool()))
         self.witnesses["StoredNotListed"] = sc.exists("Seq", lambda k: z3.And(stored(k), z3.Not(listed(k))))
         self._actions()
 
@@ -192,17 +234,19 @@ class Pip196(Spec):
         self.a = {n: (n, ()) for n in (
             "Rollover", "TrimLedger", "TrimExpiredSegments", "TakeSnapshot", "IndexWritten",
             "SegmentWritten", "SegmentIndexed", "SegmentDeleted", "IndexAfterDelete",
-            "Crash", "RecoverReadIndex", "RecoverLoadSegments", "RecoverReplay", "Publish")}
+            "Crash", "RecoverReadIndex", "RecoverLoadSegments", "RecoverReplay", "Publish", "TakeFirstSnapshot")}
 
     # -- initial states -------------------------------------------------------
     def init_states(self):
         c = self.constants
         base = dict(
-            cur=0, trimmed=0, store=frozenset(), index=None, old=None, aborted=frozenset(), unsealed=(),
+            cur=0, trimmed=0, store=frozenset(), index=None, old=None, aborted=frozenset(), unsealed=(), ongoing=(),
             sealed=(), indexes=(), queue=(), busy="", snap=None, seq=0, max_read=0, start=0, to_load=(),
             recovered=False, deleted=False, upgraded=False, published_recovering=False, crashes=c["crashes"])
         if not c["upgrade"]:
-            yield TBState(ledger=(), phase=READY, **base)
+            # A new topic: recovery finds no snapshot and no index. The shipped
+            # buffer then enters NoSnapshot (noNeedToRecover); the text's is ready.
+            yield TBState(ledger=(), phase=NOSNAP if self.variant == "merged" else READY, **base)
             return
         # Upgrade: t0 wrote and aborted before the upgrade, in ledger 0. The old
         # snapshot was taken before or after its abort; the broker restarts
@@ -238,17 +282,25 @@ class Pip196(Spec):
                 pos, txns = s.sealed[0]
                 yield self.a["TrimExpiredSegments"], s._replace(
                     aborted=s.aborted - set(txns), sealed=s.sealed[1:], queue=s.queue + (("D", pos),))
+        elif s.phase == NOSNAP:
+            if self.workload:  # NoSnapshot holds no transactional entry: every txn is still to write
+                # The first transactional append is queued and calls takeFirstSnapshot():
+                # the index record (no segment, the unsealed list, maxReadPosition) is
+                # written, then the buffer is Ready (changeToReadyStateFromNoSnapshot)
+                # and the queued append proceeds as a TxnWrite.
+                yield self.a["TakeFirstSnapshot"], self._write_index(s, (s.unsealed, s.max_read))._replace(phase=READY)
         elif s.phase != STUCK:
             yield from self._recovery(s)
-        if s.phase in (READY, READ, LOADED) and sum(e[0] == PLAIN for e in s.ledger) < c["publishes"]:
+        if s.phase in (READY, NOSNAP, READ, LOADED) and sum(e[0] == PLAIN for e in s.ledger) < c["publishes"]:
             # A non-transactional publish, accepted while the TB recovers too.
             # Ready, the TB moves maxReadPosition to the LAC if no txn is open;
             # recovering, it leaves it to the replay, except in early-publish
             # (protocol-notes, v4 field failures: "maxReadPosition was moved by
             # normal publishes before the transaction buffer finished recovery").
             ledger = s.ledger + ((PLAIN, -1, s.cur),)
-            if ready:
-                max_read = _first_open(ledger, 0)
+            if ready or s.phase == NOSNAP:
+                # syncMaxReadPositionForNormalPublish: the LAC if no txn is ongoing.
+                max_read = _limit(s.ongoing, ledger)
             elif self.variant == "early-publish":
                 max_read = len(ledger)
             else:
@@ -266,7 +318,7 @@ class Pip196(Spec):
                 yield self.a["TrimLedger"], s._replace(trimmed=s.trimmed + 1)
         if s.crashes and s.phase != DOWN:
             yield self.a["Crash"], s._replace(
-                phase=DOWN, aborted=frozenset(), unsealed=(), sealed=(), indexes=(), queue=(), busy="",
+                phase=DOWN, aborted=frozenset(), unsealed=(), ongoing=(), sealed=(), indexes=(), queue=(), busy="",
                 snap=None, seq=0, max_read=0, start=0, to_load=(), crashes=s.crashes - 1)
 
     def _workload(self, s: TBState):
@@ -277,13 +329,15 @@ class Pip196(Spec):
             if t not in started:
                 # A transactional send: one append; maxReadPosition stays before it.
                 ledger = s.ledger + ((DATA, t, s.cur),)
-                yield self.a_write[t], s._replace(ledger=ledger, max_read=_first_open(ledger, 0))
+                ongoing = s.ongoing + ((t, pos),)
+                yield self.a_write[t], s._replace(ledger=ledger, ongoing=ongoing, max_read=_limit(ongoing, ledger))
             elif t not in ended:
                 for d in (("commit", "abort") if self.constants["commits"] else ("abort",)):
                     # The commit/abort marker (an entry of the topic); an abort
                     # goes into the aborted list (putAbortedTxnAndPosition).
                     ledger = s.ledger + ((COMMIT if d == "commit" else ABORT, t, s.cur),)
-                    nxt = s._replace(ledger=ledger, max_read=_first_open(ledger, 0))
+                    ongoing = tuple(x for x in s.ongoing if x[0] != t)
+                    nxt = s._replace(ledger=ledger, ongoing=ongoing, max_read=_limit(ongoing, ledger))
                     if d == "abort":
                         nxt = self._put_aborted(nxt, t, pos)
                     yield self.a_end[(t, d)], nxt
@@ -332,6 +386,10 @@ class Pip196(Spec):
                 aborts, max_read = s.old
                 yield self.a["RecoverReadIndex"], s._replace(
                     phase=READ, unsealed=aborts, start=max_read, upgraded=True)
+            elif self.variant == "merged":
+                # No snapshot and no index: noNeedToRecover. No replay; the limit is
+                # the LAC (updateMaxReadPositionAfterRecovery), state NoSnapshot.
+                yield self.a["RecoverReadIndex"], s._replace(phase=NOSNAP, max_read=len(s.ledger))
             else:
                 yield self.a["RecoverReadIndex"], s._replace(phase=READ, start=0)
         elif s.phase == READ:
@@ -364,8 +422,9 @@ class Pip196(Spec):
                 kind, t, _ = s.ledger[i]
                 if kind == ABORT:
                     nxt = self._put_aborted(nxt, t, i)
+            ongoing = _track((), s.ledger, lo)
             yield self.a["RecoverReplay"], nxt._replace(
-                phase=READY, max_read=_first_open(s.ledger, lo), start=0, to_load=(), recovered=True)
+                phase=READY, ongoing=ongoing, max_read=_limit(ongoing, s.ledger), start=0, to_load=(), recovered=True)
 
     # -- observation ----------------------------------------------------------
     def observe(self, s: TBState):
@@ -374,7 +433,9 @@ class Pip196(Spec):
         live = {t for k, t, g in s.ledger if k == ABORT and g >= s.trimmed}
         listed = {f"k{k}" for k, _ in s.index[0]} if s.index else set()
         return {
-            "ready": s.phase == READY,
+            "ready": s.phase in (READY, NOSNAP),
+            "noSnapshot": s.phase == NOSNAP,
+            "crashed": s.crashes < self.constants["crashes"],
             "workerIdle": s.busy == "" and not s.queue,
             "phase": s.phase,
             "recoveryStuck": s.phase == STUCK,
@@ -383,7 +444,7 @@ class Pip196(Spec):
             "abortedEver": {tn[t] for t in ever},
             "maxReadPosition": s.max_read,
             "ghostMaxReadPosition": _first_open(s.ledger, 0),
-            "serving": s.phase in (READY, READ, LOADED),
+            "serving": s.phase in (READY, NOSNAP, READ, LOADED),
             "publishedWhileRecovering": s.published_recovering,
             "segmentStored": {self._seq_name(k) for k, _, _ in s.store},
             "segmentListed": listed,
@@ -411,6 +472,7 @@ class Pip196(Spec):
             "oldSnapshot": (names(s.old[0]), s.old[1]) if s.old else "none",
             "phase": s.phase,
             "aborts": frozenset(tn[t] for t in s.aborted),
+            "ongoingTxns": tuple(f"{tn[t]}@{p}" for t, p in s.ongoing),
             "unsealed": names(s.unsealed),
             "segmentIndex": tuple((p, names(txns)) for p, txns in s.sealed),
             "indexes": tuple((f"k{k}", p) for k, p in s.indexes),
