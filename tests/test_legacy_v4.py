@@ -28,9 +28,10 @@ EXPECTED = {
     "no-split": ("ok", None, 0, 4760, 10677, 17),
     "timeout-race": ("violation", "ReadCommitted", 7, 78, 93, 6),
     "timeout-race-markers": ("violation", "Atomicity", 8, 119, 153, 7),
-    "timeout-fixed": ("ok", None, 0, 677, 1715, 16),
+    "timeout-fixed": ("ok", None, 0, 911, 2576, 16),
     "retry-strict": ("violation", "CommitReplyTruthful", 7, 97, 127, 6),
-    "retry-current": ("violation", "CommitReplyTruthful", 7, 139, 209, 6),
+    "retry-current": ("violation", "CommitReplyTruthful", 7, 152, 234, 6),
+    "retry-current-fixed": ("ok", None, 0, 1450, 4615, 20),
     "retry-fixed": ("ok", None, 0, 5208, 15027, 24),
 }
 
@@ -103,8 +104,8 @@ def test_retry_current_fails_only_after_the_txn_finished():
     assert (last["clientResult"]["t1"], last["outcome"]["t1"]) == ("failed", "COMMITTED")
 
 
-def _current(**bounds):
-    spec = LegacyV4("current", txns=1, segments=2, splits=0, **bounds)
+def _current(variant="current", **bounds):
+    spec = LegacyV4(variant, txns=1, segments=2, splits=0, **bounds)
     return spec, explore(spec, props={})
 
 
@@ -121,19 +122,20 @@ def test_current_never_writes_time_out_and_still_aborts_on_timeout():
 def test_current_retry_timer_answers_the_client_then_re_drives():
     """A retryable fan-out error answers the client at once and arms the TC's
     retry timer; no marker is written until the timer fires; the txn then
-    commits, and the client was told it failed."""
+    commits while the client holds an error that says nothing of the outcome."""
     spec, out = _current()
     g = out.exploration
+    later = [t for s in g.states for a, t in spec.next(s) if a[0] == "EndTxnRetryLater"]
+    assert later and all(t.result == ("error",) and not t.live[0] and t.redrive == {0} for t in later)
     armed = [s for s in g.states if s.redrive]
-    assert armed and all(s.result == ("failed",) and not s.live[0] and s.status == ("COMMITTING",) for s in armed)
-    assert all(("p", 0) not in s.acked[0] or s.ledger[0][-1][0] == "C" for s in armed)
-    assert any(s.redrive == frozenset() and s.result == ("failed",) and s.outcome == ("COMMITTED",) for s in g.states)
+    assert all({a[0] for a, _ in spec.next(s)} & {"EndTxnOnPartition", "EndTxnComplete"} == set() for s in armed)
+    assert any(s.redrive == frozenset() and s.result == ("error",) and s.outcome == ("COMMITTED",) for s in g.states)
     assert out.coverage["RetryTimerFires"]["distinct"] > 0
 
 
-def test_current_op_timeout_is_neither_success_nor_failure():
+def test_current_op_timeout_and_retryable_error_are_neither_success_nor_failure():
     spec, out = _current()
-    timed = [s for s in out.exploration.states if s.result == ("timeout",)]
+    timed = [s for s in out.exploration.states if s.result in (("timeout",), ("error",))]
     assert timed and all(not s.live[0] for s in timed)
     check = compile_predicate(spec.schema, spec.invariants["CommitReplyTruthful"])
     assert all(check(spec.observe(s)) for s in timed)
@@ -206,3 +208,17 @@ def test_bad_bounds_are_one_line_errors():
         LegacyV4("default", txns=0)
     with pytest.raises(SpecError, match="unknown variant"):
         LegacyV4("fixed")
+
+
+def test_pip_254_keeps_the_shipped_timers_and_answers_a_late_retry_with_success():
+    """The fix model changes only the coordinator's answer: the same retry after
+    COMMITTED that current answers with InvalidTxnStatus gets success."""
+    from txncheck.spec.legacy_v4.spec import COMMITTED
+
+    for variant, result in (("current", "failed"), ("pip-254", "ok")):
+        spec = LegacyV4(variant, txns=1, segments=1, splits=0, restarts=1)
+        s = next(iter(spec.init_states()))
+        s = s._replace(status=(COMMITTED,), outcome=(COMMITTED,), parts=(frozenset({0}),), asked=("commit",))
+        assert spec._tc_end(s, 0, "commit").result == (result,)
+    spec, out = _current("pip-254", restarts=1)
+    assert "RemoveFinishedTxn" not in out.coverage and out.coverage["ClientOpTimeout"]["distinct"] > 0

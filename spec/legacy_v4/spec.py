@@ -46,6 +46,10 @@ seen in the field") are variants, each changing one action's body:
     Known upstream: apache/pulsar#19747 (the client is told a committed txn
     failed); PIP-254, apache/pulsar#19744, proposes idempotent commit and
     abort, which `default` models.
+  * `pip-254`: `current` with PIP-254's fix (apache/pulsar#19744, Solution 1):
+    the TC keeps a finished txn's metadata (no RemoveFinishedTxn within the
+    model's bounds) and answers an end repeated in the txn's own direction
+    with success, also after it finished.
 Properties, and why each can fail (tests/test_legacy_v4_truth.py holds a
 truth table for each):
   * `EndTxnNotStranded` restates the document's own premise (a sealed
@@ -89,6 +93,8 @@ UNBORN, ACTIVE, SEALED = "UNBORN", "ACTIVE", "SEALED"
 OPEN, COMMITTING, ABORTING = "OPEN", "COMMITTING", "ABORTING"
 COMMITTED, ABORTED, TIME_OUT, REMOVED = "COMMITTED", "ABORTED", "TIME_OUT", "REMOVED"
 ENDING = (COMMITTING, ABORTING)
+# Variants with the shipped coordinator's retry timer and timeout, and the client's operation timeout.
+SHIPPED = ("current", "pip-254")
 TERMINAL = (COMMITTED, ABORTED)
 # Ledger entries: (kind, txn) with kind D (data), C (commit marker), A (abort marker).
 DATA, COMMIT_MARKER, ABORT_MARKER = "D", "C", "A"
@@ -103,7 +109,7 @@ class V4State(NamedTuple):
     subs: tuple         # per txn: frozenset of segments whose subscription holds its acks
     acked: tuple        # per txn: frozenset of ("p"|"s", seg) that answered END_TXN with OK
     asked: tuple        # per txn: what the client asked: "" | "commit" | "abort"
-    result: tuple       # per txn: the answer the client got: "" | "ok" | "failed" | "timeout" (current)
+    result: tuple       # per txn: the answer the client got: "" | "ok" | "failed", or (SHIPPED) "timeout" | "error"
     live: tuple         # per txn: the TC holds the client's end request (will reply)
     redrive: frozenset  # current: txns whose end the TC's retry timer will re-drive
     timer: tuple        # per txn: timeout tracker: "idle" | "fired" | "done"
@@ -117,7 +123,7 @@ class V4State(NamedTuple):
 
 class LegacyV4(Spec):
     name = "legacy_v4"
-    variants = ("default", "timeout-race", "retry-strict", "current")
+    variants = ("default", "timeout-race", "retry-strict", "current", "pip-254")
     bounds = {
         "txns": Bound(1, "transactions", lo=1, hi=3),
         "segments": Bound(2, "segments ACTIVE at the start", lo=1, hi=3),
@@ -298,13 +304,13 @@ class LegacyV4(Spec):
                 yield self.a_end["commit"][t], self._tc_end(s, t, "commit")
                 if c["client_abort"]:
                     yield self.a_end["abort"][t], self._tc_end(s, t, "abort")
-            elif variant == "current" and s.asked[t]:
+            elif variant in SHIPPED and s.asked[t]:
                 if s.result[t] == "":
                     # The client's operation timeout (30 s by default) expires: it
                     # stops waiting and reports a timeout; a later reply is dropped.
                     yield self.a_op_timeout[t], s._replace(result=_put(s.result, t, "timeout"),
                                                            live=_put(s.live, t, False))
-                elif s.result[t] == "timeout":
+                elif s.result[t] in ("timeout", "error"):
                     # The application retries the same end (apache/pulsar#19747).
                     yield self.a_retry[t], self._tc_end(s._replace(result=_put(s.result, t, "")), t, s.asked[t])
             elif s.asked[t] and s.result[t] == "" and not s.live[t]:
@@ -317,7 +323,7 @@ class LegacyV4(Spec):
                     yield self.a_fire[t], s._replace(timer=_put(s.timer, t, "fired"))
                 elif s.timer[t] == "fired":
                     racy = variant == "timeout-race" and st in ENDING
-                    if st == OPEN and variant == "current":
+                    if st == OPEN and variant in SHIPPED:
                         # endTransactionForTimeout: the TC aborts the txn itself, OPEN -> ABORTING.
                         yield self.a_timeout[t], s._replace(
                             status=_put(s.status, t, ABORTING), acked=_put(s.acked, t, frozenset()),
@@ -337,11 +343,12 @@ class LegacyV4(Spec):
             elif st in ENDING:
                 commit = st == COMMITTING
                 done = s.acked[t]
-                if variant == "current" and s.live[t]:
+                if variant in SHIPPED and s.live[t]:
                     # A fan-out attempt fails with a retryable error: the TC answers the
-                    # client's request with it and arms its retry timer.
+                    # client's request with it (an error that says nothing of the outcome)
+                    # and arms its retry timer.
                     yield self.a_retry_later[t], s._replace(
-                        result=_put(s.result, t, "failed"), live=_put(s.live, t, False), redrive=s.redrive | {t})
+                        result=_put(s.result, t, "error"), live=_put(s.live, t, False), redrive=s.redrive | {t})
                 for g in s.parts[t]:
                     if ("p", g) in done:
                         continue
