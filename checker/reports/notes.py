@@ -8,19 +8,30 @@ with TOML between `+++` lines, then has level-2 sections:
     +++
     title = "A late send is admitted after the commit"   # the report's title
     system = "Apache Pulsar, PIP-473 as merged"          # for the index
-    code = "apache/pulsar@ec708a828947"                  # the commit the code was read at
+    code = "apache/pulsar@ec708a828947"                  # the ONE commit the code was read at (per system)
     status = "found by the model; ..."                   # one line, for the index
     fix = "late-write-fixed.toml"                        # optional: the model of the fix
     +++
 
     ## Impact                            (one paragraph, required)
-    ## Where in the code                 (required: classes and methods, by name)
+    ## Where in the code                 (required: permalinks repo@commit:path#Lline)
+    ## Known upstream?                   (required: issues and PRs searched, with links,
+                                          or "none found" and the queries)
+    ## Who can trigger it                (required: stock client and broker settings,
+                                          or the non-default condition it needs)
     ## Why the upstream tests miss it    (required)
     ## What the model abstracts away     (required)
     ## The fix                           (optional: what the fix model changes)
 
 `txncheck report` copies these sections into the generated page as written,
-so regenerating a report never loses them. Everything else in the page (the
+so regenerating a report never loses them.
+
+Code is cited by permalink, `owner/repo@commit:path#L123` (or `#L12-L20`), every
+one of them at the front matter's `code` commit: `load_notes` refuses a note
+whose permalinks into that repository name another commit, and
+tests/test_findings.py checks that every report has some, at one commit per system. A release that the current code no longer has is cited by
+its tag (`apache/kafka@3.9.0-rc3:path#L1`), which is not a commit and so is not
+held to `code`. Everything else in the page (the
 diagram, the steps, the replay, the fix's figures, the commands) is computed.
 Without `fix`, the fix model is `<stem>-fixed.toml` (`-merged` replaced by
 `-fixed`) when that file exists.
@@ -39,9 +50,34 @@ from ..model import ModelError
 SUFFIX = ".finding.md"
 KEYS = {"title", "system", "code", "status", "fix"}
 REQUIRED_KEYS = ("title", "system", "code", "status")
-SECTIONS = ("Impact", "Where in the code", "Why the upstream tests miss it", "What the model abstracts away",
-            "The fix")
-REQUIRED_SECTIONS = SECTIONS[:4]
+SECTIONS = ("Impact", "Where in the code", "Known upstream?", "Who can trigger it", "Why the upstream tests miss it",
+            "What the model abstracts away", "The fix")
+REQUIRED_SECTIONS = SECTIONS[:6]
+CODE = re.compile(r"(?P<repo>[\w.-]+/[\w.-]+)@(?P<commit>[0-9a-f]{12,40})\Z")
+PERMALINK = re.compile(r"(?P<repo>[\w.-]+/[\w.-]+)@(?P<ref>[\w.-]+):(?P<path>[\w./-]+)#L(?P<line>\d+)(?:-L\d+)?")
+HEX = re.compile(r"[0-9a-f]{7,40}\Z")
+
+
+@dataclass(frozen=True)
+class Permalink:
+    repo: str
+    ref: str
+    path: str
+    line: int
+
+    @property
+    def is_commit(self) -> bool:
+        return bool(HEX.match(self.ref))
+
+
+def permalinks(text: str) -> list[Permalink]:
+    """Every `owner/repo@ref:path#Lline` in `text`."""
+    return [Permalink(m["repo"], m["ref"], m["path"], int(m["line"])) for m in PERMALINK.finditer(text)]
+
+
+def same_commit(a: str, b: str) -> bool:
+    """Two abbreviations of one commit (one a prefix of the other)."""
+    return a.startswith(b) or b.startswith(a)
 MAX_BYTES = 256 * 1024
 
 
@@ -118,6 +154,13 @@ def parse_notes(text: str, path: Path) -> Notes:
     for s in REQUIRED_SECTIONS:
         if not sections.get(s):
             bad(f"section '## {s}' is missing or empty")
+    code = CODE.match(head["code"].strip())
+    if not code:
+        bad(f"code = {head['code']!r} must be owner/repo@commit (12 to 40 hex digits)")
+    for link in permalinks("\n".join(sections.values())):
+        if link.repo == code["repo"] and link.is_commit and not same_commit(link.ref, code["commit"]):
+            bad(f"permalink {link.repo}@{link.ref}:{link.path}#L{link.line} is not at the stated commit "
+                f"{head['code'].strip()} (one commit per report)")
     return Notes(path, head["title"].strip(), head["system"].strip(), head["code"].strip(), " ".join(head["status"].split()),
                  head.get("fix"), sections)
 
