@@ -348,9 +348,14 @@ def test_model_digest_ignores_comments_and_docstrings_but_not_code(tmp_path, mon
 from txncheck.checker.reports.notes import load_notes, permalinks, same_commit  # noqa: E402
 
 REPORTS = sorted(p for p in FINDINGS.rglob("*.md") if p.name != "index.md")
-# PIP-473's reports name their code by class and method; their line-level permalinks are
-# still to be written (issue 43, item 9): the test says so until they are.
-PERMALINKS_PENDING = {"pip473"}
+# Reports with no permalink at their system's one commit, with why. The search index keeps a file only
+# at the commits that changed it; PIP-473's are cited at apache/pulsar@ec708a828947, where it holds
+# MetadataTransactionBuffer.java, and these reports cite only files it holds at other commits.
+_PIP473_OTHER_FILES = ("cites only files among MetadataPendingAckStore, PendingAckHandleImpl and "
+                       "TransactionCoordinatorV5, which the search index holds at other commits than "
+                       "apache/pulsar@ec708a828947")
+PERMALINKS_PENDING = {f"pip473/{stem}": _PIP473_OTHER_FILES for stem in (
+    "gc-forced-delete-merged", "late-ack-merged", "merged", "merged-materialize-liveness", "pas-restart-merged")}
 
 
 def _notes_of(report: Path):
@@ -374,8 +379,9 @@ def test_every_report_says_who_can_trigger_it_and_what_is_known_upstream(report)
 
 @pytest.mark.parametrize("report", REPORTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_report_cites_its_code_by_permalink_at_the_one_stated_commit(report, request):
-    if report.parent.name in PERMALINKS_PENDING:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="line-level permalinks not written yet"))
+    pending = PERMALINKS_PENDING.get(f"{report.parent.name}/{report.stem}")
+    if pending:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=pending))
     notes = _notes_of(report)
     repo, commit = notes.code.split("@")
     links = [link for link in permalinks(_section(report.read_text(encoding="utf-8"), "Where in the code"))
@@ -384,11 +390,17 @@ def test_every_report_cites_its_code_by_permalink_at_the_one_stated_commit(repor
     assert all(same_commit(link.ref, commit) for link in links if link.is_commit)
 
 
+@pytest.mark.parametrize("name", sorted(PERMALINKS_PENDING))
+def test_a_report_without_permalinks_says_what_it_could_not_link_and_why(name):
+    where = _section((FINDINGS / f"{name}.md").read_text(encoding="utf-8"), "Where in the code")
+    code = _notes_of(FINDINGS / f"{name}.md").code
+    assert "Not linked" in where and code.split("@")[1] in where and "search index" in where, where
+
+
 def test_one_commit_per_system():
     by_system: dict[str, set[str]] = {}
     for report in REPORTS:
-        if report.parent.name not in PERMALINKS_PENDING:
-            by_system.setdefault(report.parent.name, set()).add(_notes_of(report).code)
+        by_system.setdefault(report.parent.name, set()).add(_notes_of(report).code)
     assert by_system and all(len(codes) == 1 for codes in by_system.values()), by_system
 
 
