@@ -9,6 +9,7 @@ from typing import Any
 
 from ..spec.api import Spec
 from .engines import get_engine
+from .failures import budget_alarm
 from .invariants import check_sanity
 from .itf import write_trace
 from .job import Job, Outcome
@@ -93,7 +94,10 @@ def check_model(
         options=options,
         model=m,
     )
-    outcome = run(job)
+    with budget_alarm(job.max_seconds if engine != "spark" else None) as expired:  # Spark runs specs elsewhere
+        outcome = run(job)
+    if expired and outcome.incomplete_reason == "interrupted":  # the budget stopped code that did not return
+        outcome.incomplete_reason = f"max-seconds {job.max_seconds:g} reached"
     if options.resume:
         _check_resumed_paths(spec, outcome, options.resume)
     check_temporal(m, spec, outcome)

@@ -57,16 +57,24 @@ def bad_input_errors() -> tuple[type[BaseException], ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from . import failures
+    from . import failures, supervisor
+    from .streams import guarded
 
     argv_given = argv is not None
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or os.environ.get("TXNCHECK_DEBUG") == "1"
     argv = [a for a in argv if a != "--debug"]
-    old_handlers = failures.install_signal_handlers()
+    old_handlers = failures.install_signal_handlers(debug)
+    # a reader that goes away (`| head`, a closed stdout) loses the output, never the exit code
+    old_streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = guarded(sys.stdout), guarded(sys.stderr)
     try:
+        failures.unblock_signals()
         parser = build_parser()
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # argparse's --help and --version: the only exit that is not a verdict
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
         if not args.command:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
@@ -74,29 +82,33 @@ def main(argv: list[str] | None = None) -> int:
         if failures.interrupted:  # a library swallowed the KeyboardInterrupt: never report success
             raise KeyboardInterrupt
         return code
-    except BrokenPipeError:
-        return EXIT_OK
     except BaseException as exc:  # noqa: BLE001 - the one place that maps every failure to an exit code
-        if isinstance(exc, SystemExit) and isinstance(exc.code, int) and exc.code in (0, 2):
-            return exc.code  # argparse's --help / --version
+        # never an exception's own code: a spec's sys.exit(0) is a spec error, not a success
         return failures.report(exc, bad_input_errors(), debug)
     finally:
-        if argv_given:   # an in-process caller (tests) gets its handlers back
+        if argv_given:   # an in-process caller (tests) gets its handlers and streams back
             failures.restore_signal_handlers(old_handlers)
+            sys.stdout, sys.stderr = old_streams
         else:            # the command: a signal after its work (threads and files closing) is still exit 3
             if failures.interrupted and not debug:
                 failures.quiet_teardown()
-            failures.exit_on_late_signal()
+            failures.exit_on_late_signal(supervisor.report)
+
+
+def _command() -> int:
+    try:
+        return main()
+    except KeyboardInterrupt:  # a signal that lands as main returns, past its own handling
+        return EXIT_INCOMPLETE
 
 
 def console() -> None:
-    """The `txncheck` command: `main`, where a signal that lands as main
-    returns (past its own handling) still ends the process with exit 3."""
-    try:
-        code = main()
-    except KeyboardInterrupt:
-        code = EXIT_INCOMPLETE
-    sys.exit(code)
+    """The `txncheck` command: `main`, in a child process that the parent
+    supervises (checker/supervisor.py), so that no code the run executes can
+    end it with an exit code the run did not choose."""
+    from . import supervisor
+
+    sys.exit(supervisor.run(_command))
 
 
 if __name__ == "__main__":

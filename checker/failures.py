@@ -15,7 +15,10 @@ import os
 import signal
 import sys
 import sysconfig
+import threading
+import time
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import EnvironmentFault
@@ -24,7 +27,7 @@ EXIT_USAGE, EXIT_INCOMPLETE = 2, 3
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # txncheck: checker/, spec/, reference/, ...
 _SPEC_DIR = _PACKAGE_DIR / "spec"
-_SPEC_FRAMEWORK = {"__init__.py", "api.py", "registry.py", "schema.py"}  # the spec API, not a spec
+_SPEC_FRAMEWORK = {"__init__.py", "api.py", "registry.py", "schema.py", "source.py"}  # the spec API, not a spec
 # Where the code that is neither txncheck's checker nor a spec lives.
 _LIBRARY_DIRS = tuple({Path(p).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib")
                        if (p := sysconfig.get_paths().get(k))})
@@ -34,19 +37,69 @@ _EXTRAS = {"pyspark": "spark", "py4j": "spark", "pyarrow": "spark", "kazoo": "zo
 
 
 interrupted: list[str] = []  # set by the signal handlers: a run that ends after it is incomplete
+_owner: list[int] = []  # the pid that installed the handlers (a forked worker inherits them)
+_last_signal = [0.0]
+_redeliver: list[bool] = []
+_debug: list[bool] = []
+DUPLICATE_WITHIN = 0.5  # seconds: a second signal this soon after the first is the same one
+BUDGET_SLACK = 0.5  # seconds past --max-seconds (and 5%) before the budget interrupts the code running
+
+
+class SignalInterrupt(KeyboardInterrupt):
+    """The KeyboardInterrupt that txncheck's handler raises for Ctrl-C or SIGTERM."""
+
+
+class BudgetExpired(KeyboardInterrupt):
+    """`--max-seconds` ran out while Python code (a spec's `next`) did not return
+    to the engine (checker/api.py arms it); engines stop on it as on Ctrl-C."""
 
 
 def _on_signal(signum, _frame):
+    if _owner and os.getpid() != _owner[0]:
+        # a forked worker (bfs --workers): its coordinator stops it; a SIGTERM
+        # (the coordinator's terminate) ends it at once, without a traceback
+        if signum == signal.SIGTERM:
+            os._exit(EXIT_INCOMPLETE)
+        return
+    if _redeliver:  # an interrupt that a callback swallowed, raised again (`_on_unraisable`)
+        _redeliver.clear()
+        raise SignalInterrupt
+    now = time.monotonic()
+    if interrupted and now - _last_signal[0] < DUPLICATE_WITHIN:
+        return  # the same signal twice: sent to the process group, and passed on by the supervisor
     interrupted.append(signal.Signals(signum).name)
-    raise KeyboardInterrupt
+    _last_signal[0] = now
+    raise SignalInterrupt
 
 
-def install_signal_handlers() -> dict:
+def _on_unraisable(unraisable) -> None:
+    """An interrupt that landed in a callback Python cannot raise from (an
+    at-fork handler while `--workers` forks, a `__del__`) is printed as
+    "Exception ignored" and lost: raise it again, in the code that runs
+    after the callback, and print nothing (unless --debug)."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) and interrupted and _owner == [os.getpid()]:
+        # Sent a moment later, from a thread: a signal sent here would be handled in this hook.
+        _redeliver.append(True)
+        sig = signal.SIGTERM if interrupted[0] == "SIGTERM" else signal.SIGINT
+        timer = threading.Timer(0.05, signal.pthread_kill, (threading.main_thread().ident, sig))
+        timer.daemon = True
+        timer.start()
+        if not _debug:
+            return
+    sys.__unraisablehook__(unraisable)
+
+
+def install_signal_handlers(debug: bool = False) -> dict:
     """Ctrl-C and SIGTERM both raise KeyboardInterrupt (exit 3) and are remembered,
-    so a library that swallows the exception cannot turn the run into a success.
-    Returns the previous handlers, for `restore_signal_handlers`."""
+    so a library that swallows the exception cannot turn the run into a success
+    (Z3's own Ctrl-C handler is off: checker/invariants.py). Returns the
+    previous handlers, for `restore_signal_handlers`."""
     interrupted.clear()
-    old = {}
+    _redeliver.clear()
+    _owner[:] = [os.getpid()]
+    _debug[:] = [True] if debug else []
+    old = {"unraisablehook": sys.unraisablehook}
+    sys.unraisablehook = _on_unraisable
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             old[sig] = signal.signal(sig, _on_signal)
@@ -55,15 +108,68 @@ def install_signal_handlers() -> dict:
     return old
 
 
-def exit_on_late_signal() -> None:
+def unblock_signals() -> None:
+    """The supervisor's child starts with Ctrl-C and SIGTERM blocked
+    (checker/supervisor.py): one that came meanwhile is raised here."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def foreign_interrupt(exc: BaseException) -> bool:
+    """A KeyboardInterrupt that no signal caused and no budget raised: code
+    that txncheck ran (a spec's) raised it itself while txncheck's handlers
+    were installed. It is that code's error (exit 2), not a Ctrl-C."""
+    return (isinstance(exc, KeyboardInterrupt) and not isinstance(exc, (SignalInterrupt, BudgetExpired))
+            and not interrupted and _owner == [os.getpid()])
+
+
+@contextmanager
+def budget_alarm(seconds: float | None):
+    """`--max-seconds` for code that never returns to the engine (a spec's
+    `next` in an endless loop): a timer signal raises `BudgetExpired` in the
+    Python code running BUDGET_SLACK past the budget; the engines stop on it
+    as on Ctrl-C. Yields a list that holds True once it fired. The main
+    thread only (elsewhere, the engines' own clock checks are the budget)."""
+    fired: list[bool] = []
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield fired
+        return
+
+    def on_alarm(_signum, _frame):
+        fired.append(True)
+        raise BudgetExpired(f"max-seconds {seconds:g} reached")
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds * 1.05 + BUDGET_SLACK)
+    try:
+        yield fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Ctrl-C or SIGTERM: a KeyboardInterrupt that is neither a spec's own nor a budget's."""
+    return isinstance(exc, KeyboardInterrupt) and not foreign_interrupt(exc) and not isinstance(exc, BudgetExpired)
+
+
+def spec_exit(exc: BaseException) -> bool:
+    """An exception that would end the process or pose as Ctrl-C, raised by
+    code txncheck runs: `sys.exit()` (SystemExit), or a KeyboardInterrupt of its own."""
+    return isinstance(exc, SystemExit) or foreign_interrupt(exc)
+
+
+def exit_on_late_signal(before_exit=None) -> None:
     """For the rest of the process: Ctrl-C or SIGTERM exits 3 at once, with
-    what was printed flushed, instead of a traceback from interpreter exit."""
+    what was printed flushed, instead of a traceback from interpreter exit
+    (`before_exit(3)` first: the supervisor's report)."""
     def _late(signum, _frame):
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except (OSError, ValueError):
+            except (OSError, ValueError, AttributeError):
                 pass
+        if before_exit is not None:
+            before_exit(EXIT_INCOMPLETE)
         os._exit(EXIT_INCOMPLETE)
 
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -82,6 +188,9 @@ def quiet_teardown() -> None:
 
 
 def restore_signal_handlers(old: dict) -> None:
+    _owner.clear()
+    old = dict(old)
+    sys.unraisablehook = old.pop("unraisablehook", sys.unraisablehook)
     for sig, handler in old.items():
         signal.signal(sig, handler)
 
@@ -116,7 +225,15 @@ def classify(exc: BaseException, bad_input: tuple[type[BaseException], ...]) -> 
     """(exit code, one line) for an exception that reached the command line."""
     from .reports.output import ReportError
 
-    if isinstance(exc, KeyboardInterrupt) or interrupted or _caused_by_interrupt(exc):
+    if not interrupted and spec_exit(exc):
+        fr = spec_frame(exc)
+        if fr is not None:
+            return EXIT_USAGE, f"spec error at {fr.filename}:{fr.lineno} in {fr.name}: {exit_text(exc)}"
+        if isinstance(exc, SystemExit):
+            return EXIT_INCOMPLETE, f"internal error, the run is incomplete: {exit_text(exc)}"
+    if isinstance(exc, BudgetExpired) and not interrupted:
+        return EXIT_INCOMPLETE, f"{exc}; the run is incomplete"
+    if isinstance(exc, KeyboardInterrupt) or interrupted or _caused_by_interrupt(exc, bad_input):
         how = interrupted[0] if interrupted else "SIGINT"
         return EXIT_INCOMPLETE, f"interrupted ({how}); the run is incomplete"
     if isinstance(exc, (ReportError, EnvironmentFault)):
@@ -144,12 +261,23 @@ def classify(exc: BaseException, bad_input: tuple[type[BaseException], ...]) -> 
     return EXIT_INCOMPLETE, f"internal error, the run is incomplete: {_first_line(exc)} (--debug shows the traceback)"
 
 
-def _caused_by_interrupt(exc: BaseException) -> bool:
+def exit_text(exc: BaseException) -> str:
+    """What a spec did when it raised SystemExit or a KeyboardInterrupt of its own."""
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r}); spec code must not end the process"
+    return "it raised KeyboardInterrupt itself (no signal was received)"
+
+
+def _caused_by_interrupt(exc: BaseException, bad_input=()) -> bool:
     seen = set()
     e: BaseException | None = exc
     while e is not None and id(e) not in seen:
         seen.add(id(e))
-        if isinstance(e, KeyboardInterrupt) or "KeyboardInterrupt" in str(e):  # py4j wraps it in text
+        if foreign_interrupt(e):  # a spec's own (its error chains it): not a Ctrl-C
+            return False
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        if not isinstance(e, bad_input) and "KeyboardInterrupt" in str(e):  # py4j wraps it in text
             return True
         e = e.__cause__ or e.__context__
     return False

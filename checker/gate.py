@@ -213,7 +213,7 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
               options: Options | dict | None = None) -> ModelResult:
     """Check one model file and judge it; never raises for a bad model."""
     from .cli import bad_input_errors
-    from .failures import classify
+    from .failures import classify, is_interrupt
 
     r = ModelResult(path, shown_path(path))
     t0 = time.monotonic()
@@ -232,14 +232,15 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
             r.note = r.fault if r.note is None else f"{r.note}; {r.fault}"
     except bad_input_errors() as exc:
         r.error = str(exc)
-    except KeyboardInterrupt:   # outside the search loop (loading, Z3's checks): stop, report what was done
-        r.error = f"{path}: interrupted"
-        r.interrupted = True
-    except Exception as exc:  # a crash inside a spec must not stop the gate
-        code, line = classify(exc, bad_input_errors())
-        r.error = f"{path}: {line}"
-        if code == 3:  # a missing extra, no Java: exit 3, not bad input
-            r.fault = r.error
+    except BaseException as exc:  # a crash inside a spec (or its sys.exit) must not stop the gate
+        if is_interrupt(exc):
+            r.error = f"{path}: interrupted"  # outside the search loop (loading, Z3's checks): stop, report
+            r.interrupted = True
+        else:
+            code, line = classify(exc, bad_input_errors())
+            r.error = f"{path}: {line}"
+            if code == 3:  # a missing extra, no Java: exit 3, not bad input
+                r.fault = r.error
     r.seconds = time.monotonic() - t0
     if r.error is not None:
         r.cases = [Case("load", ERROR, r.error, kind="model")]

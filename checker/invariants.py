@@ -25,6 +25,11 @@ import z3
 from ..spec.schema import Bool, Enum, Int, Schema, Str
 from .errors import CheckerError
 
+# Z3's own Ctrl-C handler cancels the solver call it interrupts, which then
+# returns `unknown`: the interrupt never reaches Python and the run goes on
+# (a start-up that ignored Ctrl-C). txncheck handles Ctrl-C itself.
+z3.set_param("ctrl_c", False)
+
 
 class PropertyError(CheckerError, ValueError):
     """A property that cannot be checked as written (one line)."""

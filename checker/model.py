@@ -95,7 +95,7 @@ class Model:
             raise ModelError(f"{self.path}: {exc}") from exc.__cause__
 
     def instantiate(self) -> Spec:
-        from .spec_errors import SpecCodeError, guard, spec_code_error
+        from .spec_errors import SpecCodeError, guard, own_failure, spec_code_error
 
         found = self.resolve_spec()
         try:
@@ -104,7 +104,9 @@ class Model:
             raise
         except SpecError as exc:
             raise ModelError(f"{self.path}: {exc}") from None
-        except Exception as exc:  # the spec's own setup code failed
+        except BaseException as exc:  # the spec's own setup code failed (or called sys.exit)
+            if not own_failure(exc):
+                raise
             raise spec_code_error(found.cls, exc, "constructing the spec (setup)") from exc
         if not found.builtin:
             spec = guard(spec, found)

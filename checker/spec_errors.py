@@ -41,12 +41,29 @@ def _short(x: Any, n: int = 160) -> str:
 
 
 def spec_code_error(cls: type, exc: BaseException, doing: str, state: Any = None) -> SpecCodeError:
+    from .failures import foreign_interrupt
+
     src = getattr(sys.modules.get(cls.__module__), "__file__", None)
     where = innermost_user_frame(exc, (src,) if src else ()) or innermost_user_frame(exc)
     loc = f"{where[0]}:{where[1]}: in {where[2]}: " if where else f"{src or cls.__name__}: "
     code = f" [{where[3]}]" if where and where[3] else ""
     at = f" from state {_short(state)}" if state is not None else ""
-    return SpecCodeError(f"{loc}spec {cls.__name__} raised {type(exc).__name__}: {exc} while {doing}{at}{code}")
+    if isinstance(exc, SystemExit):  # spec code must not end the process
+        what = f"called sys.exit({exc.code!r})"
+    elif foreign_interrupt(exc):
+        what = "raised KeyboardInterrupt itself (no signal was received)"
+    else:
+        what = f"raised {type(exc).__name__}: {exc}"
+    return SpecCodeError(f"{loc}spec {cls.__name__} {what} while {doing}{at}{code}")
+
+
+def own_failure(exc: BaseException) -> bool:
+    """An exception of the spec's own making: an error, `sys.exit()`, or a
+    KeyboardInterrupt that no signal caused (checker/failures.py); not a
+    Ctrl-C nor a generator being closed."""
+    from .failures import spec_exit
+
+    return isinstance(exc, Exception) or spec_exit(exc)
 
 
 def bad_value(v: Any, path: str = "") -> str | None:
@@ -79,7 +96,9 @@ def guard(spec, found: Resolved):
     def init_states():
         try:
             states = list(orig_init())
-        except Exception as exc:
+        except BaseException as exc:
+            if not own_failure(exc):
+                raise
             raise spec_code_error(cls, exc, "computing the initial states") from exc
         for s in states:
             bad = bad_value(s)
@@ -96,7 +115,9 @@ def guard(spec, found: Resolved):
                 item = next(it)
             except StopIteration:
                 return
-            except Exception as exc:
+            except BaseException as exc:
+                if not own_failure(exc):
+                    raise
                 doing = f"computing the successor after {_fmt_action(last)}" if last else "computing the first successor"
                 raise spec_code_error(cls, exc, f"{doing} in next", s) from exc
             try:
@@ -114,7 +135,9 @@ def guard(spec, found: Resolved):
     def observe(s):
         try:
             obs = orig_observe(s)
-        except Exception as exc:
+        except BaseException as exc:
+            if not own_failure(exc):
+                raise
             raise spec_code_error(cls, exc, "observing", s) from exc
         if next(checked) < OBSERVATIONS_CHECKED:
             bad = spec.schema.mismatch(obs)

@@ -50,6 +50,7 @@ from .model import MAX_MODEL_BYTES, VERDICTS, ModelError, load_model
 TOP_KEYS = {"description", "engine", "max_seconds", "max_states", "grid", "expect"}
 GRID_KEYS = {"model", "variants", "properties", "witnesses", "constants"}
 EXPECT_KEYS = {"where", "verdict", "property"}
+MAX_CELLS = 10_000  # cells in one campaign: each is instantiated on the driver, then one Spark task
 RESULT_COLUMNS = ("verdict", "property", "length", "distinct", "generated", "depth", "seconds", "trace", "error")
 
 
@@ -138,6 +139,8 @@ def load_sweep(path: str | Path) -> Sweep:
             bad(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(GRID_KEYS))})")
         if not isinstance(g.get("model"), str):
             bad(f"{where}: needs model = \"path/to/model.toml\"")
+        if "\0" in g["model"]:
+            bad(f"{where}: model path holds a NUL character")
         model_path = (path.parent / g["model"]).resolve()
         try:
             model = load_model(model_path)
@@ -163,6 +166,9 @@ def load_sweep(path: str | Path) -> Sweep:
             axes.append((name, values))
             if name not in bound_names:
                 bound_names.append(name)
+        n_cells = len(cells) + len(variants) * math.prod(len(vals) for _, vals in axes)
+        if n_cells > MAX_CELLS:  # counted before any is made: every cell is instantiated here
+            bad(f"{where}: the grids make {n_cells:,} cells (at most {MAX_CELLS:,}); split the campaign")
         for variant in variants:
             for combo in itertools.product(*[vals for _, vals in axes]):
                 swept = {name: v for (name, _), v in zip(axes, combo)}

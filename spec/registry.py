@@ -63,29 +63,40 @@ def registered() -> dict[str, tuple[str, str]]:
 
 
 def resolve(ref: str, base: str | Path | None = None) -> Resolved:
-    """The spec class that `ref` names; `base` is the model file's folder."""
+    """The spec class that `ref` names; `base` is the model file's folder. It imports the spec's code."""
+    found = origin(ref, base)  # checks the name and finds the file, importing nothing
+    if ":" not in ref:
+        mod_name, cls_name = registered()[ref][0].split(":", 1)
+        return _resolved(_import_module(mod_name, ref), cls_name, ref, found, builtin=found == "built-in")
+    where, cls_name = ref.rsplit(":", 1)
+    if found.startswith("file "):
+        mod = _import_file(Path(found.removeprefix("file ")), ref)
+    else:
+        mod = _import_module(where, ref)
+    return _resolved(mod, cls_name, ref, found, builtin=False)
+
+
+def origin(ref: str, base: str | Path | None = None) -> str:
+    """Where `ref` loads its spec from (`Resolved.origin`), found without
+    importing anything: what `txncheck list` shows. SpecError for a name that
+    is unknown, a malformed reference or a file that is missing."""
     if ":" not in ref:
         known = registered()
         hit = known.get(ref)
         if hit is None:
             raise SpecError(f"unknown spec {ref!r} (known: {', '.join(sorted(known))}; "
                             f"or name one as 'path/to/file.py:Class' or 'package.module:Class')")
-        target, origin = hit
-        mod_name, cls_name = target.split(":", 1)
-        mod = _import_module(mod_name, ref)
-        return _resolved(mod, cls_name, ref, origin, builtin=origin == "built-in")
+        return hit[1]
     where, cls_name = ref.rsplit(":", 1)
     if not where or not cls_name:
         raise SpecError(f"spec {ref!r}: expected 'path/to/file.py:Class' or 'package.module:Class'")
     if where.endswith(".py") or "/" in where or "\\" in where:
         path = Path(where)
-        if not path.is_absolute():
-            path = Path(base or ".") / path
-        path = path.resolve()
-        mod = _import_file(path, ref)
-        return _resolved(mod, cls_name, ref, f"file {path}", builtin=False)
-    mod = _import_module(where, ref)
-    return _resolved(mod, cls_name, ref, f"module {where}", builtin=False)
+        path = (path if path.is_absolute() else Path(base or ".") / path).resolve()
+        if not path.is_file():
+            raise SpecError(f"spec {ref!r}: no such file {path}")
+        return f"file {path}"
+    return f"module {where}"
 
 
 def load_spec_class(name: str, base: str | Path | None = None) -> type[Spec]:

@@ -195,3 +195,187 @@ def test_a_swallowed_interrupt_never_reports_success(monkeypatch, capsys):
     assert main(["list"]) == 3
     assert capsys.readouterr().err.strip().splitlines() == [
         "txncheck: error: interrupted (SIGINT); the run is incomplete"]
+
+
+# -- issue 38: signals in every window, budgets that hold, checkpoints bound to their run -------------
+
+from .test_hostile_inputs import NO_PYC, one_error_line, planted_spec  # noqa: E402
+
+# Spec code that keeps Z3 solving (each check stops at its 200 ms timeout) for four seconds, as
+# a start-up that compiles and checks formulas does; it says when it has started.
+SOLVING = '''
+def solve_a_while(marker):
+    import time
+    a, b, c = z3.Ints("a b c")
+    open(marker, "w").close()
+    t = time.monotonic()
+    while time.monotonic() - t < 4:
+        s = z3.Solver()
+        s.set("timeout", 200)
+        s.add(a * a * a + b * b * b == c * c * c, a > 1, b > 1, c > 1)
+        s.check()
+'''
+
+
+def _wait_for(path: Path, p: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert p.poll() is None, p.communicate()
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def _stop(p: subprocess.Popen, sig: int, *, group: bool = False, within: float = 2.0) -> tuple[int, str, str]:
+    """Send `sig` (to the process group with `group`); the command must end within `within` seconds."""
+    t0 = time.monotonic()
+    (os.killpg if group else os.kill)(p.pid, sig)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pytest.fail(f"no exit within 30 s of {signal.Signals(sig).name}")
+    elapsed = time.monotonic() - t0
+    assert elapsed < within, f"took {elapsed:.1f} s to end after {signal.Signals(sig).name}"
+    return p.returncode, out, err
+
+
+def _popen(tmp_path: Path, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONHASHSEED": "0", **NO_PYC}
+    return subprocess.Popen([sys.executable, "-m", "txncheck.checker.cli", *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+@pytest.mark.parametrize("gate", [False, True], ids=["check", "gate"])
+def test_ctrl_c_while_z3_solves_is_not_lost(tmp_path, gate):
+    """Z3's own Ctrl-C handler cancelled the solver call and dropped the interrupt: the start-up
+    went on, and a small model then ended with exit 0."""
+    marker = tmp_path / "solving"
+    folder = planted_spec(tmp_path, SOLVING, "import")
+    spec = folder / "lk.py"
+    spec.write_text(spec.read_text().replace("    def setup(self) -> None:\n",
+                                             f"    def setup(self) -> None:\n        solve_a_while({str(marker)!r})\n"))
+    args = ["--all", str(folder), "--junit", str(tmp_path / "gate.xml")] if gate else [str(folder / "lk.toml")]
+    p = _popen(tmp_path, "check", *args, "--quiet", "--out", str(tmp_path / "out"))
+    _wait_for(marker, p)
+    code, out, err = _stop(p, signal.SIGINT)
+    assert code == 3 and err.strip().splitlines() == ["txncheck: error: interrupted (SIGINT); the run is incomplete"]
+    if gate:
+        assert "gate: 1 models" in out and "<testsuite" in (tmp_path / "gate.xml").read_text()
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                kids = [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                kids = []
+            out += kids
+            todo += kids
+    return out
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_to_the_group_with_workers_leaves_no_traceback(tmp_path, sig):
+    """Ctrl-C reaches every process of the group: each worker used to print a KeyboardInterrupt
+    traceback (and the coordinator's terminate() a SIGTERM one)."""
+    model = tmp_path / "long.toml"
+    model.write_text(LONG_MODEL)
+    p = _popen(tmp_path, "check", str(model), "--workers", "2", "--quiet", "--out", str(tmp_path / "out"))
+    deadline = time.monotonic() + 30
+    while len(_descendants(p.pid)) < 2:  # the workers are forked
+        assert p.poll() is None and time.monotonic() < deadline, p.communicate()
+        time.sleep(0.02)
+    code, _, err = _stop(p, sig, group=True)
+    assert "Traceback" not in err, err[-2000:]
+    assert code == 3 and err.strip().splitlines() == [
+        f"txncheck: error: interrupted ({signal.Signals(sig).name}); the run is incomplete"]
+
+
+def test_a_spec_that_swallows_the_interrupt_is_ended_within_2_s(tmp_path):
+    marker = tmp_path / "looping"
+    folder = planted_spec(tmp_path, f"open({str(marker)!r}, 'w').close()\n"
+                                    "        while True:\n"
+                                    "            try:\n"
+                                    "                __import__('time').sleep(1)\n"
+                                    "            except BaseException:\n"
+                                    "                pass")
+    p = _popen(tmp_path, "check", str(folder / "lk.toml"), "--quiet", "--out", str(tmp_path / "out"))
+    _wait_for(marker, p)
+    code, _, err = _stop(p, signal.SIGTERM)
+    assert code == 3 and err.strip().splitlines() == [
+        "txncheck: error: interrupted (SIGTERM); it did not stop within 1.5 s and was ended; the run is incomplete"]
+
+
+def test_max_seconds_holds_when_next_never_returns(tmp_path):
+    folder = planted_spec(tmp_path, "while s.lock: pass")  # the second state's successors never come
+    p = subprocess.run([sys.executable, "-m", "txncheck.checker.cli", "check", str(folder / "lk.toml"),
+                        "--max-seconds", "0.5", "--json", "--quiet", "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=30, cwd=tmp_path, env={**os.environ, **NO_PYC})
+    assert (p.returncode, p.stderr) == (3, "")
+    doc = json.loads(p.stdout)
+    assert (doc["verdict"], doc["incomplete_reason"], doc["distinct_states"]) == (
+        "incomplete", "max-seconds 0.5 reached", 3)
+
+
+# -- checkpoints: bound to the spec's code, one run per folder, segments that are files ----------------
+
+def _run(tmp_path: Path, *args: str, preexec=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "txncheck.checker.cli", *args, "--quiet", "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=30, cwd=tmp_path,
+                          env={**os.environ, **NO_PYC}, preexec_fn=preexec, stdin=subprocess.DEVNULL)
+
+
+def test_a_checkpoint_of_other_code_is_refused(tmp_path):
+    """The identity covered the spec's name, bounds and properties, not its code: resumed after an
+    edit of `next`, the checkpoint reported ok where the edited spec has a violation."""
+    folder = planted_spec(tmp_path, "pass")
+    model, ck = folder / "lk.toml", tmp_path / "ck"
+    p = _run(tmp_path, "check", str(model), "--checkpoint", str(ck), "--max-states", "2")
+    assert p.returncode == 3 and (ck / "checkpoint.json").is_file()
+    spec = folder / "lk.py"
+    spec.write_text(spec.read_text().replace('if s.pc[i] == "idle" and not s.lock:', 'if s.pc[i] == "idle":'))
+    assert _run(tmp_path, "check", str(model)).returncode == 1   # the edited spec violates MutualExclusion
+    p = _run(tmp_path, "check", str(model), "--resume", str(ck))
+    one_error_line(p, 2, str(ck), "other code of spec lk")
+
+
+def test_a_checkpoint_folder_serves_one_run_at_a_time(tmp_path):
+    ck = tmp_path / "ck"
+    model = tmp_path / "long.toml"
+    model.write_text(LONG_MODEL)
+    first = _popen(tmp_path, "check", str(model), "--checkpoint", str(ck), "--checkpoint-interval", "0.2",
+                   "--quiet", "--out", str(tmp_path / "out"))
+    _wait_for(ck / "checkpoint.json", first)
+    second = _run(tmp_path, "check", str(REPO / "models" / "classic" / "diehard.toml"), "--checkpoint", str(ck))
+    one_error_line(second, 2, str(ck), "another txncheck run", "is using this checkpoint folder")
+    assert json.loads((ck / "checkpoint.json").read_text())["identity"]["bounds"] == {"rm": 8}
+    os.killpg(first.pid, signal.SIGKILL)  # a killed run leaves its lock file, and no lock
+    first.communicate()
+    p = _run(tmp_path, "check", str(model), "--resume", str(ck), "--max-states", "2")
+    assert p.returncode == 3 and "max-states 2 reached" in p.stdout, p.stderr
+
+
+def _as_much_memory_as(limit: int):
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+@pytest.mark.parametrize("plant, needle", [
+    (lambda seg: (seg.unlink(), os.symlink("/dev/zero", seg)), "symbolic link"),
+    (lambda seg: (seg.unlink(), os.mkfifo(seg)), "not a regular file"),
+    (lambda seg: os.truncate(seg, 3 << 30), "too large"),
+], ids=["link-to-dev-zero", "fifo", "sparse-3GiB"])
+def test_a_checkpoint_segment_must_be_a_file_of_its_size(tmp_path, plant, needle):
+    """A segment that is a link to /dev/zero was read until memory ran out (here: a 2 GiB
+    address space), and a FIFO segment hung --resume."""
+    model, ck = REPO / "models" / "classic" / "diehard.toml", tmp_path / "ck"
+    assert _run(tmp_path, "check", str(model), "--checkpoint", str(ck), "--max-states", "2").returncode == 3
+    plant(ck / "seg-000001.bin")
+    p = _run(tmp_path, "check", str(model), "--resume", str(ck), preexec=_as_much_memory_as(2 << 30))
+    one_error_line(p, 2, "seg-000001.bin", needle)

@@ -366,3 +366,168 @@ def test_debug_shows_the_traceback_of_bad_input(tmp_path):
 def test_no_command_output_for_help(tmp_path):
     p = txncheck(tmp_path, "--help")
     assert p.returncode == 0 and "usage" in p.stdout  # --help is not an error
+
+
+# -- 11b. a spec's code that ends the process or poses as Ctrl-C (issue 38) -------------------------
+# Before: any SystemExit of code 0 or 2 passed through as the exit code, os._exit(0) ended every
+# command with 0, and a spec's own KeyboardInterrupt was reported as a Ctrl-C.
+
+NO_PYC = {"PYTHONDONTWRITEBYTECODE": "1"}  # importing the spec writes nothing beside it
+ANCHORS = {"next": "    def next(self, s: State):\n", "setup": "    def setup(self) -> None:\n",
+           "import": "import z3\n"}
+
+
+def planted_spec(tmp_path: Path, line: str, where: str = "next", name: str = "lk") -> Path:
+    """The folder `txncheck new NAME` writes (a spec and two models), with `line` planted
+    first in `where`; returns the folder."""
+    import argparse
+
+    from txncheck.checker.commands.new import run as new
+
+    new(argparse.Namespace(name=name, dir=str(tmp_path)))
+    spec = tmp_path / name / f"{name}.py"
+    anchor = ANCHORS[where]
+    indent = "" if where == "import" else "        "
+    spec.write_text(spec.read_text().replace(anchor, anchor + indent + line + "\n", 1))
+    return tmp_path / name
+
+
+def planted_line(folder: Path, line: str) -> int:
+    return [x.strip() for x in folder.joinpath(f"{folder.name}.py").read_text().splitlines()].index(line) + 1
+
+
+@pytest.mark.parametrize("line, needle", [
+    ("import sys; sys.exit(0)", "called sys.exit(0)"),
+    ("import sys; sys.exit(2)", "called sys.exit(2)"),
+    ("raise SystemExit", "called sys.exit(None)"),
+    ("raise KeyboardInterrupt", "raised KeyboardInterrupt itself (no signal was received)"),
+], ids=["exit-0", "exit-2", "exit-none", "keyboard-interrupt"])
+def test_a_spec_that_exits_is_a_spec_error(tmp_path, line, needle):
+    folder = planted_spec(tmp_path, line)
+    p = txncheck(tmp_path, "check", str(folder / "lk-racy.toml"), "--quiet", env=NO_PYC)
+    one_error_line(p, 2, f"lk.py:{planted_line(folder, line)}: in next", needle)
+
+
+def test_a_spec_that_exits_does_not_end_the_gate(tmp_path):
+    folder = planted_spec(tmp_path, "import sys; sys.exit(0)")
+    p = txncheck(tmp_path, "check", "--all", str(folder), "--junit", "out/gate.xml", "--quiet", env=NO_PYC)
+    assert (p.returncode, p.stderr) == (2, "")
+    assert p.stdout.count("called sys.exit(0)") == 2 and "gate: 2 models, 2 not as expected" in p.stdout
+    assert "<testsuite" in (tmp_path / "work" / "out" / "gate.xml").read_text()
+
+
+@pytest.mark.parametrize("where", ["import", "setup"])
+def test_a_spec_that_exits_while_loading_names_the_line(tmp_path, where):
+    line = "raise SystemExit(0)"
+    folder = planted_spec(tmp_path, line, where)
+    p = txncheck(tmp_path, "check", str(folder / "lk.toml"), "--quiet", env=NO_PYC)
+    one_error_line(p, 2, f"lk.py:{planted_line(folder, line)}", "sys.exit(0)")
+
+
+@pytest.mark.parametrize("args", [["check", "{m}"], ["check", "--all", "{d}", "--junit", "out/gate.xml"]],
+                         ids=["check", "gate"])
+def test_os_exit_in_a_spec_is_never_a_success(tmp_path, args):
+    """os._exit skips every handler: the supervising parent (checker/supervisor.py) sees that
+    the process ended without a verdict."""
+    folder = planted_spec(tmp_path, "import os; os._exit(0)")
+    argv = [a.format(m=folder / "lk.toml", d=folder) for a in args]
+    p = txncheck(tmp_path, *argv, "--quiet", env=NO_PYC)
+    one_error_line(p, 3, "exited with status 0 before txncheck reached a verdict", "os._exit",
+                   info_lines=p.stderr.count("\n") - 1 if "--all" in args else 0)
+    assert "PASS" not in p.stdout and "verdict: ok" not in p.stdout
+
+
+def test_json_is_one_object_whatever_the_spec_prints(tmp_path):
+    folder = planted_spec(tmp_path, 'print("from next"); import os; os.write(1, b"raw fd 1\\n")')
+    p = txncheck(tmp_path, "check", str(folder / "lk-racy.toml"), "--json", "--quiet", env=NO_PYC)
+    assert p.returncode == 1 and json.loads(p.stdout)["verdict"] == "violation"
+    assert "from next" in p.stderr and "raw fd 1" in p.stderr
+    p = txncheck(tmp_path, "check", "--all", str(folder), "--json", "--quiet", env=NO_PYC)
+    assert p.returncode == 0 and json.loads(p.stdout)["summary"]["models"] == 2
+
+
+def test_list_reads_model_files_without_running_their_specs(tmp_path):
+    folder = planted_spec(tmp_path, "open(__file__ + '.ran', 'w').close(); import os; os._exit(0)", "import")
+    p = txncheck(tmp_path, "list", str(folder), env=NO_PYC)
+    assert (p.returncode, p.stderr) == (0, "")
+    assert not (folder / "lk.py.ran").exists()
+    assert p.stdout.count(f"(file {folder.resolve() / 'lk.py'}: not imported by list; check runs it)") == 2
+
+
+# -- 4b. smaller parsers and folders (issue 38) -----------------------------------------------------
+
+def test_a_sweep_grid_too_large_is_refused_before_its_cells_are_made(tmp_path):
+    """8,000,000 cells (200 x 200 x 200 valid bounds) were enumerated, each spec instantiated."""
+    values = ", ".join(["5"] * 200)
+    sweep = model_file(tmp_path, f'[[grid]]\nmodel = "{DIEHARD}"\n[grid.constants]\nbig_capacity = [{values}]\n'
+                                 f'small_capacity = [{values}]\ngoal = [{values.replace("5", "4")}]\n', "s.toml")
+    p = txncheck(tmp_path, "sweep", str(sweep))
+    one_error_line(p, 2, str(sweep), "8,000,000 cells", "at most 10,000")
+
+
+def test_a_nul_in_a_sweeps_model_path(tmp_path):
+    sweep = model_file(tmp_path, '[[grid]]\nmodel = "x\\u0000.toml"\n', "s.toml")
+    p = txncheck(tmp_path, "sweep", str(sweep))
+    one_error_line(p, 2, str(sweep), "NUL")
+
+
+def test_a_temporal_formula_nested_too_deep_names_the_file(tmp_path):
+    m = model_file(tmp_path, BASE + '[temporal]\nP = "eventually ' + "not " * 20_000 + 'TRUE"\n')
+    p = txncheck(tmp_path, "check", str(m), "--quiet")
+    one_error_line(p, 2, str(m), "nests more than 100 deep")
+
+
+def test_resume_from_nothing_creates_nothing(tmp_path):
+    p = txncheck(tmp_path, "check", str(TWOPHASE), "--resume", "nope", "--quiet")  # `txncheck` sees no stray file
+    one_error_line(p, 2, "nope: no checkpoint here")
+
+
+# -- the pytest plugin (issue 38): hostile model files under the collected folder ------------------------
+
+def _pytest_txncheck(tmp_path: Path, folder: Path) -> subprocess.CompletedProcess:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(tmp), **NO_PYC}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--txncheck", str(folder),
+                           "--rootdir", str(folder), "--basetemp", str(tmp_path / "basetemp")],
+                          capture_output=True, text=True, timeout=TIMEOUT, cwd=folder, env=env)
+
+
+def test_the_plugin_survives_a_spec_that_exits(tmp_path):
+    """os._exit(0) in a spec ended the whole pytest session with exit 0."""
+    folder = planted_spec(tmp_path, "import os; os._exit(0)")
+    p = _pytest_txncheck(tmp_path, folder)
+    assert p.returncode == 1 and "2 failed" in p.stdout, p.stdout[-3000:]
+    assert "exited with status 0 before it reported a result" in p.stdout
+    assert not list((tmp_path / "tmp").glob("txncheck-traces-*"))
+
+
+def test_the_plugin_reports_a_deep_toml_and_checks_the_rest(tmp_path):
+    """One deeply nested *.toml aborted the whole collection (RecursionError); every collected
+    model left a txncheck-traces-* folder in the temp directory."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "diehard.toml").write_text(DIEHARD.read_text())
+    (folder / "deep.toml").write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    p = _pytest_txncheck(tmp_path, folder)
+    assert p.returncode == 1 and "1 failed, 1 passed, 1 skipped" in p.stdout, p.stdout[-3000:]
+    assert "deep.toml::load" in p.stdout and "nests too deeply" in p.stdout
+    assert not list((tmp_path / "tmp").glob("txncheck-traces-*"))
+
+
+def test_the_plugin_reads_no_more_of_a_toml_than_a_model_holds(tmp_path):
+    """A 1 GiB *.toml was read in full before its size was checked."""
+    import tracemalloc
+
+    from txncheck.checker.pytest_plugin import _is_model_file
+
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as f:
+        f.truncate(256 << 20)  # sparse: costs no disk
+    tracemalloc.start()
+    try:
+        assert _is_model_file(big)  # collected, so that loading it says it is too large
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, peak

@@ -276,3 +276,53 @@ def test_gate_with_a_read_only_out_keeps_every_verdict(tmp_path, read_only_out):
     assert (p.returncode, p.stderr, "Traceback" in p.stdout) == (3, "", False), p.stdout
     assert "violation of NotSolved (7 states); expected violation of NotSolved" in p.stdout
     assert "diehard.itf.json: trace not written (" in p.stdout and "cases: 5 passed, 0 failed, 0 errors" in p.stdout
+
+
+# -- a reader that goes away (issue 38): the exit code and the reports stay ---------------------------
+# Before: BrokenPipeError was exit 0, whatever the verdict, and the gate lost its JUnit file.
+
+def _gate_models(tmp_path: Path) -> Path:
+    """diehard (a violation it expects) and a copy that expects ok: the gate must exit 1."""
+    models = tmp_path / "models"
+    models.mkdir()
+    text = DIEHARD.read_text()
+    (models / "diehard.toml").write_text(text)
+    (models / "diehard-wrong.toml").write_text(text.split("[expect]")[0] + '[expect]\nverdict = "ok"\n')
+    return models
+
+
+def _with_stdout(tmp_path: Path, stdout_setup: str, *args: str) -> subprocess.CompletedProcess:
+    """Run txncheck in tmp_path/work with stdout a pipe whose reader is gone (`closed-pipe`) or closed."""
+    import sys
+
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    argv = [sys.executable, "-m", "txncheck.checker.cli", *args]
+    if stdout_setup == "closed-pipe":
+        r, w = os.pipe()
+        os.close(r)
+        try:
+            return subprocess.run(argv, cwd=work, stdout=w, stderr=subprocess.PIPE, text=True, timeout=60)
+        finally:
+            os.close(w)
+    return subprocess.run(argv, cwd=work, stderr=subprocess.PIPE, text=True, timeout=60,
+                          preexec_fn=lambda: os.close(1))  # `>&-`
+
+
+@pytest.mark.parametrize("stdout", ["closed-pipe", "closed"])
+def test_a_lost_stdout_keeps_the_violation(tmp_path, stdout):
+    p = _with_stdout(tmp_path, stdout, "check", str(DIEHARD), "--out", "out")
+    assert (p.returncode, p.stderr) == (1, "")
+    p = _with_stdout(tmp_path, stdout, "check", str(DIEHARD), "--out", "out", "--json", "--quiet")
+    assert (p.returncode, p.stderr) == (1, "")
+
+
+@pytest.mark.parametrize("stdout", ["closed-pipe", "closed"])
+def test_a_lost_stdout_keeps_the_gates_exit_code_and_reports(tmp_path, stdout):
+    models = _gate_models(tmp_path)
+    p = _with_stdout(tmp_path, stdout, "check", "--all", str(models), "--out", "out", "--quiet",
+                     "--junit", "out/gate.xml", "--sarif", "out/gate.sarif")
+    assert (p.returncode, p.stderr) == (1, "")
+    junit = (tmp_path / "work" / "out" / "gate.xml").read_text()
+    assert junit.count("<testcase") == 4 and "<failure" in junit
+    assert json.loads((tmp_path / "work" / "out" / "gate.sarif").read_text())["version"] == "2.1.0"

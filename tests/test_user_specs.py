@@ -58,7 +58,7 @@ def test_check_all_show_and_replay_on_a_user_spec(user_dir, tmp_path, capsys):
 
 def test_list_shows_where_each_spec_comes_from(user_dir, capsys):
     rc, out, _ = run_cli(["list", user_dir], capsys)
-    assert rc == 0 and f"(file {user_dir.resolve() / 'mutex.py'})" in out
+    assert rc == 0 and f"(file {user_dir.resolve() / 'mutex.py'}: not imported by list; check runs it)" in out
     rc, out, _ = run_cli(["list", "--specs"], capsys)
     assert "twophase  txncheck.spec.classic.twophase:TwoPhase  (built-in)" in out
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import nullcontext
 from dataclasses import fields
 
 from ..api import Report, check_model, write_traces
 from ..options import Options
 from ..progress import Progress
+from ..streams import stdout_to_stderr
 
 EXIT = {"ok": 0, "violation": 1, "incomplete": 3}
 
@@ -94,17 +96,18 @@ def run(args) -> int:
         raise UsageError("check takes one MODEL file (or --all [DIR ...] for every model under folders)")
     args.model = args.model[0]
     progress = None if args.quiet else Progress()
-    report = check_model(
-        args.model,
-        engine=args.engine,
-        z3_eval=args.z3_eval,
-        max_states=args.max_states,
-        max_seconds=args.max_seconds,
-        out_dir=None,  # written below, so a write that fails cannot lose the verdict
-        progress=progress,
-        keep_graph=not args.no_graph,
-        options=engine_options(args),
-    )
+    with spec_output(args):
+        report = check_model(
+            args.model,
+            engine=args.engine,
+            z3_eval=args.z3_eval,
+            max_states=args.max_states,
+            max_seconds=args.max_seconds,
+            out_dir=None,  # written below, so a write that fails cannot lose the verdict
+            progress=progress,
+            keep_graph=not args.no_graph,
+            options=engine_options(args),
+        )
     write_error = None
     try:
         write_traces(report.model, report.spec, report.outcome, args.out)
@@ -124,6 +127,11 @@ def run(args) -> int:
         # the verdict outranks the lost file: a violation stays exit 1
         return EXIT[report.verdict] if report.verdict == "violation" else 3
     return EXIT[report.verdict]
+
+
+def spec_output(args):
+    """With --json, what the spec's code prints goes to stderr: stdout holds the one JSON object."""
+    return stdout_to_stderr() if args.json else nullcontext()
 
 
 def engine_options(args) -> Options:

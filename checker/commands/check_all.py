@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 
 from ..gate import ERROR, FAILED, GateResult, ModelResult, run_gate
 from ..model import ModelError, shipped_models_dir
 from ..options import Options
 from ..progress import Progress
 from ..render import terminal_safe
+from ..streams import stdout_to_stderr
 
 MARK = {0: "PASS", 1: "FAIL", 2: "ERROR", 3: "INCOMPLETE"}
 
@@ -28,8 +30,9 @@ def run_gate_command(args, options: Options) -> int:
     progress = None if args.quiet else (lambda label: Progress(label))
     # a model file's name and the gate's messages are untrusted text: no escape reaches the terminal
     echo = None if args.json else (lambda r: print(terminal_safe(model_line(r)), flush=True))
-    result = run_gate(roots, engine=args.engine, out_dir=args.out, max_seconds=args.max_seconds,
-                      max_states=args.max_states, progress_factory=progress, on_result=echo, options=options)
+    with stdout_to_stderr() if args.json else nullcontext():  # what specs print: stdout holds one JSON object
+        result = run_gate(roots, engine=args.engine, out_dir=args.out, max_seconds=args.max_seconds,
+                          max_states=args.max_states, progress_factory=progress, on_result=echo, options=options)
     from ..reports.output import ReportError
 
     write_error = None

@@ -1,12 +1,15 @@
 """`txncheck list [DIR]`: the model files (default: the shipped ones), each
 with its spec and where that spec comes from (built-in, entry point, file or
-module). `txncheck list --specs`: the specs a model file can name."""
+module). It reads the model files only: no spec is imported, so listing runs
+no code a model file names (checking does). `txncheck list --specs`: the
+specs a model file can name."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ...spec.registry import registered
+from ...spec.api import SpecError
+from ...spec.registry import origin, registered
 from ..model import ModelError, find_models, load_model, shipped_models_dir
 from ..render import terminal_safe
 
@@ -20,8 +23,8 @@ def register(sub) -> None:
 
 def run(args) -> int:
     if args.specs:
-        for name, (target, origin) in sorted(registered().items()):
-            print(terminal_safe(f"{name}  {target}  ({origin})"))
+        for name, (target, source) in sorted(registered().items()):
+            print(terminal_safe(f"{name}  {target}  ({source})"))
         return 0
     root = Path(args.dir) if args.dir else shipped_models_dir()
     if root is None or not root.exists():
@@ -29,8 +32,13 @@ def run(args) -> int:
     for path in find_models(root):
         try:
             m = load_model(path)
-            origin = m.resolve_spec().origin
-            desc = f"{m.spec_name} [{m.variant}] ({origin})" + (f"  {m.description}" if m.description else "")
+            try:  # where the spec comes from, read without importing it: listing runs no spec code
+                where = origin(m.spec_name, m.path.parent)
+            except SpecError as exc:
+                raise ModelError(f"{m.path}: {exc}") from None
+            if not where.startswith(("built-in", "entry point")):
+                where += ": not imported by list; check runs it"
+            desc = f"{m.spec_name} [{m.variant}] ({where})" + (f"  {m.description}" if m.description else "")
         except ModelError as exc:
             desc = f"(invalid: {exc})"
         try:

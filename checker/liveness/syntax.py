@@ -44,6 +44,7 @@ class TemporalSyntaxError(CheckerError, ValueError):
 # ("and", f, g) | ("or", f, g).
 
 TRUE = ("const", True)
+MAX_DEPTH = 100  # how deep a formula may nest (parentheses, not, and, or)
 
 _TOKEN = re.compile(r"\s*(<>|~>|\[\]|\(|\)|[A-Za-z_][A-Za-z0-9_.]*)")
 _KEYWORDS = {"not", "and", "or", "eventually", "leads_to", "always", "TRUE", "FALSE"}
@@ -66,6 +67,7 @@ class _Parser:
         self.text = text
         self.toks = _tokens(text)
         self.i = 0
+        self.opened = 0  # `not`s and parentheses open
 
     def peek(self) -> str | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -78,33 +80,47 @@ class _Parser:
         self.i += 1
         return tok
 
+    # Each returns a formula and its depth, so that one nested too deeply for
+    # the recursive passes over it (here, `names`, `show`, the checker) is refused.
     def formula(self):
-        f = self.conj()
+        f, d = self.conj()
         while self.peek() == "or":
             self.take()
-            f = ("or", f, self.conj())
-        return f
+            g, e = self.conj()
+            f, d = ("or", f, g), self.deeper(max(d, e))
+        return f, d
 
     def conj(self):
-        f = self.unary()
+        f, d = self.unary()
         while self.peek() == "and":
             self.take()
-            f = ("and", f, self.unary())
-        return f
+            g, e = self.unary()
+            f, d = ("and", f, g), self.deeper(max(d, e))
+        return f, d
 
     def unary(self):
         tok = self.take()
-        if tok == "not":
-            return ("not", self.unary())
-        if tok == "(":
-            f = self.formula()
-            self.take(")")
-            return f
+        if tok in ("not", "("):  # the parser recurses here: as deep as the text nests
+            self.opened = self.deeper(self.opened)
+            if tok == "not":
+                f, d = self.unary()
+                f, d = ("not", f), self.deeper(d)
+            else:
+                f, d = self.formula()
+                self.take(")")
+            self.opened -= 1
+            return f, d
         if tok in ("TRUE", "FALSE"):
-            return ("const", tok == "TRUE")
+            return ("const", tok == "TRUE"), 1
         if tok in _KEYWORDS or not (tok[0].isalpha() or tok[0] == "_"):
             raise TemporalSyntaxError(f"expected a predicate name, found {tok!r} in {self.text!r}")
-        return ("name", tok)
+        return ("name", tok), 1
+
+    @staticmethod
+    def deeper(depth: int) -> int:
+        if depth >= MAX_DEPTH:
+            raise TemporalSyntaxError(f"formula nests more than {MAX_DEPTH} deep")
+        return depth + 1
 
     def done(self) -> None:
         if self.peek() is not None:
@@ -152,7 +168,7 @@ def parse_property(name: str, text: str) -> TemporalProperty:
     first = p.peek()
     if first in ("eventually", "<>"):
         p.take()
-        goal = p.formula()
+        goal, _ = p.formula()
         p.done()
         return TemporalProperty(name, EVENTUALLY, TRUE, goal, text)
     if first in ("always", "[]"):
@@ -162,15 +178,15 @@ def parse_property(name: str, text: str) -> TemporalProperty:
                 f"temporal property {name!r}: only 'always eventually F' is supported after 'always' "
                 "(state invariants go in 'properties')")
         p.take()
-        goal = p.formula()
+        goal, _ = p.formula()
         p.done()
         return TemporalProperty(name, LEADS_TO, TRUE, goal, text)
-    trigger = p.formula()
+    trigger, _ = p.formula()
     if p.peek() not in ("leads_to", "~>"):
         raise TemporalSyntaxError(
             f"temporal property {name!r} must read 'eventually F', 'F leads_to G' or 'always eventually F'")
     p.take()
-    goal = p.formula()
+    goal, _ = p.formula()
     p.done()
     return TemporalProperty(name, LEADS_TO, trigger, goal, text)
 

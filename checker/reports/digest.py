@@ -3,11 +3,12 @@ report can tell current figures from stale ones."""
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import tomllib
 from pathlib import Path
+
+from ...spec.source import code_of
 
 
 def model_digest(path: Path) -> str:
@@ -27,21 +28,5 @@ def model_digest(path: Path) -> str:
     folder = specs / spec if isinstance(spec, str) and spec.isidentifier() else None
     if folder is not None and folder.is_dir():
         for src in sorted(folder.glob("*.py")):
-            h.update(src.name.encode() + b"\0" + _code_of(src) + b"\0")
+            h.update(src.name.encode() + b"\0" + code_of(src) + b"\0")
     return h.hexdigest()[:16]
-
-
-def _code_of(src: Path) -> bytes:
-    """A Python source's code without its comments, docstrings and layout; the bytes if it does not parse."""
-    raw = src.read_bytes()
-    try:
-        tree = ast.parse(raw)
-    except (SyntaxError, ValueError):
-        return raw
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree, include_attributes=False).encode()

@@ -22,19 +22,26 @@ line.
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from pathlib import Path
 
+from ....spec.source import code_digest
 from .codec import SEGMENT_MAGIC, CheckpointError, CheckpointWriteError, _ints, _Nodes, _Reader, _resolve_types, _Types, _varint
 
 FORMAT = "txncheck-checkpoint"
 VERSION = 2
 MANIFEST = "checkpoint.json"
+LOCK = ".lock"  # held (flock) by the run that writes the folder
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+MAX_SEGMENT_BYTES = 4 * 1024 * 1024 * 1024  # a segment is what one interval explored
 DEFAULT_INTERVAL = 60.0
 # Options that change the explored graph: a checkpoint is only valid for the same ones.
 GRAPH_OPTIONS = ("symmetry", "por", "fingerprints")
@@ -79,11 +86,12 @@ MANIFEST_SCHEMA = {
 
 
 def identity(job) -> dict:
-    """What a checkpoint is valid for: the spec, its bounds, the properties and the options."""
+    """What a checkpoint is valid for: the spec and its code, its bounds, the properties and the options."""
     spec = job.spec
     digest = lambda f: blake2b(f.sexpr().encode(), digest_size=8).hexdigest()
     return {
         "spec": spec.name,
+        "code": code_digest(type(spec)),  # resumed after an edit of `next`, it would give the old code's verdict
         "variant": spec.variant,
         "bounds": {k: v for k, v in spec.constants.items()},
         "properties": {n: digest(f) for n, f in sorted(job.properties.items())},
@@ -135,6 +143,7 @@ class Checkpointer:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CheckpointWriteError(f"{self.dir}: cannot create checkpoint folder ({exc.strerror})") from None
+        self._lock = lock_folder(self.dir)  # released when the Checkpointer goes, or the process
 
     # Ctrl-C while checkpointing: the handler only sets a flag, which the bfs
     # loop reads between expansions, so the run stops at a consistent point and
@@ -147,9 +156,14 @@ class Checkpointer:
             self._old_sigint = signal.signal(signal.SIGINT, self._on_sigint)
 
     def _on_sigint(self, signum, frame) -> None:
+        from ...failures import DUPLICATE_WITHIN, SignalInterrupt
+
+        now = time.monotonic()
         if self.interrupted:
-            raise KeyboardInterrupt
-        self.interrupted = True
+            if now - self._sigint_at < DUPLICATE_WITHIN:  # the same Ctrl-C, sent to the group and passed on
+                return
+            raise SignalInterrupt
+        self.interrupted, self._sigint_at = True, now
 
     def release_sigint(self) -> None:
         import signal
@@ -235,11 +249,11 @@ class Checkpointer:
 
         src_dir = Path(folder)
         where = src_dir / MANIFEST
-        if not where.is_file():
+        if not where.exists():
             raise CheckpointError(f"{src_dir}: no checkpoint here (no {MANIFEST})")
         try:
-            manifest = json.loads(where.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, UTF-8, or too many digits
+            manifest = json.loads(read_file(where, MAX_MANIFEST_BYTES, "manifest"))
+        except (ValueError, RecursionError) as exc:  # ValueError: bad JSON, UTF-8, or too many digits
             raise CheckpointError(f"{where}: not a readable JSON manifest ({str(exc).splitlines()[0][:200]})") from None
         err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(MANIFEST_SCHEMA).iter_errors(manifest))
         if err is not None:
@@ -249,6 +263,9 @@ class Checkpointer:
         theirs = manifest["identity"]
         for key in mine:
             if theirs.get(key) != mine[key]:
+                if key == "code":
+                    raise CheckpointError(f"{src_dir}: checkpoint was written by other code of spec {mine['spec']} "
+                                          "(its files changed since); start a fresh run")
                 raise CheckpointError(
                     f"{src_dir}: checkpoint was written for {key} {theirs.get(key)!r}, "
                     f"this run has {mine[key]!r}")
@@ -271,20 +288,28 @@ class Checkpointer:
         if src_dir.resolve() != self.dir.resolve():
             # Resuming into another folder: copy the segments so that it is complete on its own.
             for seg in self.segments:
-                _write_atomic(self.dir / seg["file"], (src_dir / seg["file"]).read_bytes())
+                _write_atomic(self.dir / seg["file"], self._segment_bytes(src_dir / seg["file"], seg))
         return Resumed(run["generated"], run["depth"], run["lo"], run["hi"], run["next"],
                        {a: n for a, n in run["generated_by_action"]}, list(run["witnesses_found"]),
                        float(run["seconds"]))
 
+    @staticmethod
+    def _segment_bytes(path: Path, seg: dict) -> bytes:
+        """A segment's bytes: a regular file of the size the manifest gives (at
+        most MAX_SEGMENT_BYTES), with its digest; a link to /dev/zero or a
+        FIFO is refused, not read until memory runs out or waited on."""
+        try:
+            data = read_file(path, min(seg["bytes"], MAX_SEGMENT_BYTES), "segment", binary=True)
+        except ValueError as exc:
+            raise CheckpointError(f"{path}: {exc}") from None
+        if len(data) != seg["bytes"] or blake2b(data, digest_size=16).hexdigest() != seg["blake2b"]:
+            raise CheckpointError(f"{path}: segment does not match the manifest (size or blake2b digest)")
+        return data
+
     def _load_segment(self, folder: Path, seg: dict, classes: list[type]) -> None:
         path = folder / seg["file"]
         where = str(path)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise CheckpointError(f"{where}: cannot read segment ({exc.strerror})") from None
-        if len(data) != seg["bytes"] or blake2b(data, digest_size=16).hexdigest() != seg["blake2b"]:
-            raise CheckpointError(f"{where}: segment does not match the manifest (size or blake2b digest)")
+        data = self._segment_bytes(path, seg)
         if not data.startswith(SEGMENT_MAGIC):
             raise CheckpointError(f"{where}: not a txncheck checkpoint segment")
         r = _Reader(data, where, classes, self.table)
@@ -360,6 +385,29 @@ class Checkpointer:
         ex.levels[:] = levels
 
 
+def read_file(path: Path, limit: int, kind: str, binary: bool = False):
+    """An untrusted checkpoint file: a regular file (not a link, a FIFO or a
+    device), at most `limit` bytes. ValueError with one line otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        what = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise ValueError(f"cannot read the {kind} ({what})") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"the {kind} is not a regular file")
+        if st.st_size > limit:
+            raise ValueError(f"the {kind} is too large ({st.st_size} bytes; expected at most {limit})")
+        try:
+            data = f.read(limit + 1)
+        except OSError as exc:
+            raise ValueError(f"cannot read the {kind} ({exc.strerror})") from None
+    if len(data) > limit:
+        raise ValueError(f"the {kind} is too large (over {limit} bytes)")
+    return data if binary else data.decode("utf-8")
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     tmp = None
     try:  # mkstemp (O_EXCL): a symlink planted in the folder cannot redirect the write
@@ -379,6 +427,33 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise CheckpointWriteError(f"{path}: cannot write checkpoint ({exc.strerror})") from None
 
 
+def lock_folder(folder: Path):
+    """Hold DIR/.lock (flock) for as long as the returned file is open: a
+    second run on the same folder is refused while the first holds it. The
+    kernel drops the lock of a process that dies, even by SIGKILL, so a
+    killed run leaves nothing that blocks the next one."""
+    path = folder / LOCK
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EROFS, errno.ENOSPC):
+            raise CheckpointWriteError(f"{path}: cannot create the checkpoint lock ({exc.strerror})") from None
+        raise CheckpointError(f"{path}: cannot open the checkpoint lock ({exc.strerror})") from None
+    f = os.fdopen(fd, "r+")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = f.read(20).strip()
+        f.close()
+        pid = f" (pid {holder})" if holder.isdigit() else ""
+        raise CheckpointError(f"{folder}: another txncheck run{pid} is using this checkpoint folder; "
+                              "wait for it to end, or use another folder") from None
+    f.truncate(0)
+    f.write(str(os.getpid()))
+    f.flush()
+    return f
+
+
 def open_checkpointer(job, ex):
     """The run's Checkpointer and what it resumes from (None, None when not asked for)."""
     opts = job.options  # validated: not with --fingerprints (checker/options.py)
@@ -386,6 +461,8 @@ def open_checkpointer(job, ex):
     if not folder:
         return None, None
     interval = opts.checkpoint_interval or DEFAULT_INTERVAL
+    if opts.resume and not os.path.lexists(Path(opts.resume) / MANIFEST):  # before anything is created
+        raise CheckpointError(f"{opts.resume}: no checkpoint here (no {MANIFEST})")
     ck = Checkpointer(job, ex, folder, float(interval))
     if opts.resume:
         return ck, ck.load(opts.resume)
