@@ -15,33 +15,29 @@ run.
 
 A segment's format is `codec.py`'s. Segments are untrusted input: every
 length, reference, parent pointer and edge is checked on load; nothing is
-ever unpickled. A checkpoint also records what it was written for (spec, variant, bounds,
-properties, reductions): resuming it with another model is refused in one
-line.
+ever unpickled. A checkpoint also records what it was written for (spec, a
+digest of its code, variant, bounds, properties, reductions): resuming it
+with another model, or after the spec's code changed, is refused in one
+line. A run holds its folder (`files.lock_folder`): a second run on it is
+refused while the first runs.
 """
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
-import stat
-import tempfile
 import time
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from pathlib import Path
 
 from ....spec.source import code_digest
+from .files import MAX_MANIFEST_BYTES, _write_atomic, lock_folder, read_file, read_segment
 from .codec import SEGMENT_MAGIC, CheckpointError, CheckpointWriteError, _ints, _Nodes, _Reader, _resolve_types, _Types, _varint
 
 FORMAT = "txncheck-checkpoint"
 VERSION = 2
 MANIFEST = "checkpoint.json"
-LOCK = ".lock"  # held (flock) by the run that writes the folder
-MAX_MANIFEST_BYTES = 64 * 1024 * 1024
-MAX_SEGMENT_BYTES = 4 * 1024 * 1024 * 1024  # a segment is what one interval explored
 DEFAULT_INTERVAL = 60.0
 # Options that change the explored graph: a checkpoint is only valid for the same ones.
 GRAPH_OPTIONS = ("symmetry", "por", "fingerprints")
@@ -288,28 +284,15 @@ class Checkpointer:
         if src_dir.resolve() != self.dir.resolve():
             # Resuming into another folder: copy the segments so that it is complete on its own.
             for seg in self.segments:
-                _write_atomic(self.dir / seg["file"], self._segment_bytes(src_dir / seg["file"], seg))
+                _write_atomic(self.dir / seg["file"], read_segment(src_dir / seg["file"], seg))
         return Resumed(run["generated"], run["depth"], run["lo"], run["hi"], run["next"],
                        {a: n for a, n in run["generated_by_action"]}, list(run["witnesses_found"]),
                        float(run["seconds"]))
 
-    @staticmethod
-    def _segment_bytes(path: Path, seg: dict) -> bytes:
-        """A segment's bytes: a regular file of the size the manifest gives (at
-        most MAX_SEGMENT_BYTES), with its digest; a link to /dev/zero or a
-        FIFO is refused, not read until memory runs out or waited on."""
-        try:
-            data = read_file(path, min(seg["bytes"], MAX_SEGMENT_BYTES), "segment", binary=True)
-        except ValueError as exc:
-            raise CheckpointError(f"{path}: {exc}") from None
-        if len(data) != seg["bytes"] or blake2b(data, digest_size=16).hexdigest() != seg["blake2b"]:
-            raise CheckpointError(f"{path}: segment does not match the manifest (size or blake2b digest)")
-        return data
-
     def _load_segment(self, folder: Path, seg: dict, classes: list[type]) -> None:
         path = folder / seg["file"]
         where = str(path)
-        data = self._segment_bytes(path, seg)
+        data = read_segment(path, seg)
         if not data.startswith(SEGMENT_MAGIC):
             raise CheckpointError(f"{where}: not a txncheck checkpoint segment")
         r = _Reader(data, where, classes, self.table)
@@ -383,75 +366,6 @@ class Checkpointer:
         if not ex.edges_kept and ex.src:
             raise CheckpointError(f"{where}: edges present in a checkpoint written without the state graph")
         ex.levels[:] = levels
-
-
-def read_file(path: Path, limit: int, kind: str, binary: bool = False):
-    """An untrusted checkpoint file: a regular file (not a link, a FIFO or a
-    device), at most `limit` bytes. ValueError with one line otherwise."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        what = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
-        raise ValueError(f"cannot read the {kind} ({what})") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError(f"the {kind} is not a regular file")
-        if st.st_size > limit:
-            raise ValueError(f"the {kind} is too large ({st.st_size} bytes; expected at most {limit})")
-        try:
-            data = f.read(limit + 1)
-        except OSError as exc:
-            raise ValueError(f"cannot read the {kind} ({exc.strerror})") from None
-    if len(data) > limit:
-        raise ValueError(f"the {kind} is too large (over {limit} bytes)")
-    return data if binary else data.decode("utf-8")
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = None
-    try:  # mkstemp (O_EXCL): a symlink planted in the folder cannot redirect the write
-        fd, name = tempfile.mkstemp(prefix=f".tmp-{path.name}-", dir=path.parent)
-        tmp = Path(name)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            if tmp is not None:
-                tmp.unlink()
-        except OSError:
-            pass
-        raise CheckpointWriteError(f"{path}: cannot write checkpoint ({exc.strerror})") from None
-
-
-def lock_folder(folder: Path):
-    """Hold DIR/.lock (flock) for as long as the returned file is open: a
-    second run on the same folder is refused while the first holds it. The
-    kernel drops the lock of a process that dies, even by SIGKILL, so a
-    killed run leaves nothing that blocks the next one."""
-    path = folder / LOCK
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError as exc:
-        if exc.errno in (errno.EACCES, errno.EROFS, errno.ENOSPC):
-            raise CheckpointWriteError(f"{path}: cannot create the checkpoint lock ({exc.strerror})") from None
-        raise CheckpointError(f"{path}: cannot open the checkpoint lock ({exc.strerror})") from None
-    f = os.fdopen(fd, "r+")
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = f.read(20).strip()
-        f.close()
-        pid = f" (pid {holder})" if holder.isdigit() else ""
-        raise CheckpointError(f"{folder}: another txncheck run{pid} is using this checkpoint folder; "
-                              "wait for it to end, or use another folder") from None
-    f.truncate(0)
-    f.write(str(os.getpid()))
-    f.flush()
-    return f
 
 
 def open_checkpointer(job, ex):
