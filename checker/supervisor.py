@@ -43,6 +43,7 @@ def run(command) -> int:
     returns too (the child's own code, already reported)."""
     if not hasattr(os, "fork"):
         return command()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # an inherited SIG_IGN would reap the child unseen
     waited = {signal.SIGCHLD, *_FORWARDED}
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, waited)  # none is lost before the parent waits
     r, w = os.pipe()

@@ -296,6 +296,7 @@ def test_a_signal_to_the_group_with_workers_leaves_no_traceback(tmp_path, sig):
         f"txncheck: error: interrupted ({signal.Signals(sig).name}); the run is incomplete"]
 
 
+@pytest.mark.slow  # over 2 s: the 1.5 s grace is the point
 def test_a_spec_that_swallows_the_interrupt_is_ended_within_2_s(tmp_path):
     marker = tmp_path / "looping"
     folder = planted_spec(tmp_path, f"open({str(marker)!r}, 'w').close()\n"
@@ -344,6 +345,7 @@ def test_a_checkpoint_of_other_code_is_refused(tmp_path):
     one_error_line(p, 2, str(ck), "other code of spec lk")
 
 
+@pytest.mark.slow  # over 2 s: three runs, one long
 def test_a_checkpoint_folder_serves_one_run_at_a_time(tmp_path):
     ck = tmp_path / "ck"
     model = tmp_path / "long.toml"
