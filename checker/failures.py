@@ -39,8 +39,9 @@ _EXTRAS = {"pyspark": "spark", "py4j": "spark", "pyarrow": "spark", "kazoo": "zo
 interrupted: list[str] = []  # set by the signal handlers: a run that ends after it is incomplete
 _owner: list[int] = []  # the pid that installed the handlers (a forked worker inherits them)
 _last_signal = [0.0]
-_redeliver: list[bool] = []
+_redeliver = False
 _debug: list[bool] = []
+_fork_hook: list[bool] = []
 DUPLICATE_WITHIN = 0.5  # seconds: a second signal this soon after the first is the same one
 BUDGET_SLACK = 0.5  # seconds past --max-seconds (and 5%) before the budget interrupts the code running
 
@@ -61,8 +62,9 @@ def _on_signal(signum, _frame):
         if signum == signal.SIGTERM:
             os._exit(EXIT_INCOMPLETE)
         return
+    global _redeliver
     if _redeliver:  # an interrupt that a callback swallowed, raised again (`_on_unraisable`)
-        _redeliver.clear()
+        _redeliver = False
         raise SignalInterrupt
     now = time.monotonic()
     if interrupted and now - _last_signal[0] < DUPLICATE_WITHIN:
@@ -77,13 +79,14 @@ def _on_unraisable(unraisable) -> None:
     at-fork handler while `--workers` forks, a `__del__`) is printed as
     "Exception ignored" and lost: raise it again, in the code that runs
     after the callback, and print nothing (unless --debug)."""
+    global _redeliver
     if isinstance(unraisable.exc_value, KeyboardInterrupt) and interrupted and _owner == [os.getpid()]:
         # Sent a moment later, from a thread: a signal sent here would be handled in this hook.
-        _redeliver.append(True)
         sig = signal.SIGTERM if interrupted[0] == "SIGTERM" else signal.SIGINT
         timer = threading.Timer(0.05, signal.pthread_kill, (threading.main_thread().ident, sig))
         timer.daemon = True
         timer.start()
+        _redeliver = True  # set last, and without a call: no handler runs in this hook after it
         if not _debug:
             return
     sys.__unraisablehook__(unraisable)
@@ -94,18 +97,36 @@ def install_signal_handlers(debug: bool = False) -> dict:
     so a library that swallows the exception cannot turn the run into a success
     (Z3's own Ctrl-C handler is off: checker/invariants.py). Returns the
     previous handlers, for `restore_signal_handlers`."""
+    global _redeliver
     interrupted.clear()
-    _redeliver.clear()
+    _redeliver = False
     _owner[:] = [os.getpid()]
     _debug[:] = [True] if debug else []
     old = {"unraisablehook": sys.unraisablehook}
     sys.unraisablehook = _on_unraisable
+    if not _fork_hook:  # once per process: a process forked from here (a --workers worker) dies with it
+        os.register_at_fork(after_in_child=_die_with_parent)
+        _fork_hook.append(True)
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             old[sig] = signal.signal(sig, _on_signal)
         except (ValueError, OSError):  # not the main thread
             pass
     return old
+
+
+def _die_with_parent() -> None:
+    """In a process forked from txncheck's: SIGTERM when its parent dies (Linux
+    PR_SET_PDEATHSIG), so a worker never outlives a coordinator that was
+    killed, or ended by `os._exit`, before it could stop it."""
+    if not _owner:
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
 
 
 def unblock_signals() -> None:
@@ -163,6 +184,8 @@ def exit_on_late_signal(before_exit=None) -> None:
     what was printed flushed, instead of a traceback from interpreter exit
     (`before_exit(3)` first: the supervisor's report)."""
     def _late(signum, _frame):
+        if interrupted and time.monotonic() - _last_signal[0] < DUPLICATE_WITHIN:
+            return  # the interrupt that ended the run, passed on by the supervisor: let it end cleanly
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -229,8 +252,9 @@ def classify(exc: BaseException, bad_input: tuple[type[BaseException], ...]) -> 
         fr = spec_frame(exc)
         if fr is not None:
             return EXIT_USAGE, f"spec error at {fr.filename}:{fr.lineno} in {fr.name}: {exit_text(exc)}"
-        if isinstance(exc, SystemExit):
-            return EXIT_INCOMPLETE, f"internal error, the run is incomplete: {exit_text(exc)}"
+        if isinstance(exc, SystemExit):  # not from a spec: never its exit code
+            return EXIT_INCOMPLETE, (f"internal error, the run is incomplete: sys.exit({exc.code!r}) "
+                                     "(--debug shows the traceback)")
     if isinstance(exc, BudgetExpired) and not interrupted:
         return EXIT_INCOMPLETE, f"{exc}; the run is incomplete"
     if isinstance(exc, KeyboardInterrupt) or interrupted or _caused_by_interrupt(exc, bad_input):
