@@ -78,15 +78,18 @@ def _on_unraisable(unraisable) -> None:
     """An interrupt that landed in a callback Python cannot raise from (an
     at-fork handler while `--workers` forks, a `__del__`) is printed as
     "Exception ignored" and lost: raise it again, in the code that runs
-    after the callback, and print nothing (unless --debug)."""
+    after the callback. Once interrupted, print no such report (unless
+    --debug): an object the signal caught half-built (a z3 Context) fails
+    in its `__del__`."""
     global _redeliver
-    if isinstance(unraisable.exc_value, KeyboardInterrupt) and interrupted and _owner == [os.getpid()]:
-        # Sent a moment later, from a thread: a signal sent here would be handled in this hook.
-        sig = signal.SIGTERM if interrupted[0] == "SIGTERM" else signal.SIGINT
-        timer = threading.Timer(0.05, signal.pthread_kill, (threading.main_thread().ident, sig))
-        timer.daemon = True
-        timer.start()
-        _redeliver = True  # set last, and without a call: no handler runs in this hook after it
+    if interrupted and _owner == [os.getpid()]:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            # Sent a moment later, from a thread: a signal sent here would be handled in this hook.
+            sig = signal.SIGTERM if interrupted[0] == "SIGTERM" else signal.SIGINT
+            timer = threading.Timer(0.05, signal.pthread_kill, (threading.main_thread().ident, sig))
+            timer.daemon = True
+            timer.start()
+            _redeliver = True  # set last, and without a call: no handler runs in this hook after it
         if not _debug:
             return
     sys.__unraisablehook__(unraisable)
