@@ -5,7 +5,8 @@
 Each state is `{"#meta": {"index", "action", "params", "fingerprint"}, var: value, ...}`.
 Values: bool and str as themselves; int as {"#bigint": "n"}; tuple as
 {"#tup": [...]}; frozenset as {"#set": [...]} in canonical order; mapping as
-{"#map": [[k, v], ...]}; None as {"#unserializable": "None"}.
+{"#map": [[k, v], ...]}; a record (`spec.api.Record`, named fields) as a
+JSON object {"field": v, ...}; None as {"#unserializable": "None"}.
 
 The file's `#meta` names the spec, variant, bounds, property, model and
 txncheck version, so the trace alone is enough to check or replay it again.
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .. import __version__
+from ..spec.api import Record
 from .encoding import encode, fingerprint
 from .errors import CheckerError
 
@@ -35,6 +37,8 @@ MAX_BIGINT_DIGITS = 100
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 
 
+MAX_RECORD_FIELDS = 64
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _BIGINT = re.compile(r"-?[0-9]+")  # ASCII digits only: '²'.isdigit() is true, int('²') fails
 _NAME = re.compile(r"[^\x00-\x1f\x7f-\x9f\ud800-\udfff]{1,200}")  # printable, no lone surrogate
 
@@ -44,6 +48,20 @@ class TraceError(CheckerError, ValueError):
 
 
 # -- values ---------------------------------------------------------------------
+
+
+def _canonical(v) -> bytes:
+    """The order of a set's elements and a map's keys: their encoding (a
+    record, which has none, as its sorted (field, value) pairs)."""
+    def plain(x):
+        if isinstance(x, Mapping):
+            return tuple(sorted((k, plain(y)) for k, y in x.items()))
+        if isinstance(x, tuple):
+            return tuple(plain(y) for y in x)
+        if isinstance(x, frozenset):
+            return frozenset(plain(y) for y in x)
+        return x
+    return encode(plain(v))
 
 
 def to_itf(v) -> Any:
@@ -56,9 +74,13 @@ def to_itf(v) -> Any:
     if isinstance(v, tuple):
         return {"#tup": [to_itf(x) for x in v]}
     if isinstance(v, (frozenset, set)):
-        return {"#set": [to_itf(x) for x in sorted(v, key=encode)]}
+        return {"#set": [to_itf(x) for x in sorted(v, key=_canonical)]}
+    if isinstance(v, Record):   # an ITF record: a JSON object of its fields
+        if not v or any(not isinstance(k, str) or not _FIELD.fullmatch(k) for k in v):
+            raise TypeError("a record needs fields named by identifiers")
+        return {k: to_itf(x) for k, x in v.items()}
     if isinstance(v, Mapping):
-        return {"#map": [[to_itf(k), to_itf(x)] for k, x in sorted(v.items(), key=lambda kv: encode(kv[0]))]}
+        return {"#map": [[to_itf(k), to_itf(x)] for k, x in sorted(v.items(), key=lambda kv: _canonical(kv[0]))]}
     if isinstance(v, list):
         return {"#tup": [to_itf(x) for x in v]}
     raise TypeError(f"cannot write a {type(v).__name__} to ITF")
@@ -70,6 +92,10 @@ def from_itf(j, depth: int = 0) -> Any:
         raise ValueError("value nests too deeply")
     if isinstance(j, bool) or isinstance(j, str):
         return j
+    if isinstance(j, dict) and j and not any(k.startswith("#") for k in j):   # an ITF record
+        if len(j) > MAX_RECORD_FIELDS or not all(_FIELD.fullmatch(k) for k in j):
+            raise ValueError(f"a record's fields must be at most {MAX_RECORD_FIELDS} identifiers")
+        return Record((k, from_itf(x, depth + 1)) for k, x in j.items())
     if isinstance(j, dict):
         if len(j) != 1:
             raise ValueError(f"value object must have exactly one '#' key, has {sorted(j)[:3]}")

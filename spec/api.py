@@ -196,6 +196,18 @@ class Spec:
         return f"{self.name}[{self.variant}]({consts})"
 
 
+class Record(dict):
+    """A value with named fields, for `state_vars`: a trace writes it as an ITF
+    record (a JSON object) and `show` prints its fields by name. Immutable by
+    convention and hashable, so that it can sit in a set."""
+
+    def __hash__(self):  # in-memory use only, never a fingerprint
+        return hash(frozenset(self.items()))
+
+    def __repr__(self):
+        return f"Record({', '.join(f'{k}={v!r}' for k, v in self.items())})"
+
+
 def replace_at(t: tuple, i: int, v) -> tuple:
     """The tuple `t` with element `i` replaced by `v` (the EXCEPT of TLA+)."""
     items = list(t)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...spec.api import Record
 from ..itf import Trace
 
 
@@ -14,6 +15,8 @@ def fmt_value(v) -> str:
         return str(v)
     if v is None:
         return "-"
+    if isinstance(v, Record):   # fields in their own order
+        return "[" + ", ".join(f"{k} |-> {fmt_value(x)}" for k, x in v.items()) + "]"
     if isinstance(v, dict):
         return "[" + ", ".join(f"{fmt_value(k)} |-> {fmt_value(x)}" for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))) + "]"
     if isinstance(v, tuple):
@@ -23,17 +26,33 @@ def fmt_value(v) -> str:
     return str(v)
 
 
+def _path(name: str, key, record: bool) -> str:
+    return f"{name}.{key}" if record else f"{name}[{fmt_value(key)}]"
+
+
+def _diff(name: str, old, new, out: list) -> None:
+    """What changed from `old` to `new`, down to the map entry or record field
+    that changed: `hdr[t1].state = COMMITTED` rather than the whole `hdr`."""
+    if isinstance(new, dict) and isinstance(old, dict) and isinstance(new, Record) == isinstance(old, Record):
+        record = isinstance(new, Record)
+        keys = list(new) + [k for k in old if k not in new] if record else sorted(set(new) | set(old), key=str)
+        for k in keys:
+            if new.get(k) != old.get(k):
+                if k in new and k in old:
+                    _diff(_path(name, k, record), old[k], new[k], out)
+                else:
+                    out.append((_path(name, k, record), fmt_value(new.get(k))))
+    else:
+        out.append((name, fmt_value(new)))
+
+
 def changed_fields(prev: dict | None, cur: dict) -> list[tuple[str, str]]:
-    out = []
+    out: list = []
     for name, v in cur.items():
-        if prev is None or prev.get(name) != v:
-            if isinstance(v, dict) and prev is not None and isinstance(prev.get(name), dict):
-                old = prev[name]
-                for k in sorted(set(v) | set(old), key=str):
-                    if v.get(k) != old.get(k):
-                        out.append((f"{name}[{fmt_value(k)}]", fmt_value(v.get(k))))
-            else:
-                out.append((name, fmt_value(v)))
+        if prev is None or name not in prev:
+            out.append((name, fmt_value(v)))
+        elif prev[name] != v:
+            _diff(name, prev[name], v, out)
     return out
 
 

@@ -173,6 +173,7 @@ from .state import (
     ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO, SUB_NAMES, S,
 )
 from .variants import BOUND_NEEDS, VARIANTS
+from .view import state_vars
 
 
 class Pip473(Spec):
@@ -450,6 +451,10 @@ class Pip473(Spec):
 
     def observe(self, s: S):
         return observe(self, s)
+
+    def state_vars(self, s: S):
+        """The state with every field named (view.py), for traces."""
+        return state_vars(self, s)
 
     def symmetry_classes(self, sort: str):
         """Txns with the same plan (symmetry.py)."""
