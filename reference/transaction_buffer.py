@@ -6,8 +6,9 @@ memory only, lost on a crash:
   * `first`: the first entry of each OPEN txn it tracks (pins the read position),
   * `last`: the last entry of each (Pulsar's `TxnEntry.lastPosition`), the
     prune key of the txn's aborted record,
-  * `in_flight`: txns whose op record is written but whose entry position is
-    not known yet (merged: an append in flight, or any OPEN txn after recovery),
+  * `in_flight`: txns whose entry position is not known yet (merged: from
+    the header read that caches the txn until its append lands; a failed op
+    write or append leaves it),
   * `recovery_discovered`: txns recovery found OPEN with writes here, whose
     first entries it cannot know (merged: placeholder op positions); like
     Pulsar's `TxnEntry.recoveryDiscovered` (counted by
@@ -94,10 +95,16 @@ class MetadataTransactionBuffer:
         req.finish(stage, result)
 
     def _check(self, req: PublishRequest) -> None:
-        """Read the header, cache first: not OPEN (or missing) -> TxnConflict."""
+        """Read the header, cache first: not OPEN (or missing) -> TxnConflict.
+        merged: a header read makes the txn's entry, with no position yet,
+        and an OPEN entry with none holds the read position (Pulsar's
+        `recomputeMaxReadPositionLocked`) until its append lands."""
+        fresh = req.txn not in self.cache
         if not self.cache.check_open(req.txn):
             self._end(req, "rejected", CONFLICT)
             return
+        if self.b.op_before_append and fresh:
+            self._hold_for(req.txn)
         req.stage = "checked"
         self._next(req, "op" if self.b.op_before_append else "append",
                    self._put_op if self.b.op_before_append else self._append)
@@ -107,17 +114,16 @@ class MetadataTransactionBuffer:
         if req.op_write_fails:
             self._op_write_failed(req)
             return
-        if self.b.watermark_before_op and txn not in self.first and txn not in self.in_flight:
-            self._persist_watermark()  # F2: recovery can hold below this entry
+        if self.b.watermark_before_op and not any(
+                True for _ in self.env.store.scan(WRITES_BY_SEGMENT.name, (self.segment, txn), (self.segment, txn))):
+            self._persist_watermark()  # F2: the txn's first op here; recovery can hold below its entry
         rec = self.env.store.create_sequential(
             ops_prefix(txn), {"kind": "write", "txn": txn, "segment": self.segment, "position": req.position},
             partition_key=txn)
         req.op_path = rec.path
         if self.b.op_before_append:
             if txn in self.cache:
-                if self.hold is None:
-                    self.hold = self.get_max_read_position()
-                self.in_flight.add(txn)
+                self._hold_for(txn)
             req.stage = "op"
             if self.b.validate_after_op:
                 self._next(req, "validate", self._validate)
@@ -126,6 +132,12 @@ class MetadataTransactionBuffer:
         else:
             self._track(txn, req.position)  # the index now tells the TB where the txn starts
             self._end(req, "done")
+
+    def _hold_for(self, txn: str) -> None:
+        """txn's entry has no position yet: hold the read position."""
+        if self.hold is None:
+            self.hold = self._max_read_position()
+        self.in_flight.add(txn)
 
     def _op_write_failed(self, req: PublishRequest) -> None:
         """The op put failed, so the send fails. The merged buffer keeps the
@@ -139,7 +151,7 @@ class MetadataTransactionBuffer:
         no event would clear it."""
         if not self.b.drop_cache_on_failed_send or txn not in self.cache:
             return
-        if txn in self.first or txn in self.in_flight or txn in self.recovery_discovered:
+        if txn in self.first or txn in self.recovery_discovered:
             return
         if any(r.txn == txn and r.stage != "todo" for r in self.requests.values()):
             return  # another send of the txn past its check: its op put tracks only a cached txn
@@ -149,6 +161,8 @@ class MetadataTransactionBuffer:
                for v in (store.get(p).value for p in store.children(ops_prefix(txn)))):
             return  # an op whose event reaches this cache
         self.cache.evict(txn)
+        self.in_flight.discard(txn)   # the entry goes, and with it its hold
+        self._release_hold()
 
     def _validate(self, req: PublishRequest) -> None:
         """F1: a linearizable header read admits the write; a decided header
@@ -166,7 +180,8 @@ class MetadataTransactionBuffer:
     def _append(self, req: PublishRequest) -> None:
         def added(pos: int | None, err: Exception | None) -> None:
             if err is not None:
-                if self.b.op_before_append:  # nothing is in flight for the txn any more
+                # merged: the entry stays, and holds the read position while it has no position
+                if self.b.op_before_append and (req.txn in self.first or req.txn in self.recovery_discovered):
                     self.in_flight.discard(req.txn)
                     self._release_hold()
                 if self.b.validate_after_op and req.op_path:
@@ -215,18 +230,18 @@ class MetadataTransactionBuffer:
         self._release_hold()
 
     def start_recovering(self) -> None:
-        """merged: the constructor's maxReadPosition is the LAC, and it stays
-        there until recovery completes; F6: the earliest position instead."""
+        """The constructor's maxReadPosition is the LAC, and it stays there
+        until recovery completes (F6 gates the getter, not the field)."""
         self.ready = False
-        self.hold = -1 if self.b.dispatch_waits_for_recovery else self.ledger.last_confirmed
+        self.hold = self.ledger.last_confirmed
 
     def load_watermark(self) -> None:
-        """recovery_steps, step 1: the durable watermark; merged starts the
-        read position there when it exists (F6: still the earliest)."""
+        """recovery_steps, step 1: the durable watermark; the read position
+        starts there when it exists."""
         self.loaded = 1
         self.watermark_known = True
         rec = self.env.store.get(watermark_path(self.segment))
-        if rec is not None and not self.b.dispatch_waits_for_recovery:
+        if rec is not None:
             self.hold = rec.value["position"]
 
     def recovered(self) -> None:
@@ -236,8 +251,16 @@ class MetadataTransactionBuffer:
         self.watermark_known = False
 
     def get_max_read_position(self) -> int:
-        """The entry before the first entry of the oldest OPEN txn, capped at
-        the last confirmed entry, and no higher than a held value."""
+        """What the dispatcher reads up to. F6: the earliest position (-1:
+        nothing) until recovery completes, as the legacy buffer answers."""
+        if not self.ready and self.b.dispatch_waits_for_recovery:
+            return -1
+        return self._max_read_position()
+
+    def _max_read_position(self) -> int:
+        """The maxReadPosition field: the entry before the first entry of the
+        oldest OPEN txn, capped at the last confirmed entry, and no higher
+        than a held value; what the watermark persists."""
         if not self.ready:
             return self.hold
         v = self.ledger.last_confirmed
@@ -266,12 +289,12 @@ class MetadataTransactionBuffer:
                 # persistWatermarkIfAdvanced), so the next CAS can succeed
                 self.watermark_known = True
                 return
-        position = self.get_max_read_position()
+        position = self._max_read_position()
         if rec is None or position > rec.value["position"]:
             self.env.store.put(watermark_path(self.segment), {"position": position})
 
     def _persist_watermark(self) -> None:
-        self.env.store.put(watermark_path(self.segment), {"position": self.get_max_read_position()})
+        self.env.store.put(watermark_path(self.segment), {"position": self._max_read_position()})
 
     # -- the dispatcher's question -----------------------------------------------------
     def is_txn_aborted(self, txn: str) -> bool:

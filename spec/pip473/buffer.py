@@ -2,8 +2,13 @@
 
 `getMaxReadPosition` = min(first position over OPEN txns) - 1, capped at the
 last confirmed entry (LAC = the ledger length here). The merged code holds
-the current value while an append is in flight (op written, position
-unknown) and after recovery (notes, "Recovery in the merged code").
+the current value while an OPEN entry of the buffer has no position yet:
+from the header read that makes the entry (not the op put) until its append
+lands, so an op write or append that fails leaves the hold in place
+(`recomputeMaxReadPositionLocked`, `anyOpen` with no minimum), and after
+recovery (notes, "Recovery in the merged code"). Where the code lets a
+later txn's first position replace such a hold (its minimum wins), the
+model keeps the lower of the two: it may hold longer, never expose more.
 
 `isTxnAborted`: pip-text looks the header up in the cache and falls back to
 "aborted" for an unknown txnId (Recovery, "Broker crash mid-publish");
@@ -18,7 +23,8 @@ from .store import header_state, streams
 
 
 def max_read(s: S, j: int, p: Part) -> int:
-    if not p.ready:   # recovering: the constructor's value (hold), or the earliest position (F6: hold 0)
+    """The buffer's `maxReadPosition` field: what the watermark persists."""
+    if not p.ready:   # recovering: the constructor's LAC, the watermark once loaded, or a plain send's LAC
         return p.hold
     v = len(s.ledger[j])
     for _, pos in p.tpos:
@@ -27,6 +33,15 @@ def max_read(s: S, j: int, p: Part) -> int:
     if 0 <= p.hold < v:
         v = p.hold
     return v
+
+
+def read_limit(m, s: S, j: int, p: Part) -> int:
+    """`getMaxReadPosition()`, what the dispatcher reads up to: the field,
+    except that fixed F6 gates the getter: the earliest position (0) until
+    the buffer's recovery completes, whatever the field holds meanwhile."""
+    if not p.ready and m.flags.dispatch_waits:
+        return 0
+    return max_read(s, j, p)
 
 
 def is_txn_aborted(m, s: S, j: int, p: Part, t: int) -> bool:
@@ -42,7 +57,9 @@ def is_txn_aborted(m, s: S, j: int, p: Part, t: int) -> bool:
 
 
 def track_in_flight(s: S, j: int, p: Part, t: int) -> Part:
-    """merged: the op is written, the position is not known yet: hold maxReadPosition."""
+    """merged: t's entry has no position yet (the header read made it, or an
+    op put for an append to come): hold maxReadPosition, as the merged
+    `recomputeMaxReadPositionLocked` does while an OPEN entry has none."""
     hold = p.hold if p.hold >= 0 else max_read(s, j, p)
     return p._replace(cache=p.cache | {t}, tpos=p.tpos | {(t, 0)}, hold=hold)
 
@@ -79,7 +96,7 @@ def release_failed(m, s: S, j: int, p: Part, t: int, but: int) -> Part:
     for a cached txn. Only an op whose event reaches the buffer counts
     (`streams`): with split participants an ACK op's event goes to the
     pending-ack store, which has a cache of its own."""
-    if not m.flags.drop_failed or t not in p.cache or any(x[0] == t for x in p.tpos):
+    if not m.flags.drop_failed or t not in p.cache or any(x[0] == t and x[1] != 0 for x in p.tpos):
         return p
     pubs = s.pubs
     if any(k != but and w.txn == t and pubs[k].seg == j and pubs[k].stage in IN_FLIGHT
@@ -87,7 +104,8 @@ def release_failed(m, s: S, j: int, p: Part, t: int, but: int) -> Part:
         return p
     if (j, "events") in streams(m, s, t):
         return p
-    return p._replace(cache=p.cache - {t})
+    tpos = p.tpos - {(t, 0)}
+    return p._replace(cache=p.cache - {t}, tpos=tpos, hold=p.hold if _held(tpos) else -1)
 
 
 def prune_aborted(m, s: S, j: int):
@@ -143,6 +161,11 @@ def prune_key(m, s: S, j: int, p: Part, t: int) -> int:
 
 
 def drop_in_flight(p: Part, t: int) -> Part:
-    """A failed append (TopicTerminated): nothing is in flight for t any more."""
+    """A failed append (TopicTerminated). The merged code removes nothing:
+    an entry of t with no position keeps holding the read position (fixed
+    F5 may then drop it, `release_failed`); one with a position or found by
+    recovery no longer needs the in-flight mark."""
+    if not any(x[0] == t and x[1] != 0 for x in p.tpos):
+        return p
     tpos = p.tpos - {(t, 0)}
     return p._replace(tpos=tpos, hold=p.hold if _held(tpos) else -1)

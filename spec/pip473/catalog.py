@@ -156,15 +156,15 @@ ACTIONS = (
            (Message(TB, PAS, "broker of {seg} crashes", True),)),
     Action("recover", (("seg", str),), "recovery", "recovery.recover",
            "the broker is back. pip-text: `recover()` / `replayAsync()` in one step, as `recoverComplete`. "
-           "merged/fixed: the transaction buffer is constructed (maxReadPosition = the LAC; fixed F6: the "
-           "earliest position; the aborted set empty) and subscribes; dispatch runs, publishes, acks and "
-           "events wait", "Recovery",
+           "merged/fixed: the transaction buffer is constructed (maxReadPosition = the LAC, the aborted set "
+           "empty; fixed F6: getMaxReadPosition() answers the earliest position until recovery completes) "
+           "and subscribes; dispatch runs, publishes, acks and events wait", "Recovery",
            (Message(TB, STORE, "recover(): read indexes and headers"),
             Message(PAS, STORE, "replayAsync(): scan ack ops")), fair=True),
     Action("recoverWatermark", (("seg", str),), "recovery", "recovery.recover_watermark",
            "merged/fixed, bound `recovery = \"steps\"`: the recovering buffer loads the durable watermark; "
-           "merged starts maxReadPosition there if it exists (fixed F6: still the earliest position). Until "
-           "this step a publish's watermark CAS expects no record and fails if one exists",
+           "maxReadPosition starts there if it exists (fixed F6: the getter still answers the earliest "
+           "position). Until this step a publish's watermark CAS expects no record and fails if one exists",
            "`MetadataTransactionBuffer.recover`, step 1",
            (Message(TB, STORE, "recovery: load the watermark"),), fair=True),
     Action("recoverAborted", (("seg", str),), "recovery", "recovery.recover_aborted",
@@ -174,7 +174,8 @@ ACTIONS = (
            (Message(TB, STORE, "recovery: load the aborted records"),), fair=True),
     Action("recoverComplete", (("seg", str),), "recovery", "recovery.recover_complete",
            "merged/fixed: the buffer's recovery completes (with `recovery = \"steps\"`, after the two loads: "
-           "the scan of the WRITE ops and the header reads): rebuild from the indexes and headers, finish "
+           "the scan of the WRITE ops and the header reads, one step: it assumes they form one snapshot, see "
+           "recovery.py): rebuild from the indexes and headers, finish "
            "materialization of decided txns; a txn found OPEN is tracked as RECOVERED (holds the read "
            "position, never re-keyed); fixed F4: a missing header's ops are deleted, no aborted record",
            "Components / `recover()`, `replayAsync()`; notes \"Recovery in the merged code\"",

@@ -9,7 +9,7 @@ header state at that moment.
 from __future__ import annotations
 
 from ..api import replace_at as _put
-from .buffer import is_txn_aborted, max_read
+from .buffer import is_txn_aborted, read_limit
 from .state import GONE, NONE, PLAIN, SUB_FIELDS, S
 from .store import header_state
 
@@ -22,7 +22,7 @@ def dispatch(m, s: S, j: int, x: int = 0):
         return None
     field = SUB_FIELDS[x]["rd"]
     pos = getattr(s, field)[j]
-    if pos > max_read(s, j, p):
+    if pos > read_limit(m, s, j, p):
         return None
     tag = s.ledger[j][pos - 1]
     rd = {field: _put(getattr(s, field), j, pos + 1)}

@@ -241,9 +241,10 @@ def footprints(m) -> dict:
         route = {("_status", g) for g in key_segs(w.key)}
         for g in key_segs(w.key):
             pub = {("_pubs", k)}
+            # the header read makes the buffer's entry: it holds the read position (track_in_flight)
             fp[a("publishCheck", op=k, txn=t, seg=g)] = F.fp(
-                pub | route | _part(g, "up", "cache") | {("_client", t)} | seen[t],
-                pub | _part(g, "cache") | {("_late", t)})
+                pub | route | _part(g, "up", "cache", "tpos", "hold") | {("_client", t), ("_ledger", g)} | seen[t],
+                pub | _part(g, "cache", "tpos", "hold") | {("_late", t)})
             track = _part(g, "cache", "tpos", "hold")
             fp[a("publishPutOp", op=k, txn=t, seg=g)] = F.fp(
                 pub | track | _part(g, "up") | {("_seqs", t), ("_ledger", g)},
@@ -256,7 +257,7 @@ def footprints(m) -> dict:
             fp[a("publishValidate", op=k, txn=t, seg=g)] = F.fp(pub | mr | seen[t], pub | mw)
             if m.op_fail:
                 fp[a("publishOpFails", op=k, txn=t, seg=g)] = F.fp(
-                    pub | track | _part(g, "up") | {("_ops", t, g)}, pub | _part(g, "cache"))
+                    pub | track | _part(g, "up") | {("_ops", t, g)}, pub | track)
     # publish.ack: the header check (cache, or the store in fixed), the op put, the handle's memory
     for i, ak in enumerate(m.acks):
         t, g, k, x, f = tn[ak.txn], sn[ak.seg], ak.name, str(ak.sub), SUB_FIELDS[ak.sub]

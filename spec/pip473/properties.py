@@ -13,7 +13,7 @@ from itertools import chain
 import z3
 
 from ..schema import Int, Str
-from .buffer import is_txn_aborted, max_read
+from .buffer import is_txn_aborted, read_limit
 from .pendingack import covers
 from .state import IN_FLIGHT, Header, OPEN, PLAIN, SEALED, S
 
@@ -214,7 +214,7 @@ def observe(m, s: S) -> dict:
             maxread[seg] = -1
             continue
         up.add(seg)
-        maxread[seg] = max_read(s, j, p)
+        maxread[seg] = read_limit(m, s, j, p)
         if p.events or p.aevents or p.aevents2 or not p.ready:   # a recovering buffer will read its ops and headers
             pending.add(seg)
         for t in chain(p.cache, p.acache, p.acache2):

@@ -93,6 +93,11 @@ def check(m, s: S, k: int):
     if j is None or s.part[j] is None or not s.part[j].ready:   # appendBufferToTxn waits for recovery
         return None
     changed, ok = _admit(m, s, j, w.txn, from_store=False) if not m.flags.validate_after_op else _check_only(s, j, w.txn)
+    if "part" in changed and m.flags.op_first and w.txn not in s.part[j].cache:
+        # the header read made the buffer's TxnEntry, OPEN with no position:
+        # recomputeMaxReadPositionLocked holds the read position from now on
+        part = changed["part"]
+        changed["part"] = _put(part, j, track_in_flight(s, j, part[j], w.txn))
     return _pub(s, k, Pub(CHECKED if ok else REJECTED, j, 0, -1), **changed)
 
 
@@ -115,7 +120,7 @@ def append(m, s: S, k: int):
     j, t = pub.seg, w.txn
     if s.status[j] != ACTIVE:                               # TopicTerminated
         changed = {}
-        if m.flags.op_first:
+        if m.flags.op_first:   # the entry stays; it holds the read position while it has none
             changed["part"] = _put(s.part, j, drop_in_flight(s.part[j], t))
         if m.flags.validate_after_op:
             changed["ops"] = frozenset(o for o in s.ops if not (o.txn == t and o.seq == pub.seq))
@@ -143,7 +148,8 @@ def put_write_op(m, s: S, k: int):
         if pub.stage != CHECKED:
             return None
         changed = put_op(s, t, "write", j, 0)
-        if m.flags.watermark_before_op and t not in {x[0] for x in p.tpos}:
+        if m.flags.watermark_before_op and not any(o.txn == t and o.seg == j and o.kind == "write" for o in s.ops):
+            # F2: t's first op on the segment (its entry since the header read has no position)
             changed["wmark"] = _put(s.wmark, j, max_read(s, j, p))
         if t in p.cache:
             changed["part"] = _put(s.part, j, track_in_flight(s, j, p, t))
@@ -157,8 +163,9 @@ def put_write_op(m, s: S, k: int):
 def op_fails(m, s: S, k: int):
     """publishOpFails (bound opfail): the WRITE op put fails with a
     metadata-store error and the send is rejected. The merged buffer keeps
-    the cache entry its header read created (protocol notes); fixed F5
-    drops it when the broker holds nothing else of the txn."""
+    the cache entry its header read created (protocol notes), with no
+    position, so it holds the read position until an event reaches the
+    buffer; fixed F5 drops it when the broker holds nothing else of the txn."""
     w, pub = m.writes[k], s.pubs[k]
     if not m.op_fail or pub.stage != CHECKED:
         return None

@@ -13,8 +13,9 @@ their first entry; an unknown (missing) header counts as aborted.
 merged/fixed: recovery is asynchronous, in steps (protocol notes,
 "Merged-code mechanisms"): `recover` constructs the buffer, whose
 maxReadPosition is the LAC and whose aborted set is empty until
-`recoverComplete`; dispatch does not wait (fixed F6: it reads nothing until
-the buffer is ready), while publishes, acks and event handling do.
+`recoverComplete`; dispatch does not wait (fixed F6: `getMaxReadPosition`
+answers the earliest position until the buffer is ready, so it reads
+nothing), while publishes, acks and event handling do.
 merged: the write ops carry placeholder positions: OPEN txns hold
 maxReadPosition at the persisted watermark if there is one, else at the
 current value (the LAC); a missing header is ABORTED with a durable aborted
@@ -29,7 +30,14 @@ aborted set; isTxnAborted answers from it), then `recoverComplete` (the scan
 of the segment's WRITE ops and the header reads, one step: no WRITE op of
 the segment is put or deleted while its buffer recovers, since sends wait
 for the recovery and only this buffer deletes them; tests/test_pip473.py
-checks that on reachable states). Atomic is a claim: it misses no violation
+checks that on reachable states). The one step also assumes that the
+header reads, which the code issues one by one after the scan, form one
+snapshot with it: a header that changes after its read is a decision CAS,
+whose event reaches the buffer's stream (it subscribed before its loads, and
+the txn's op is still there, so the TC lists it) and is handled once the
+recovery completes, as in the code (`triggerReconcile` after
+`recoveryFuture` completes); a header deleted by the GC had no op left,
+so the scan did not find it. Atomic is a claim: it misses no violation
 that steps shows (its unloaded buffer answers like steps' before the loads,
 and its watermark writes never fail), which tests/test_recovery_audit.py
 checks at small bounds.
@@ -51,20 +59,19 @@ def crash(m, s: S, j: int) -> S:
 def recover(m, s: S, j: int) -> S:
     """The broker is back. pip-text: recover() in one step. merged/fixed: the
     MetadataTransactionBuffer is constructed (maxReadPosition = the LAC; F6:
-    the earliest position, as the legacy buffer answers until it is ready)
-    and subscribes to its events; its recovery completes later
-    (`recover_complete`), with dispatch running meanwhile."""
+    its getter answers the earliest position until recovery completes, as
+    the legacy buffer does) and subscribes to its events; its recovery
+    completes later (`recover_complete`), with dispatch running meanwhile."""
     if m.flags.async_recovery:
-        hold = 0 if m.flags.dispatch_waits else len(s.ledger[j])
-        return s._replace(part=_put(s.part, j, EMPTY_PART._replace(hold=hold, ready=False)))
+        return s._replace(part=_put(s.part, j, EMPTY_PART._replace(hold=len(s.ledger[j]), ready=False)))
     return recover_complete(m, s, j)
 
 
 def recover_watermark(m, s: S, j: int) -> S:
-    """recovery = steps, step 1: load the durable watermark; merged starts
-    maxReadPosition there when it exists (F6 keeps the earliest position)."""
+    """recovery = steps, step 1: load the durable watermark; maxReadPosition
+    starts there when it exists (F6 gates only the getter, `read_limit`)."""
     p = s.part[j]
-    hold = p.hold if m.flags.dispatch_waits or s.wmark[j] < 0 else s.wmark[j]
+    hold = p.hold if s.wmark[j] < 0 else s.wmark[j]
     return s._replace(part=_put(s.part, j, p._replace(loaded=1, hold=hold, wknown=True)))
 
 

@@ -116,9 +116,10 @@ FIXES = (
            "a failed send drops the broker's cache entry for the txn when it holds no op and no tracked "
            "position of it there",
            (Evidence("fixed-split-liveness", "Materialized", 11),)),
-    Change("F6", {"dispatch_waits": True}, "recovery",
-           "until the buffer's recovery completes, maxReadPosition is the earliest position, so nothing "
-           "is dispatched meanwhile",
+    Change("F6", {"dispatch_waits": True}, "buffer",
+           "until the buffer's recovery completes, getMaxReadPosition() answers the earliest position "
+           "(a gate on the getter, as the legacy buffer has: the field itself moves as in merged), so "
+           "nothing is dispatched meanwhile",
            (Evidence("tb-recovery-dispatch-fixed", "ReadCommitted", 9),)),
     Change("F7", {"sync_waits": True}, "publish",
            "a non-transactional send during the buffer's recovery neither moves maxReadPosition nor "
