@@ -83,9 +83,10 @@ def gc_sweep(b: Pip473Bridge, step: Step) -> None:
         raise StepRefused(f"{t} is not past its retention window in the implementation")
     left = [c.store.get(p).value for p in c.store.children(ops_prefix(tid))]
     owners = {v["segment"] for v in left}
-    # live participants still holding t: its ops there, or a pinned read position
+    # live participants still holding t: its ops there, or a known or recovered position (an entry
+    # with no op and no position yet is a send the coordinator cannot know of)
     unmat = sum(1 for seg, br in c.brokers.items() if br.up and holds(br, tid) and (
-        seg in owners or tid in br.tb.first or tid in br.tb.in_flight or tid in br.tb.recovery_discovered))
+        seg in owners or tid in br.tb.first or tid in br.tb.recovery_discovered))
     ops_left = len(left)
     if c.tc.collect(tid):
         b.gcsnap[t] = (ops_left, unmat)

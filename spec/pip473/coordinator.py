@@ -131,11 +131,13 @@ def gc(m, s: S, t: int) -> S:
     left = ops_of(s, t)
     if left and m.flags.gc_redrive:
         return s._replace(part=fanout(m, s, t, header_state(s, t)))   # merged: re-drive, keep the header
-    # live participants that still hold t as a participant: its ops or its pinned position
+    # live participants that still hold t as a participant: its ops there, or a position the
+    # buffer knows or recovered (an entry the header read made, with no op and no position
+    # yet, belongs to a send the coordinator cannot know of: GC phase 1 does not wait for it)
     owners = {o.seg for o in left}
     unmat = sum(1 for j, p in enumerate(s.part)
                 if p is not None and (t in p.cache or t in p.acache or t in p.acache2)
-                and (j in owners or any(x[0] == t for x in p.tpos)))
+                and (j in owners or any(x[0] == t and x[1] != 0 for x in p.tpos)))
     return s._replace(ops=s.ops - set(left),            # pip-text: force-delete leftovers
                       hdr=_put(s.hdr, t, GONE), gcsnap=_put(s.gcsnap, t, (len(left), unmat)),
                       part=s.part if m.flags.coalesced else fanout(m, s, t, GONE))

@@ -124,7 +124,7 @@ FIXES = (
     Change("F7", {"sync_waits": True}, "publish",
            "a non-transactional send during the buffer's recovery neither moves maxReadPosition nor "
            "persists the watermark; the completion of recovery computes both",
-           (Evidence("tb-recovery-publish-fixed", "MaxReadPositionSafe", 9),)),
+           (Evidence("tb-recovery-publish-fixed", "WatermarkSafe", 10),)),
     Change("F8", {"rekey_late": True}, "buffer, publish, recovery",
            "an aborted record written while an append of its txn is in flight has no prune key until "
            "that append lands (its position) or fails (the LAC); a later entry raises the key; a "
