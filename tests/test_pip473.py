@@ -184,6 +184,8 @@ def test_fixed_passes_with_crashes_anywhere():
     ({"reshape": "shuffle"}, "is not one of"),
     ({"plain": "0 x"}, "bound plain: 'x' must be an integer in 0..3"),
     ({"plain": "4"}, "bound plain: '4' must be an integer in 0..3"),
+    # a bound the variant never reads is refused, not dropped (variants.BOUND_NEEDS)
+    ({"watches": "zk-oneshot"}, "bound watches = 'zk-oneshot' has no effect on variant fixed"),
 ])
 def test_bad_bounds_are_one_clear_error(bounds, message):
     from txncheck.spec.api import SpecError
@@ -388,3 +390,45 @@ def test_the_trace_view_names_every_field_and_loses_nothing():
                 assert {k: from_itf(to_itf(y)) for k, y in v.items()} == v
             assert views.setdefault(freeze(v), x) == x, variant
         assert len(seen) > 400
+
+
+def _walk(spec, *names):
+    """Take the first enabled step of each named action (with an op name: `publishCheck:w1`)."""
+    (s,) = spec.init_states()
+    for want in names:
+        name, _, op = want.partition(":")
+        s = next(t for (a, p), t in spec.next(s) if a == name and (not op or dict(p).get("op") == op))
+    return s
+
+
+def _enabled(spec, s) -> set:
+    return {a for (a, _), _ in spec.next(s)}
+
+
+@pytest.mark.parametrize("variant, held", [("merged", True), ("fixed", False)])
+def test_a_failed_op_write_holds_the_read_position_from_the_header_read(variant, held):
+    """Issue 43 item 1: the merged buffer's header read makes the txn's entry,
+    and an OPEN entry with no position holds maxReadPosition
+    (recomputeMaxReadPositionLocked): the hold starts at the check, before any
+    op, and a failed op write leaves it, so a later plain entry is not
+    dispatched until an event reaches the buffer. fixed F5 drops the entry."""
+    spec = load_spec_class("pip473")(variant, txns=1, writes="t1:0", plain="0", acks="", reshape="none",
+                                     opfail=True, crashes=0, failovers=0)
+    s = _walk(spec, "newTxn", "publishCheck", "publishPlain")
+    assert spec.observe(s)["maxread"]["s1"] == 1 and "dispatch" not in _enabled(spec, s)   # held at the check
+    s = _walk(spec, "newTxn", "publishCheck", "publishOpFails", "publishPlain")
+    assert len(s.ledger[0]) == 2 and s.pubs[0].stage == "rejected"
+    assert (spec.observe(s)["maxread"]["s1"] == 1) == held
+    assert ("dispatch" in _enabled(spec, s)) != held
+
+
+def test_f6_gates_the_getter_so_a_plain_send_does_not_open_dispatch(monkeypatch):
+    """Issue 43 item 3: F6 is a gate on getMaxReadPosition while the buffer
+    recovers, not a value: without F7 a plain send during recovery moves the
+    field to the LAC (and persists it), yet the dispatcher still reads nothing."""
+    monkeypatch.setitem(variants.VARIANTS, "fixed", variants.without("fixed", "F7"))
+    spec = load_spec_class("pip473")("fixed", txns=1, writes="t1:0", plain="0", acks="", reshape="none",
+                                     crashes=1, failovers=0, prune=False)
+    s = _walk(spec, "crash", "recover", "publishPlain")
+    assert not s.part[0].ready and s.part[0].hold == 2 and s.wmark[0] == 2   # the field moved, and is persisted
+    assert spec.observe(s)["maxread"]["s1"] == 0 and "dispatch" not in _enabled(spec, s)
