@@ -149,7 +149,7 @@ def test_pip_text_gc_loses_the_committed_ack():
     actions = [s["action"] for s in trace.steps]
     assert actions == ["init", "newTxn", "appendAck", "endTxn", "tcFinalize", "gcSweep"]
     last = trace.states[-1]
-    assert last["ops"] == frozenset() and last["cursor"][0] == (0, frozenset())
+    assert last["ops"] == {} and last["cursor"]["s1"] == {"markDelete": 0, "acked": frozenset()}
 
 
 @pytest.mark.slow
