@@ -31,6 +31,7 @@ class SegmentBroker:
         self.consumers = consumers
         self.owner = f"broker:{segment}"
         self.up = False
+        self.unloads = 0   # topic unloads so far: names each closed instance
 
     def start(self, restart: bool = False) -> None:
         env = self.env
@@ -47,13 +48,18 @@ class SegmentBroker:
                                        lambda txn, state, sub=sub: self.materialize_acks(sub, txn, state))
             self.pending_acks[sub] = MetadataPendingAckStore(self.segment, sub, cursor, env, self.owner, cache)
             consumer = self.consumers.setdefault(f"{self.segment}/{sub}", Consumer(sub))
-            self.dispatchers[sub] = Dispatcher(self.ledger, cursor, self.tb, consumer)
+            self.dispatchers[sub] = Dispatcher(self.ledger, cursor, self.tb, consumer, self.pending_acks[sub])
         self.up = True
         if env.behaviour.notify_by_stream:   # subscribe first: events during recovery wait for it
             env.streams.subscribe(self.owner, segment_events(self.segment), self.cache.on_stream_event)
             for sub, pa in self.pending_acks.items():
                 env.streams.subscribe(pa.cache.owner, subscription_events(self.segment, sub), pa.cache.on_stream_event)
         if restart and env.behaviour.async_recovery:
+            if self.pas_recovers:   # each store replays on its own, not inside the buffer's recovery
+                for sub, pa in self.pending_acks.items():
+                    pa.ready = False
+                    env.scheduler.submit(("pas-recover", self.segment, sub),
+                                         lambda sub=sub: self._replay_acks(sub), owner=self.pas_owner(sub))
             self.tb.start_recovering()
             if env.behaviour.recovery_steps:   # the code's chain: watermark, aborted set, then the rest
                 env.scheduler.submit(("tb-recover-watermark", self.segment), self._load_watermark, owner=self.owner)
@@ -61,6 +67,17 @@ class SegmentBroker:
                 env.scheduler.submit(("tb-recover", self.segment), self.recover, owner=self.owner)
         else:
             self.recover()
+
+    @property
+    def pas_recovers(self) -> bool:
+        """The pending-ack stores replay on their own after a restart (split
+        participants with the buffer's asynchronous recovery)."""
+        b = self.env.behaviour
+        return b.split_participants and b.async_recovery
+
+    def _replay_acks(self, sub: str) -> None:
+        """Subscription `sub`'s `replayAsync`, the task ("pas-recover", segment, sub)."""
+        self.pending_acks[sub].replay(lambda txn, state: self.materialize_acks(sub, txn, state))
 
     def _load_watermark(self) -> None:
         self.tb.load_watermark()
@@ -72,23 +89,24 @@ class SegmentBroker:
 
     def recover(self) -> None:
         """Read the indexes for this segment and the headers they name: watch
-        the OPEN txns, finish materializing the decided ones."""
+        the OPEN txns, finish materializing the decided ones. After a restart
+        with `pas_recovers` only the buffer's WRITE ops: each pending-ack
+        store replays on its own (`_replay_acks`)."""
         env, store = self.env, self.env.store
+        own = self.pas_recovers and not self.tb.ready   # a restart: the stores replay on their own
         self.tb.load_aborted_records()
         self.tb.recovered()
         writes: dict[str, list] = {}
         for (_, txn), path in store.scan(WRITES_BY_SEGMENT.name, (self.segment,), (self.segment,)):
             writes.setdefault(txn, []).append(store.get(path).value["position"])
-        txns = set(writes)
-        for pa in self.pending_acks.values():
-            txns |= pa.open_txns()
+        acked = {sub: set() if own else pa.open_txns() for sub, pa in self.pending_acks.items()}
+        txns = set(writes).union(*acked.values())
         split = env.behaviour.split_participants
-        acked = {sub: pa.open_txns() for sub, pa in self.pending_acks.items()}
         decided = []
         for txn in sorted(txns, key=_txn_order):
             rec = store.get(header_path(txn))
             if rec is None and env.behaviour.collected_not_aborted:
-                self._drop_ops(txn)   # F4: an op put after the GC by a send never admitted
+                self._drop_ops(txn, writes_only=own)   # F4: an op put after the GC by a send never admitted
                 continue
             state = rec.value["state"] if rec else None
             if state != OPEN:
@@ -112,10 +130,11 @@ class SegmentBroker:
             self.cache.add(txn)
             self.materialize(txn, state)
 
-    def _drop_ops(self, txn: str) -> None:
+    def _drop_ops(self, txn: str, writes_only: bool = False) -> None:
         store = self.env.store
         for path in store.children(ops_prefix(txn)):
-            if store.get(path).value["segment"] == self.segment:
+            v = store.get(path).value
+            if v["segment"] == self.segment and (v["kind"] == "write" or not writes_only):
                 store.delete(path)
 
     def materialize(self, txn: str, state: str) -> None:
@@ -138,6 +157,22 @@ class SegmentBroker:
         pa = self.pending_acks[sub]
         pa.materialize(txn, state)
         pa.cache.evict(txn)
+
+    def unload(self) -> None:
+        """A topic unload (an ownership change): the buffer is closed, and
+        its sends go on as tasks of the closed instance; everything else the
+        broker holds goes, as in a crash, and the next owner starts anew
+        (`start(restart=True)`)."""
+        if not self.up:
+            return
+        self.unloads += 1
+        self.tb.close(f"{self.owner}/closed{self.unloads}")
+        self.env.forget(self.owner)
+        for sub in self.pending_acks:
+            self.env.forget(self.pas_owner(sub))
+        for name in ("ledger", "cache", "tb", "pending_acks", "dispatchers"):
+            self.__dict__.pop(name, None)
+        self.up = False
 
     def crash(self) -> None:
         if not self.up:

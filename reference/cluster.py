@@ -103,6 +103,11 @@ class Cluster:
     def crash(self, segment: str) -> None:
         self.brokers[segment].crash()
 
+    def unload(self, segment: str) -> None:
+        """A topic unload: the segment's buffer is closed while its sends go on;
+        `restart` is the next owner's load."""
+        self.brokers[segment].unload()
+
     def restart(self, segment: str) -> None:
         """After a crash. merged/fixed: the buffer's recovery then runs as the
         task ("tb-recover", segment); with `recovery_steps`, after the tasks

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .ledger import ManagedCursor, ManagedLedger
+from .pending_ack import MetadataPendingAckStore
 from .transaction_buffer import MetadataTransactionBuffer
 
 
@@ -23,15 +24,18 @@ class Consumer:
 
 class Dispatcher:
     def __init__(self, ledger: ManagedLedger, cursor: ManagedCursor, tb: MetadataTransactionBuffer,
-                 consumer: Consumer) -> None:
+                 consumer: Consumer, pending_ack: MetadataPendingAckStore) -> None:
         self.ledger = ledger
         self.cursor = cursor
         self.tb = tb
         self.consumer = consumer
+        self.pending_ack = pending_ack
 
     def can_read(self) -> bool:
+        """Nothing until the subscription's pending-ack store is ready (Pulsar's
+        `PersistentSubscription.addConsumer` waits for the handle)."""
         pos = self.cursor.read_position
-        return pos <= self.ledger.last_confirmed and pos <= self.tb.get_max_read_position()
+        return self.pending_ack.ready and pos <= self.ledger.last_confirmed and pos <= self.tb.get_max_read_position()
 
     def read_next(self) -> str | None:
         """Read one entry: "delivered", "skipped" (aborted txn or trimmed),

@@ -22,6 +22,10 @@ class ManagedLedgerTerminated(Exception):
     """The ledger is sealed: no more appends."""
 
 
+class ManagedLedgerAlreadyClosed(Exception):
+    """This handle was closed (a topic unload): its appends fail."""
+
+
 @dataclass
 class CursorState:
     mark_delete: int = -1                   # every entry <= this is acknowledged
@@ -88,6 +92,7 @@ class ManagedLedger:
         self.scheduler = scheduler
         self.owner = owner
         self.cursors: dict[str, ManagedCursor] = {}
+        self.closed = False   # a topic unload closed this handle (the next owner opens its own)
 
     @property
     def name(self) -> str:
@@ -102,6 +107,10 @@ class ManagedLedger:
         return self.storage.terminated
 
     def async_add_entry(self, data: Any, callback: Callable[[int | None, Exception | None], None]) -> None:
+        if self.closed:
+            callback(None, ManagedLedgerAlreadyClosed(self.name))
+            return
+
         def complete() -> None:
             if self.storage.terminated:
                 callback(None, ManagedLedgerTerminated(self.name))

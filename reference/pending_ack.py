@@ -6,6 +6,11 @@ record; the cursor moves only when the txn commits. On commit the text (and
 the fixed code) applies the acks read back from the op records; the merged
 handle applies only the acks it holds in memory, which a restart loses
 (its replay re-seeds the txn ids, not the positions).
+
+After a restart of a split participant in merged/fixed the store replays on
+its own (`replay`, Pulsar's `replayAsync`), independently of the transaction
+buffer's recovery; until it is done (`ready`) the handle queues acks, and
+the broker lets no consumer back in (the dispatcher reads nothing).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Callable
 from .env import Env
 from .header_cache import TxnHeaderCache
 from .ledger import ManagedCursor
-from .records import ACKS_BY_SEGMENT_SUBSCRIPTION, COMMITTED, OPEN, ops_prefix
+from .records import ABORTED, ACKS_BY_SEGMENT_SUBSCRIPTION, COMMITTED, OPEN, ops_prefix
 from .transaction_buffer import CONFLICT
 
 
@@ -44,13 +49,19 @@ class MetadataPendingAckStore:
         self.cache = cache
         self.b = env.behaviour
         self.held: dict[str, set[tuple[int, bool]]] = {}  # txn -> {(position, cumulative)} in memory
+        self.ready = True   # False while its own replay runs (`replay`)
+        self.queued: list[AckRequest] = []   # acks the handle holds until then
 
     def _key(self, txn: str) -> tuple:
         return (self.segment, self.subscription, txn)
 
     def append_ack(self, req: AckRequest) -> None:
         """appendIndividualAck / appendCumulativeAck: one task ("ack", segment,
-        subscription, request id): the header check, then the op record."""
+        subscription, request id): the header check, then the op record.
+        While the store replays, the handle holds the request (submitted once ready)."""
+        if not self.ready:
+            self.queued.append(req)
+            return
         self.env.scheduler.submit(("ack", self.segment, self.subscription, req.rid), lambda: self._ack(req),
                                   owner=self.owner)
 
@@ -100,6 +111,22 @@ class MetadataPendingAckStore:
                     self.cursor.individual_ack(pos)
         for p in paths:
             self.env.store.delete(p)
+
+    def replay(self, materialize: Callable[[str, str], None]) -> None:
+        """replayAsync: scan this (segment, subscription)'s ACK ops, read each
+        txn's header (a missing one counts as ABORTED), re-seed the open set
+        with the OPEN ones and apply the decided ones (`materialize`: the
+        handle's commit or abort, then the ACK ops deleted); then the handle
+        is ready and the acks it held are submitted."""
+        for txn in sorted(self.open_txns(), key=lambda t: (len(t), t)):
+            self.cache.add(txn)
+            state = self.cache.read(txn)
+            if state != OPEN:
+                materialize(txn, COMMITTED if state == COMMITTED else ABORTED)
+        self.ready = True
+        queued, self.queued = self.queued, []
+        for req in queued:
+            self.append_ack(req)
 
     def open_txns(self) -> set[str]:
         """replayAsync: the txns with ACK ops here (ids only)."""

@@ -95,6 +95,14 @@ class Scheduler:
             n += 1
         return n
 
+    def reassign(self, owner: str, new_owner: str, *prefix) -> None:
+        """Tasks of `owner` whose label starts with `prefix` now belong to
+        `new_owner` (a closed component that goes on with them)."""
+        n = len(prefix)
+        for t in self._tasks:
+            if t.owner == owner and t.label[:n] == prefix:
+                t.owner = new_owner
+
     def drop_owner(self, owner: str) -> int:
         """A crash: forget every task and timer of `owner`."""
         before = len(self._tasks)

@@ -55,6 +55,7 @@ class PublishRequest:
     op_path: str | None = None    # the WRITE op record once put
     result: str | None = None
     op_write_fails: bool = False  # a metadata-store error injected for the op put (tests, replay)
+    closed: bool = False          # its buffer instance was closed (a topic unload) while it ran
 
     def finish(self, stage: str, result: str | None = None) -> None:
         self.stage, self.result = stage, result
@@ -81,6 +82,7 @@ class MetadataTransactionBuffer:
         self.watermark_known = False   # recovery_steps: the watermark record's version is known
         self.aborted: set[str] = set()
         self.requests: dict[str, PublishRequest] = {}
+        self.closed = False   # closeAsync (a topic unload): the sends it took go on
 
     # -- publish -------------------------------------------------------------------
     def append_buffer_to_txn(self, req: PublishRequest) -> None:
@@ -114,7 +116,7 @@ class MetadataTransactionBuffer:
         if req.op_write_fails:
             self._op_write_failed(req)
             return
-        if self.b.watermark_before_op and not any(
+        if self.b.watermark_before_op and not self.closed and not any(
                 True for _ in self.env.store.scan(WRITES_BY_SEGMENT.name, (self.segment, txn), (self.segment, txn))):
             self._persist_watermark()  # F2: the txn's first op here; recovery can hold below its entry
         rec = self.env.store.create_sequential(
@@ -173,7 +175,7 @@ class MetadataTransactionBuffer:
             self._next(req, "append", self._append)
             return
         self.env.store.delete(req.op_path)
-        if req.txn in self.cache:
+        if req.txn in self.cache and not self.closed:
             self._materialize_participant(req.txn, COMMITTED if state == COMMITTED else ABORTED)
         self._end(req, "rejected", CONFLICT)
 
@@ -202,6 +204,20 @@ class MetadataTransactionBuffer:
                 self._next(req, "op", self._put_op)
 
         self.ledger.async_add_entry(("txn", req.txn, req.payload), added)
+
+    def close(self, owner: str) -> None:
+        """closeAsync, on a topic unload. Pulsar's `internalAppend` checks
+        `closed` only on entry, so the sends past it go on, now as the tasks
+        of `owner` (a crash of the segment's next broker does not touch
+        them): the op put still lands; the ledger handle is closed, so the
+        append fails. A closed buffer persists no watermark and applies no
+        decision: what it holds in memory is gone with it."""
+        self.closed = True
+        for req in self.requests.values():
+            req.closed = True
+        self.env.scheduler.reassign(self.owner, owner, "publish", self.segment)
+        self.owner = owner
+        self.ledger.closed = True
 
     def fail_in_flight(self) -> None:
         """The broker is going away: every send it holds fails at the client."""
@@ -324,7 +340,10 @@ class MetadataTransactionBuffer:
             self.env.store.delete(path)
 
     def _appending(self, txn: str, but: PublishRequest | None = None) -> bool:
-        """A request of txn here whose ledger append may still land."""
+        """A request of txn here whose ledger append may still land (none
+        once the buffer is closed: its ledger handle refuses them)."""
+        if self.closed:
+            return False
         stage = "valid" if self.b.validate_after_op else "op"
         return any(r is not but and r.txn == txn and r.stage == stage for r in self.requests.values())
 

@@ -56,6 +56,10 @@ PIP473 = [
     # rule reads its cache, events and acks)
     {"txns": 1, "writes": "t1:0", "acks": "t1:s2:1:cum:sub2", "reshape": "none",
      "decisions": "both", "crashes": 1, "failovers": 0, "participants": "split", "subs": 2, "trim": True},
+    # a topic unload (merged/fixed; the text never reads the bound): the unload rule, as a crash's, or
+    # while a send of the closing instance can still act
+    {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both",
+     "crashes": 0, "failovers": 0, "unloads": 1},
 ]
 # PIP-196: the rollover rule (spec/pip196/spec.py), with crashes and with a
 # non-transactional publish during recovery

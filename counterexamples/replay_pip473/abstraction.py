@@ -206,7 +206,8 @@ def spec_state(b: Pip473Bridge) -> dict:
             continue
         seq = int(req.op_path.rsplit("/", 1)[1]) if req.op_path else -1
         pos = (0 if req.position is None else req.position + 1)
-        pubs.append((req.stage, si[req.segment], pos, seq))
+        closed = getattr(req, "closed", False) and req.stage in IN_FLIGHT   # the spec's CLOSED stages
+        pubs.append(("closed-" + req.stage if closed else req.stage, si[req.segment], pos, seq))
     k = b.spec.constants
     return {
         "now": c.scheduler.now_ms // UNIT_MS, "hdr": tuple(hdr),
@@ -214,7 +215,7 @@ def spec_state(b: Pip473Bridge) -> dict:
         "ops": frozenset(ops), "arec": frozenset(arec), "wmark": tuple(wmark), "status": tuple(status),
         "ledger": tuple(ledger), "rd": tuple(rds[0]), "reshape": b.reshape, "part": tuple(part),
         "crashes": k["crashes"] - b.crashes, "tcp": frozenset(tcp),
-        "failovers": k["failovers"] - b.failovers,
+        "failovers": k["failovers"] - b.failovers, "unloads": k["unloads"] - b.unloads,
         "client": tuple(b.client[t] for t in b.txn_names), "pubs": tuple(pubs),
         "fincnt": tuple(b.fincnt[t] for t in b.txn_names),
         "decided": tuple(b.decided[t] for t in b.txn_names),
@@ -242,20 +243,21 @@ def _events(b: Pip473Bridge, owner: str, idx) -> tuple:
 def _part(b: Pip473Bridge, broker, idx) -> tuple:
     tb = broker.tb
     split = b.behaviour.split_participants
-    per_sub = []   # (acache, aevents, packs) of each subscription's pending-ack store
+    per_sub = []   # (acache, aevents, packs, ready) of each subscription's pending-ack store
     for sub in _subs(b):
         pa = broker.pending_acks[sub]
         per_sub.append((frozenset(idx(tid) for tid in pa.cache.open) if split else frozenset(),
                         _events(b, broker.pas_owner(sub), idx) if split else (),
-                        frozenset((idx(tid), pos + 1, cum) for tid, held in pa.held.items() for pos, cum in held)))
-    second = per_sub[1] if len(per_sub) > 1 else (frozenset(), (), frozenset())
+                        frozenset((idx(tid), pos + 1, cum) for tid, held in pa.held.items() for pos, cum in held),
+                        pa.ready))
+    second = per_sub[1] if len(per_sub) > 1 else (frozenset(), (), frozenset(), True)
     return (
         frozenset(idx(tid) for tid in broker.cache.open),
         frozenset({(idx(tid), p + 1) for tid, p in tb.first.items()} | {(idx(tid), 0) for tid in tb.in_flight}
                   | {(idx(tid), RECOVERED) for tid in tb.recovery_discovered}),
         frozenset() if b.behaviour.durable_aborted_records else frozenset(idx(tid) for tid in tb.aborted),
         per_sub[0][2], _events(b, broker.owner, idx), -1 if tb.hold is None else tb.hold + 1, tb.ready,
-        per_sub[0][0], per_sub[0][1], tb.loaded, tb.watermark_known, *second,
+        per_sub[0][0], per_sub[0][1], tb.loaded, tb.watermark_known, *second[:3], per_sub[0][3], second[3],
     )
 
 
@@ -264,7 +266,8 @@ def _pending(b: Pip473Bridge, broker) -> bool:
     for task in b.cluster.scheduler.pending():
         if task.owner not in owners:
             continue
-        if task.label[0] in ("stream", "tb-recover", "tb-recover-watermark", "tb-recover-aborted") or (task.label[0] == "watch" and is_decision(task.payload)):
-            return True   # an event to handle, or a recovery to finish
+        if task.label[0] in ("stream", "tb-recover", "tb-recover-watermark", "tb-recover-aborted", "pas-recover") or (
+                task.label[0] == "watch" and is_decision(task.payload)):
+            return True   # an event to handle, or a recovery or replay to finish
     return False
 

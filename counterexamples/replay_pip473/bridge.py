@@ -87,7 +87,7 @@ class Pip473Bridge:
         self.fence: dict[str, int] = {}   # parent segment -> its entries when terminated
         self._finalized: dict[str, bool] = {}
         self.ops_created = {t: 0 for t in self.txn_names}
-        self.crashes = self.failovers = self.reshape = self.plain_sent = 0
+        self.crashes = self.failovers = self.reshape = self.plain_sent = self.unloads = 0
         self.cluster.store.listen(self._on_store_change)
 
     def apply(self, name: str, params: Mapping[str, Any], before=None, after=None) -> None:

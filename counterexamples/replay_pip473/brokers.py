@@ -54,6 +54,13 @@ def crash(b: Pip473Bridge, step: Step) -> None:
     b.crashes += 1
 
 
+def unload(b: Pip473Bridge, step: Step) -> None:
+    """cluster.unload(seg): the buffer is closed, its sends go on; the rest as a crash."""
+    b.live_broker(step.params["seg"])
+    b.cluster.unload(step.params["seg"])
+    b.unloads += 1
+
+
 def recover(b: Pip473Bridge, step: Step) -> None:
     """broker.start() (pip-text: recover() and replayAsync() in one step)."""
     seg = step.params["seg"]
@@ -76,6 +83,12 @@ def recover_aborted(b: Pip473Bridge, step: Step) -> None:
 def recover_complete(b: Pip473Bridge, step: Step) -> None:
     """merged, fixed: run the buffer's ("tb-recover", seg) task."""
     b.run("tb-recover", b.live_broker(step.params["seg"]).segment)
+
+
+def recover_acks(b: Pip473Bridge, step: Step) -> None:
+    """merged, fixed, split participants: run the subscription's pending-ack
+    store's ("pas-recover", seg, sub) task, its own replay."""
+    b.run("pas-recover", b.live_broker(step.params["seg"]).segment, sub_of(step.params))
 
 
 def dispatch(b: Pip473Bridge, step: Step) -> None:

@@ -154,11 +154,21 @@ ACTIONS = (
            "the broker of `seg` crashes: TB/PAS caches, watches, pending events and in-flight publishes are lost",
            "Recovery",
            (Message(TB, PAS, "broker of {seg} crashes", True),)),
+    Action("unload", (("seg", str),), "recovery", "recovery.unload",
+           "merged/fixed, bound `unloads`: a topic unload (the segment's ownership changes): the buffer instance "
+           "is closed and its memory, events and watches are gone, as in a crash, and the new owner loads the "
+           "segment (`recover`); the sends the closed instance took go on (stage `closed-*`, "
+           "`publish.closed_*`): their op puts still land, maybe after the new owner's recovery scan, their "
+           "appends fail on the closed ledger",
+           "`MetadataTransactionBuffer.internalAppend` (checks `closed` on entry only), `closeAsync`",
+           (Message(TB, TB, "topic {seg} unloaded: buffer closed, a new owner loads it", True),)),
     Action("recover", (("seg", str),), "recovery", "recovery.recover",
            "the broker is back. pip-text: `recover()` / `replayAsync()` in one step, as `recoverComplete`. "
            "merged/fixed: the transaction buffer is constructed (maxReadPosition = the LAC, the aborted set "
            "empty; fixed F6: getMaxReadPosition() answers the earliest position until recovery completes) "
-           "and subscribes; dispatch runs, publishes, acks and events wait", "Recovery",
+           "and subscribes; dispatch runs, the buffer's publishes and events wait for its recovery; with "
+           "split participants each pending-ack store replays on its own (`recoverAcks`), and its acks, "
+           "events and dispatcher wait for that replay alone", "Recovery",
            (Message(TB, STORE, "recover(): read indexes and headers"),
             Message(PAS, STORE, "replayAsync(): scan ack ops")), fair=True),
     Action("recoverWatermark", (("seg", str),), "recovery", "recovery.recover_watermark",
@@ -180,6 +190,17 @@ ACTIONS = (
            "position, never re-keyed); fixed F4: a missing header's ops are deleted, no aborted record",
            "Components / `recover()`, `replayAsync()`; notes \"Recovery in the merged code\"",
            (Message(TB, STORE, "recovery completes: watermark, aborted records, ops, headers"),), fair=True),
+    Action("recoverAcks", (("seg", str),), "recovery", "recovery.recover_acks",
+           "merged/fixed, split participants: the pending-ack store of one subscription (`sub`, named only for "
+           "sub2) replays on its own, independently of the buffer's recovery: it scans its ACK ops, reads their "
+           "headers (missing = ABORTED), re-seeds its open set with the OPEN txns and applies the decided ones "
+           "(commit or abort through the handle, then its ACK ops deleted); then the handle is ready: its acks, "
+           "its events and a consumer's return (the dispatcher) wait until now",
+           "Components / `replayAsync()`; `MetadataPendingAckStore.replayAsync`, "
+           "`PersistentSubscription.addConsumer`",
+           (Message(PAS, STORE, "replayAsync(): scan ack ops, read their headers"),
+            Message(PAS, DISPATCHER, "handle ready: the consumer is let back in", True)), fair=True,
+           optional=SUB),
     Action("tcFailover", (), "recovery", "coordinator.failover",
            "the TC loses its in-memory state (pending finalize/replies); a new TC resumes from the store; "
            "fixed F9 (bound `tc = steps`): it first owes the fan-out (`tcList`) of every decided txn whose ops "
@@ -235,11 +256,12 @@ FLOWS = (
          "the decision CAS, the fan-out of events, and each participant's materialization "
          "(notify.materialize: GC phase 1, whose other half is the TC's sweep, `gcSweep`)"),
     Flow("dispatch", "Flows / Subscribe-dispatch", "a dispatcher reads up to maxReadPosition, skipping aborted entries"),
-    Flow("recovery", "Recovery", "a participant broker crashes and recovers; the TC fails over"),
+    Flow("recovery", "Recovery", "a participant broker crashes, or its topic is unloaded, and recovers (its buffer "
+         "and each pending-ack store on their own); the TC fails over"),
     Flow("GC", "Garbage collection",
          "phase 2: the TC's sweep (coordinator.gc), which deletes a header once phase 1, the participants' "
          "materialization (notify.materialize, run by `deliverEvent`, `deliverAckEvent`, "
-         "`publishValidate` and `recoverComplete`), has deleted every op; and the ledger's trimming with "
+         "`publishValidate`, `recoverComplete` and `recoverAcks`), has deleted every op; and the ledger's trimming with "
          "the pruning of aborted records"),
     Flow("split/merge", "PIP-468 order (notes)", "the segment controller's split or merge, in four steps"),
 )
@@ -317,7 +339,8 @@ TAIL = [
     "Pruning rules, all behind the bound `prune` (see spec.py's docstring;",
     "`prune = false` enables each in every state, and tests/test_pruning_audit.py",
     "checks that they change no verdict at small bounds): `crash` only for a broker",
-    "holding cached headers, events, aborted marks or in-memory acks; `tick` only",
+    "holding cached headers, events, aborted marks or in-memory acks, `unload` also while a",
+    "send of the closing instance can still act; `tick` only",
     "while a deadline or retention window can still pass; the split/merge steps",
     "only while a send of the plan is unfinished, starting while a txn is OPEN;",
     "`tcFailover` only while the TC has in-memory work. Not a pruning rule: `newTxn` in id order across",

@@ -2,6 +2,9 @@
 unchanged by the PIP. It reads the next entry of the subscription when it is
 at or below the transaction buffer's `getMaxReadPosition()`, skips it when
 `isTxnAborted`, and otherwise delivers it; each subscription has its own.
+With split participants in merged/fixed it reads nothing while its
+subscription's pending-ack store replays: `PersistentSubscription.addConsumer`
+lets a consumer in only once the pending-ack handle is ready.
 The ghost `dlv` records every delivery of a transactional entry with the
 header state at that moment.
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 from ..api import replace_at as _put
 from .buffer import is_txn_aborted, read_limit
+from .pendingack import pas_ready
 from .state import GONE, NONE, PLAIN, SUB_FIELDS, S
 from .store import header_state
 
@@ -18,7 +22,7 @@ def dispatch(m, s: S, j: int, x: int = 0):
     """The dispatcher of subscription x (bound `subs`) on segment j; both
     read through the segment's one transaction buffer."""
     p = s.part[j]
-    if p is None:
+    if p is None or m.pas_recovers and not pas_ready(m, p, x):   # no consumer until the handle is ready
         return None
     field = SUB_FIELDS[x]["rd"]
     pos = getattr(s, field)[j]

@@ -22,9 +22,9 @@ Two kinds of location (tuples compared by prefix, `reductions.locations`):
 
 Per-segment and per-txn precision comes from the plan: a participant only
 ever holds the txns that send or ack on its segment. Actions the bounds
-rule out (crash and recover without crashes, tcFailover without failovers,
-tick without ticks) are left out. `tests/test_pip473_por.py` audits all of
-this on reachable states.
+rule out (crash and recover without crashes or unloads, unload without
+unloads, tcFailover without failovers, tick without ticks) are left out.
+`tests/test_pip473_por.py` audits all of this on reachable states.
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ _PART = {
     "aevents2": ("pending",),
     "loaded": ("maxread", "skipped"),
     "wknown": (),
+    "aready": ("pending",),
+    "aready2": ("pending",),
 }
 _SIMPLE = {"_fincnt": "fincnt", "_decided": "decided", "_late": "late", "_dlv": "dlv",
            "_status": "sealed"}
@@ -103,7 +105,7 @@ class _Fields:
             return {("wmark", *k)}
         if f == "_tcp" and self.m.tc_steps:              # (txn): fanning
             return {("fanning", *k)}
-        return set()            # _now _seqs _rd _reshape _crashes _tcp _failovers _plain: not observed
+        return set()            # _now _seqs _rd _reshape _crashes _tcp _failovers _plain _unloads: not observed
 
     def _curs(self, k) -> list[tuple]:
         """The cursor names (sort Cur) a (seg, sub) prefix covers: () is every
@@ -263,7 +265,7 @@ def footprints(m) -> dict:
         t, g, k, x, f = tn[ak.txn], sn[ak.seg], ak.name, str(ak.sub), SUB_FIELDS[ak.sub]
         own = {("_pubs", k), ("_seqs", t)} | _part(g, "cache", f["packs"], f["acache"])
         fp[m.ack_labels[i]] = F.fp(
-            own | _part(g, "up") | {("_client", t), ("_rd", g, x)} | seen[t],
+            own | _part(g, "up", f["aready"]) | {("_client", t), ("_rd", g, x)} | seen[t],
             own | {("_late", t), ("_ops", t, g), ("_ackw", t, g, x)})
 
     # publish.plain: the sends go in order; route, append, sync the read position
@@ -288,28 +290,34 @@ def footprints(m) -> dict:
             fp[a("deliverAckEvent", seg=g)] = F.fp(whole | mat_r, mat_w | _part(g, "aevents"))
         if m.subs > 1:
             fp[a("deliverAckEvent", seg=g, sub=SUB_NAMES[1])] = F.fp(whole | mat_r, mat_w | _part(g, "aevents2"))
-        if m.constants["crashes"] > 0:
+        if m.constants["crashes"] > 0 or m.constants["unloads"] > 0:
             # recovery.recover: the segment's op indexes, the headers, watermark and LAC
             fp[a("recover", seg=g)] = F.fp(whole | mat_r | {("_wmark", g), ("_ledger", g)},
                                            mat_w | {("_part", g)})
             if m.flags.async_recovery:   # whether the buffer is ready counts as part of "up"
                 fp[a("recoverComplete", seg=g)] = fp[a("recover", seg=g)]
+            if m.pas_recovers:           # recovery.recover_acks: a store's ACK ops and their headers
+                for x, f in _subs(m):
+                    label = a("recoverAcks", seg=g, **({"sub": SUB_NAMES[int(x)]} if x != "0" else {}))
+                    fp[label] = F.fp(whole | mat_r, mat_w | _part(g, f["aready"], f["acache"]))
             if m.recovery_steps:         # recovery.recover_watermark / recover_aborted (F8: re-keys)
                 fp[a("recoverWatermark", seg=g)] = F.fp(_part(g, "up", "loaded", "hold") | {("_wmark", g)},
                                                         _part(g, "loaded", "hold", "wknown"))
                 fp[a("recoverAborted", seg=g)] = F.fp(_part(g, "up", "loaded") | {("_arec", g), ("_ledger", g)},
                                                       _part(g, "loaded") | {("_arec", g)})
-            # recovery.crash: the broker's memory, and the in-flight operations on the segment
-            pubs = {("_pubs", k) for k in on_seg[g]}
-            fp[a("crash", seg=g)] = F.fp(whole | {("_crashes",)} | pubs,
-                                         {("_part", g), ("_crashes",)} | pubs)
+        # recovery.crash: the broker's memory, and the in-flight operations on the segment;
+        # recovery.unload: the same, the in-flight sends closed rather than failed
+        pubs = {("_pubs", k) for k in on_seg[g]}
+        for name, left in (("crash", "_crashes"), ("unload", "_unloads")):
+            if m.constants[left[1:]] > 0:
+                fp[a(name, seg=g)] = F.fp(whole | {(left,)} | pubs, {("_part", g), (left,)} | pubs)
         # dispatcher.dispatch: maxReadPosition, isTxnAborted, the header of the entry's txn
         entry_txns = set().union(*(seen[t] | {("_decided", t)} for t in writers[g]))
-        for x, _ in _subs(m):
+        for x, f in _subs(m):
             label = a("dispatch", seg=g, **({"sub": SUB_NAMES[int(x)]} if x != "0" else {}))
             fp[label] = F.fp(
                 {("_status", g), ("_rd", g, x), ("_ledger", g), ("_arec", g)}
-                | _part(g, "up", "tpos", "hold", "abrt", "cache", "loaded") | entry_txns,
+                | _part(g, "up", "tpos", "hold", "abrt", "cache", "loaded", f["aready"]) | entry_txns,
                 {("_rd", g, x), ("_dlv", g)})
 
     # segments.trim_ledger and buffer.prune_aborted (bound trim)

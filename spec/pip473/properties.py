@@ -15,7 +15,7 @@ import z3
 from ..schema import Int, Str
 from .buffer import is_txn_aborted, read_limit
 from .pendingack import covers
-from .state import IN_FLIGHT, Header, OPEN, PLAIN, SEALED, S
+from .state import UNANSWERED, Header, OPEN, PLAIN, SEALED, S
 
 NO_OPEN = 99  # firstopen() of a segment with no entry of an OPEN txn
 
@@ -215,7 +215,8 @@ def observe(m, s: S) -> dict:
             continue
         up.add(seg)
         maxread[seg] = read_limit(m, s, j, p)
-        if p.events or p.aevents or p.aevents2 or not p.ready:   # a recovering buffer will read its ops and headers
+        if p.events or p.aevents or p.aevents2 or not (p.ready and p.aready and p.aready2):
+            # an event to handle, or a recovering buffer or store that will read its ops and headers
             pending.add(seg)
         for t in chain(p.cache, p.acache, p.acache2):
             tracks.add((seg, tn[t]))
@@ -224,7 +225,7 @@ def observe(m, s: S) -> dict:
             pins.add((seg, tn[t]))
     inflight = set()
     for k, pub in enumerate(s.pubs):
-        if pub.stage in IN_FLIGHT:
+        if pub.stage in UNANSWERED:   # a closed instance's send too: it may still delete its op
             inflight.add((tn[m.op_txn[k]], sn[pub.seg]))
     # positions each txn's written acks cover: its own, and below a cumulative one
     cumulative = {(a.txn, a.seg, a.pos, a.sub) for a in m.acks if a.cumulative}

@@ -29,6 +29,11 @@ the watermark moves past the entries of txns recovery has not found yet
 recovery a normal publish moves and persists nothing, and the completion
 of recovery computes both.
 
+Bound `unloads` (merged/fixed): a topic unload closes the segment's buffer
+instance and a new owner loads it anew (recovery.unload); the sends the
+closed instance took go on (`closed_*` below): the op put still lands, the
+ledger append fails.
+
 An append that lands after its txn's abort was materialized (a send in
 flight when the timeout sweep aborted it, or a late one) sits above the
 aborted record's prune key, which the buffer took from the positions it
@@ -44,9 +49,10 @@ from __future__ import annotations
 from ..api import replace_at as _put
 from .buffer import drop_in_flight, max_read, rekey, release_failed, track_in_flight, track_position
 from .notify import materialize
+from .pendingack import pas_ready
 from .segments import route
 from .state import (
-    ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, COMMITTED, ABORTED, DONE, OPEN, OPPUT, PLAIN, REJECTED,
+    ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, CLOSED, COMMITTED, ABORTED, DONE, OPEN, OPPUT, PLAIN, REJECTED,
     SUB_FIELDS, TODO, VALID, Pub, S,
 )
 from .store import header_state, put_op
@@ -201,8 +207,8 @@ def ack(m, s: S, k: int):
     if s.pubs[i].stage != TODO or not _sending(m, s.client[t]):
         return None
     f = SUB_FIELDS[a.sub]
-    if s.part[j] is None or not s.part[j].ready or getattr(s, f["rd"])[j] <= a.pos:
-        return None
+    if s.part[j] is None or not pas_ready(m, s.part[j], a.sub) or getattr(s, f["rd"])[j] <= a.pos:
+        return None   # the handle queues acks until its store's replay (or, joint, the recovery) completes
     field = f["acache"] if m.split else "cache"
     if m.flags.acks_unchecked:
         # merged: the pending-ack store writes the op without reading the
@@ -251,6 +257,55 @@ def plain(m, s: S, k: int):
     return s._replace(wmark=_put(s.wmark, j, v)) if v > s.wmark[j] else s
 
 
+def closed_put_op(m, s: S, k: int):
+    """publishPutOp of a send whose buffer instance an unload closed (bound
+    `unloads`): the op lands in the store, which does not know the instance
+    is closed, possibly after the new owner's recovery scanned the segment's
+    ops. The closed instance's memory is not modelled (nothing it holds
+    reaches the new instance), nor its F2 watermark write: the send's append
+    will fail, so there is no entry for a watermark to hold below."""
+    w, pub = m.writes[k], s.pubs[k]
+    if pub.stage != CLOSED[CHECKED]:
+        return None
+    return _pub(s, k, pub._replace(stage=CLOSED[OPPUT], seq=s.seqs[w.txn]), **put_op(s, w.txn, "write", pub.seg, 0))
+
+
+def closed_op_fails(m, s: S, k: int):
+    """publishOpFails (bound opfail) of a closed instance's send."""
+    pub = s.pubs[k]
+    if not m.op_fail or pub.stage != CLOSED[CHECKED]:
+        return None
+    return _pub(s, k, pub._replace(stage=REJECTED))
+
+
+def closed_validate(m, s: S, k: int):
+    """fixed F1 in a closed instance: the header re-read after the op put; a
+    decided header deletes the op and rejects the send (the closed buffer
+    materializes nothing: the new owner learns the decision by its own events)."""
+    w, pub = m.writes[k], s.pubs[k]
+    if not m.flags.validate_after_op or pub.stage != CLOSED[OPPUT]:
+        return None
+    if header_state(s, w.txn) == OPEN:
+        return _pub(s, k, pub._replace(stage=CLOSED[VALID]))
+    return _pub(s, k, pub._replace(stage=REJECTED),
+                ops=frozenset(o for o in s.ops if not (o.txn == w.txn and o.seq == pub.seq)))
+
+
+def closed_append(m, s: S, k: int):
+    """publishAppend of a closed instance's send: the closed ledger refuses it.
+    merged leaves the op; fixed's F1 deletes it on the failure, as after
+    TopicTerminated; F8 keys a waiting aborted record, as there."""
+    w, pub = m.writes[k], s.pubs[k]
+    if pub.stage != CLOSED[VALID if m.flags.validate_after_op else OPPUT]:
+        return None
+    changed = {}
+    if m.flags.validate_after_op:
+        changed["ops"] = frozenset(o for o in s.ops if not (o.txn == w.txn and o.seq == pub.seq))
+    if m.flags.rekey_late:
+        changed["arec"] = rekey(m, s, pub.seg, w.txn, 0, k)
+    return _pub(s, k, pub._replace(stage=REJECTED), **changed)
+
+
 # The steps a send may take from each unfinished stage, in the order `next`
 # tries them (which one applies depends on the variant; each checks its guard).
 STEPS = {
@@ -259,4 +314,8 @@ STEPS = {
     OPPUT: (("publishAppend", append), ("publishValidate", validate)),
     APPENDED: (("publishPutOp", put_write_op),),
     VALID: (("publishAppend", append),),
+    # a send of a buffer instance that an unload closed (bound unloads)
+    CLOSED[CHECKED]: (("publishPutOp", closed_put_op), ("publishOpFails", closed_op_fails)),
+    CLOSED[OPPUT]: (("publishAppend", closed_append), ("publishValidate", closed_validate)),
+    CLOSED[VALID]: (("publishAppend", closed_append),),
 }

@@ -16,6 +16,14 @@ maxReadPosition is the LAC and whose aborted set is empty until
 `recoverComplete`; dispatch does not wait (fixed F6: `getMaxReadPosition`
 answers the earliest position until the buffer is ready, so it reads
 nothing), while publishes, acks and event handling do.
+merged/fixed with split participants: each subscription's pending-ack
+store replays on its own (`recoverAcks`), as the code's does when its
+subscription loads, independently of the buffer's recovery: its scan of its
+ACK ops and their headers, then its handle is ready; its acks, its events
+and its dispatcher wait for that, not for the buffer (a consumer is let back
+in only once the handle is ready: `PersistentSubscription.addConsumer`
+waits on `pendingAckHandleFuture()`). The joint participant keeps the
+store's replay inside `recoverComplete`.
 merged: the write ops carry placeholder positions: OPEN txns hold
 maxReadPosition at the persisted watermark if there is one, else at the
 current value (the LAC); a missing header is ABORTED with a durable aborted
@@ -30,7 +38,10 @@ aborted set; isTxnAborted answers from it), then `recoverComplete` (the scan
 of the segment's WRITE ops and the header reads, one step: no WRITE op of
 the segment is put or deleted while its buffer recovers, since sends wait
 for the recovery and only this buffer deletes them; tests/test_pip473.py
-checks that on reachable states). The one step also assumes that the
+checks that on reachable states. With bound `unloads` a closed instance's
+send may put or delete its op meanwhile: before or after the one step,
+which also stands for a put between the scan and the header reads, since
+the scan misses it either way). The one step also assumes that the
 header reads, which the code issues one by one after the scan, form one
 snapshot with it: a header that changes after its read is a decision CAS,
 whose event reaches the buffer's stream (it subscribed before its loads, and
@@ -47,13 +58,29 @@ from __future__ import annotations
 
 from ..api import replace_at as _put
 from .notify import materialize
-from .state import ABORTED, COMMITTED, EMPTY_PART, GONE, IN_FLIGHT, OPEN, RECOVERED, REJECTED, UNKEYED, S
+from .state import (
+    ABORTED, CLOSED, COMMITTED, EMPTY_PART, GONE, IN_FLIGHT, OPEN, RECOVERED, REJECTED, SUB_FIELDS, UNKEYED, S,
+)
 from .store import acks_by_segment_subscription, header_state, writes_by_segment
 
 
 def crash(m, s: S, j: int) -> S:
     pubs = tuple(p._replace(stage=REJECTED) if p.seg == j and p.stage in IN_FLIGHT else p for p in s.pubs)
     return s._replace(part=_put(s.part, j, None), pubs=pubs, crashes=s.crashes - 1)
+
+
+def unload(m, s: S, j: int) -> S:
+    """Bound `unloads` (merged/fixed): a topic unload, an ownership change
+    of the segment. The old buffer instance is closed and the new owner
+    loads the segment anew (`recover`, as after a crash: memory, events and
+    watches are gone). Unlike a crash, the sends the closed instance took go
+    on (stage CLOSED): `MetadataTransactionBuffer.internalAppend` checks
+    `closed` only on entry, so a send past that check still puts its op,
+    possibly after the new owner's recovery scanned the ops; its ledger
+    append fails (publish.closed_append). Pruning: as a crash, only while
+    the broker holds something to lose, or while it has such a send."""
+    pubs = tuple(p._replace(stage=CLOSED[p.stage]) if p.seg == j and p.stage in CLOSED else p for p in s.pubs)
+    return s._replace(part=_put(s.part, j, None), pubs=pubs, unloads=s.unloads - 1)
 
 
 def recover(m, s: S, j: int) -> S:
@@ -63,7 +90,10 @@ def recover(m, s: S, j: int) -> S:
     the legacy buffer does) and subscribes to its events; its recovery
     completes later (`recover_complete`), with dispatch running meanwhile."""
     if m.flags.async_recovery:
-        return s._replace(part=_put(s.part, j, EMPTY_PART._replace(hold=len(s.ledger[j]), ready=False)))
+        p = EMPTY_PART._replace(hold=len(s.ledger[j]), ready=False)
+        if m.pas_recovers:   # each pending-ack store replays on its own (recover_acks)
+            p = p._replace(aready=False, aready2=m.subs < 2)
+        return s._replace(part=_put(s.part, j, p))
     return recover_complete(m, s, j)
 
 
@@ -93,22 +123,32 @@ def _rekey_waiting(m, s: S, j: int) -> S:
 
 def recover_complete(m, s: S, j: int) -> S:
     """Load the watermark and aborted records, scan the segment's op records,
-    read their headers; events that arrived meanwhile stay pending."""
+    read their headers; events that arrived meanwhile stay pending. With
+    `m.pas_recovers` the scan is of the WRITE ops only: the pending-ack
+    stores replay on their own (`recover_acks`) and keep what they hold."""
     writes = writes_by_segment(s, j)
     old = s.part[j]
-    p = EMPTY_PART if old is None else EMPTY_PART._replace(events=old.events, aevents=old.aevents,
-                                                           aevents2=old.aevents2)
+    own = m.pas_recovers
+    if old is None:
+        p = EMPTY_PART
+    elif own:   # the buffer's fields anew (nothing reached them while it recovered), the stores' kept
+        p = old._replace(cache=frozenset(), tpos=frozenset(), abrt=frozenset(), hold=-1, ready=True, loaded=0,
+                         wknown=False)
+    else:
+        p = EMPTY_PART._replace(events=old.events, aevents=old.aevents, aevents2=old.aevents2)
     wrote = {o.txn for o in writes}
-    acked, acked2 = ({o.txn for o in acks_by_segment_subscription(s, j, x)} for x in (0, 1))
+    acked, acked2 = (set() if own else {o.txn for o in acks_by_segment_subscription(s, j, x)} for x in (0, 1))
     decided = []
     for t in sorted(wrote | acked | acked2):
         st = header_state(s, t)
         if st == GONE and m.flags.collected_not_aborted:
             # fixed F4: the GC deletes a header only once no op is left, so this
             # op was put after the collection by a send that F1 never admitted:
-            # its entry was never appended. Delete it; the txn's outcome was
-            # materialized here long ago (an abort left its aborted record).
-            s = s._replace(ops=frozenset(o for o in s.ops if not (o.txn == t and o.seg == j)))
+            # its entry was never appended. Delete it (the ops this recovery
+            # scanned); the txn's outcome was materialized here long ago (an
+            # abort left its aborted record).
+            s = s._replace(ops=frozenset(o for o in s.ops if not (o.txn == t and o.seg == j
+                                                                  and (o.kind == "write" or not own))))
             continue
         if st != OPEN:
             decided.append((t, COMMITTED if st == COMMITTED else ABORTED))
@@ -134,4 +174,32 @@ def recover_complete(m, s: S, j: int) -> S:
         s = materialize(m, s, j, t, d, **({"tb": t in wrote, "pas": t in acked} if m.split else {}))
         if t in acked2:   # the second subscription's pending-ack store (split only)
             s = materialize(m, s, j, t, d, tb=False, pas=True, sub=1)
+    return s
+
+
+def recover_acks(m, s: S, j: int, sub: int = 0) -> S:
+    """merged/fixed with split participants: `replayAsync` of subscription
+    `sub`'s pending-ack store, independent of the buffer's recovery (the
+    store's subscription loads on its own; notes, "Facts read from current
+    code"). It scans `idx:acks-by-segment-subscription`, reads each txn's
+    header (a missing one counts as ABORTED), re-seeds its open set with the
+    OPEN ones and applies the decided ones (`applyTerminal`: the handle's
+    commit or abort, then its ACK ops deleted), then marks the handle ready:
+    the acks queued meanwhile, its events and a consumer's return (the
+    dispatcher) wait until then. One step, as recover_complete's scan: no
+    ACK op of the store is put or deleted while it replays, since its acks
+    and events wait for it."""
+    f = SUB_FIELDS[sub]
+    opened, decided = set(), []
+    for t in sorted({o.txn for o in acks_by_segment_subscription(s, j, sub)}):
+        st = header_state(s, t)
+        if st == OPEN:
+            opened.add(t)
+        else:
+            decided.append((t, COMMITTED if st == COMMITTED else ABORTED))
+    p = s.part[j]
+    s = s._replace(part=_put(s.part, j, p._replace(**{f["acache"]: getattr(p, f["acache"]) | opened,
+                                                       f["aready"]: True})))
+    for t, d in decided:
+        s = materialize(m, s, j, t, d, tb=False, pas=True, sub=sub)
     return s

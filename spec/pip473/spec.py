@@ -29,7 +29,9 @@ Abstractions (each keeps the races the reviewers raised):
   it lets an ack's event evict the buffer's cache entry, which the code
   never does (two findings once rested on that), and it hid a stall of
   fixed (F5 kept the buffer's entry for the pending-ack store's op). Two
-  subscriptions need split. A crash takes them all.
+  subscriptions need split. A crash takes them all; in merged/fixed each
+  store then replays on its own (`recoverAcks`), not inside the buffer's
+  recovery, as the code's does.
 * Delivery of a notification and the materialization it triggers are one
   step (`deliverEvent`); recovery reads its snapshot in one step, unless
   bound `recovery = "steps"` (merged/fixed) runs the buffer's loads in the
@@ -55,7 +57,8 @@ models/pip473/fixed-crash-anywhere.toml checks `fixed` unpruned. The crash
 rule was wrong before F4: a broker with empty caches but a send in flight
 whose op landed after the GC could crash, and fixed then failed.
 * `crash` is enabled only for a broker that holds something to lose (cached
-  headers, pending events, aborted marks or in-memory acks);
+  headers, pending events, aborted marks or in-memory acks); `unload` (bound
+  `unloads`) likewise, or while a send of the closing instance can still act;
 * `tick` only while the clock can still make a deadline or a retention
   window pass;
 * the split/merge runs while a send of the plan is unfinished (sends are the
@@ -123,20 +126,9 @@ Variants (flags in `variants.py`, read inside the action bodies):
      re-drives the fan-out of every decided txn whose ops remain: a failover
      between the decision CAS and the publish otherwise leaves the
      participants pinned until the GC's retention passes.
-  Each change is necessary (tests/test_pip473.py checks it): dropping one
-  gives a violation (F1: fixed.toml, NoMissedDecision in 6 states, a send
-  checked before the commit puts its op and appends after it, and its buffer
-  tracks the txn as OPEN for good; F2: fixed.toml, MaxReadPositionSafe in 11,
-  recovery holds the read position at the LAC; F3: fixed.toml,
-  NoLostCommittedAck in 9, a replayed store applies no acks and deletes the
-  ops; F4: fixed-crash-anywhere.toml, Atomicity (CommittedVisible) in 16,
-  a late send's op lands after the GC, the broker crashes before validating
-  it, and recovery marks the committed txn aborted; F5:
-  fixed-split-liveness.toml, a Materialized lasso; F6:
-  tb-recovery-dispatch-fixed.toml, ReadCommitted in 9; F7:
-  tb-recovery-publish-fixed.toml, MaxReadPositionSafe in 9; F8:
-  prune-after-trim-fixed.toml, ReadCommitted in 15; F9:
-  tc-failover-fanout-fixed.toml, NoMissedDecision in 8).
+  Each change is necessary: `variants.FIXES` names the model that fails
+  without it, with the property and the trace's length (ACTIONS.md prints
+  the table; tests/test_pip473.py checks each).
 
 Recovery keeps its hold: a txn recovery finds OPEN is tracked at the
 position RECOVERED (state.py), as Pulsar's TxnEntry.recoveryDiscovered, and a
@@ -170,7 +162,7 @@ from .plan import parse_acks, parse_plain, parse_writes
 from .properties import declare, observe
 from .symmetry import getter, op_slots, permute, plan_classes, signatures
 from .state import (
-    ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO, SUB_NAMES, S,
+    ABSENT, ABORTED, CLOSED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO, SUB_NAMES, S,
 )
 from .variants import BOUND_NEEDS, VARIANTS
 from .view import state_vars
@@ -202,6 +194,10 @@ class Pip473(Spec):
                         choices=("permissive", "stock")),
         "crashes": Bound(1, "participant broker crashes", lo=0, hi=2),
         "failovers": Bound(1, "TC failovers", lo=0, hi=2),
+        "unloads": Bound(0, "merged/fixed: topic unloads (a segment's ownership changes): the buffer instance "
+                         "is closed and a new owner loads the segment, while the sends the closed instance took "
+                         "go on (their op puts land, their appends fail); only while such a send exists",
+                         lo=0, hi=2),
         "ticks": Bound(0, "logical clock units; 0 = deadlines and retention may pass at any moment", lo=0, hi=4),
         "timeout": Bound(0, "txn timeout, in clock units", lo=0, hi=4),
         "retention": Bound(0, "GC retention window after finalization, in clock units", lo=0, hi=4),
@@ -252,6 +248,8 @@ class Pip473(Spec):
             raise SpecError("bound subs = 2 needs participants = \"split\": each subscription has its own "
                             "pending-ack store")
         self.recovery_steps = c["recovery"] == "steps" and self.flags.async_recovery
+        # the pending-ack stores replay on their own, not inside the buffer's recovery (recovery.recover_acks)
+        self.pas_recovers = self.split and self.flags.async_recovery
         self.oneshot = c["watches"] == "zk-oneshot" and not self.flags.coalesced
         self.topo = segments.TOPOLOGIES[c["reshape"]]
         self.timeout, self.retention = c["timeout"], c["retention"]
@@ -285,11 +283,13 @@ class Pip473(Spec):
         self.txn_labels = {name: tuple(a(name, txn=x) for x in self.txn_names)
                            for name in ("newTxn", "tcFinalize", "tcList", "tcPublish", "timeoutSweep", "gcSweep")}
         self.seg_labels = {name: tuple(a(name, seg=x) for x in self.seg_names)
-                           for name in ("recover", "recoverWatermark", "recoverAborted", "recoverComplete", "deliverEvent", "deliverAckEvent", "crash", "dispatch",
+                           for name in ("recover", "recoverWatermark", "recoverAborted", "recoverComplete",
+                                        "recoverAcks", "deliverEvent", "deliverAckEvent", "crash", "unload",
+                                        "dispatch",
                                         "trimLedger", "pruneAborted")}
         # the second subscription's actions name it (the first's keep their one-subscription labels)
         self.seg_labels.update({(name, 1): tuple(a(name, seg=x, sub=SUB_NAMES[1]) for x in self.seg_names)
-                                for name in ("deliverAckEvent", "dispatch")})
+                                for name in ("recoverAcks", "deliverAckEvent", "dispatch")})
         self.end_labels = {(t, d): a("endTxn", txn=x, decision=d)
                            for t, x in enumerate(self.txn_names) for d in self.decisions}
         self.ack_labels = tuple(a("appendAck", op=ak.name, txn=self.txn_names[ak.txn], seg=self.seg_names[ak.seg],
@@ -326,6 +326,7 @@ class Pip473(Spec):
             reshape=0,
             part=tuple(EMPTY_PART if st != ABSENT else None for st in status),
             crashes=self.constants["crashes"], tcp=frozenset(), failovers=self.constants["failovers"],
+            unloads=self.constants["unloads"],
             client=(C_NONE,) * n, pubs=(PUB_TODO,) * len(self.op_txn),
             fincnt=(0,) * n, decided=("",) * n, late=frozenset(), dlv=frozenset(), ackw=frozenset(),
             gcsnap=((),) * n, fence=(-1,) * nseg, plain=0, retained=(1,) * nseg,
@@ -408,17 +409,31 @@ class Pip473(Spec):
                         yield by_seg["recoverAborted"][j], recovery.recover_aborted(self, s, j)
                 else:
                     yield by_seg["recoverComplete"][j], recovery.recover_complete(self, s, j)
-            else:
-                if p.events:
-                    yield by_seg["deliverEvent"][j], deliver_event(self, s, j)
+            elif p.events:
+                yield by_seg["deliverEvent"][j], deliver_event(self, s, j)
+            # each pending-ack store: its own replay, then its events (pas_ready)
+            if self.pas_recovers:
+                if not p.aready:
+                    yield by_seg["recoverAcks"][j], recovery.recover_acks(self, s, j)
+                elif p.aevents:
+                    yield by_seg["deliverAckEvent"][j], deliver_event(self, s, j, acks=True)
+                if not p.aready2:
+                    yield by_seg["recoverAcks", 1][j], recovery.recover_acks(self, s, j, 1)
+                elif p.aevents2:
+                    yield by_seg["deliverAckEvent", 1][j], deliver_event(self, s, j, acks=True, sub=1)
+            elif p.ready:
                 if p.aevents:
                     yield by_seg["deliverAckEvent"][j], deliver_event(self, s, j, acks=True)
                 if p.aevents2:
                     yield by_seg["deliverAckEvent", 1][j], deliver_event(self, s, j, acks=True, sub=1)
-            # A crash only matters when the broker holds something to lose.
-            if s.crashes > 0 and (not self.prune or p.cache or p.events or p.abrt or p.packs or p.acache
-                                  or p.aevents or p.packs2 or p.acache2 or p.aevents2):
+            # A crash only matters when the broker holds something to lose; an
+            # unload also while a send of the closing instance can still act.
+            holds = not self.prune or (p.cache or p.events or p.abrt or p.packs or p.acache or p.aevents
+                                       or p.packs2 or p.acache2 or p.aevents2)
+            if s.crashes > 0 and holds:
                 yield by_seg["crash"][j], recovery.crash(self, s, j)
+            if s.unloads > 0 and (holds or any(pub.seg == j and pub.stage in CLOSED for pub in s.pubs)):
+                yield by_seg["unload"][j], recovery.unload(self, s, j)
         # Ledger trimming and the pruning of aborted records.
         if self.trim:
             for j in range(len(sn)):

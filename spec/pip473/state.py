@@ -41,6 +41,11 @@ UNKEYED = 99
 TODO, CHECKED, OPPUT, APPENDED, VALID, DONE, REJECTED = (
     "todo", "checked", "op", "appended", "valid", "done", "rejected")
 IN_FLIGHT = (CHECKED, OPPUT, APPENDED, VALID)   # a send past its header check, not finished
+# Bound `unloads`: the stage of a send whose buffer instance a topic unload
+# closed. It goes on (Pulsar's internalAppend checks `closed` only on entry)
+# but its ledger append fails, and nothing it does reaches the new instance.
+CLOSED = {CHECKED: "closed-checked", OPPUT: "closed-op", VALID: "closed-valid"}
+UNANSWERED = IN_FLIGHT + tuple(CLOSED.values())   # past its header check, the client not answered yet
 
 # Client states per txn.
 C_NONE, C_OPEN = "none", "open"
@@ -108,6 +113,11 @@ class Part(NamedTuple):
             so a publish's watermark CAS can succeed; False once ready
     acache2, aevents2, packs2: bound subs = 2 (split only): the second
             subscription's pending-ack store, as acache, aevents and packs
+    aready, aready2: merged/fixed with participants = split: False while that
+            subscription's pending-ack store replays (`replayAsync`), which
+            runs on its own, not after the buffer's recovery: its acks, its
+            events and its dispatcher (a consumer is let back in only once
+            the store is ready) wait for it; True otherwise
     """
 
     cache: frozenset
@@ -124,6 +134,8 @@ class Part(NamedTuple):
     acache2: frozenset = frozenset()
     aevents2: tuple = ()
     packs2: frozenset = frozenset()
+    aready: bool = True
+    aready2: bool = True
 
 
 EMPTY_PART = Part(frozenset(), frozenset(), frozenset(), frozenset(), (), -1)
@@ -181,11 +193,14 @@ class S(NamedTuple):
     # the second subscription (bound `subs` = 2): per seg, its cursor and read position; () with one
     cursor2: tuple = ()
     rd2: tuple = ()
+    # topic unloads left (bound `unloads`)
+    unloads: int = 0
 
 
 # Per subscription (0, 1), the names of its fields in S and in Part.
 SUB_FIELDS = (
-    {"cursor": "cursor", "rd": "rd", "acache": "acache", "aevents": "aevents", "packs": "packs"},
-    {"cursor": "cursor2", "rd": "rd2", "acache": "acache2", "aevents": "aevents2", "packs": "packs2"},
+    {"cursor": "cursor", "rd": "rd", "acache": "acache", "aevents": "aevents", "packs": "packs", "aready": "aready"},
+    {"cursor": "cursor2", "rd": "rd2", "acache": "acache2", "aevents": "aevents2", "packs": "packs2",
+     "aready": "aready2"},
 )
 SUB_NAMES = ("sub1", "sub2")

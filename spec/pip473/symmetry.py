@@ -118,7 +118,7 @@ class _Renaming:
                     frozenset(p[t] for t in x.abrt), frozenset((p[t], pos, c) for t, pos, c in x.packs),
                     queue(x.events), x.hold, x.ready, frozenset(p[t] for t in x.acache), queue(x.aevents),
                     x.loaded, x.wknown, frozenset(p[t] for t in x.acache2), queue(x.aevents2),
-                    frozenset((p[t], pos, c) for t, pos, c in x.packs2))
+                    frozenset((p[t], pos, c) for t, pos, c in x.packs2), x.aready, x.aready2)
 
     def tcp(self, tcp: frozenset) -> frozenset:
         p = self.p
@@ -145,13 +145,13 @@ class _Renaming:
         move, memo = self.per_txn, self._memo
         (now, hdr, seqs, ops, arec, wmark, status, ledger, cursor, rd, reshape, part, crashes,
          tcp, failovers, client, pubs, fincnt, decided, late, dlv, ackw, gcsnap, fence, plain, retained,
-         cursor2, rd2) = s
+         cursor2, rd2, unloads) = s
         return _new(S, (
             now, _kept(move(hdr), hdr), _kept(move(seqs), seqs), memo("ops", ops), memo("arec", arec),
             wmark, status, memo("ledger", ledger), cursor, rd, reshape, memo("part", part), crashes,
             memo("tcp", tcp), failovers, _kept(move(client), client), _kept(self.pubs(pubs), pubs),
             _kept(move(fincnt), fincnt), _kept(move(decided), decided), memo("late", late),
-            dlv, memo("ackw", ackw), _kept(move(gcsnap), gcsnap), fence, plain, retained, cursor2, rd2))
+            dlv, memo("ackw", ackw), _kept(move(gcsnap), gcsnap), fence, plain, retained, cursor2, rd2, unloads))
 
 
 _new = tuple.__new__

@@ -164,4 +164,5 @@ BOUND_NEEDS = {
     "tc": ("coalesced", True),            # the text's TC publishes no events
     "recovery": ("async_recovery", True),  # the text recovers in one step
     "watches": ("coalesced", False),      # header watches: the point-watch variant only
+    "unloads": ("op_first", True),        # the text's send appends first: a closed ledger leaves nothing
 }

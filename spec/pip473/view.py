@@ -58,7 +58,7 @@ def state_vars(m, s: S) -> dict:
             abrt=txns(p.abrt),
             packs=acks(p.packs), events=events(p.events), hold=p.hold, ready=p.ready, acache=txns(p.acache),
             aevents=events(p.aevents), loaded=p.loaded, wknown=p.wknown, acache2=txns(p.acache2),
-            aevents2=events(p.aevents2), packs2=acks(p.packs2))
+            aevents2=events(p.aevents2), packs2=acks(p.packs2), aready=p.aready, aready2=p.aready2)
 
     def pub(p):
         return Record(stage=p.stage, seg=sn[p.seg] if p.seg >= 0 else "-", pos=p.pos, seq=p.seq)
@@ -94,6 +94,7 @@ def state_vars(m, s: S) -> dict:
         "fence": per_seg(s.fence),
         "plain": s.plain,
         "retained": per_seg(s.retained),
+        "unloads": s.unloads,
     }
     if s.cursor2:   # bound subs = 2
         out["cursor2"] = per_seg(s.cursor2, cursor)
