@@ -105,7 +105,7 @@ FIXES = (
     Change("F3", {"memory_acks": False}, "pendingack",
            "the pending-ack store applies the acks of the op records (as the text's range query does), "
            "so a replayed store still applies a committed txn's acks",
-           (Evidence("fixed", "NoLostCommittedAck", 9),)),
+           (Evidence("fixed", "NoLostCommittedAck", 7),)),
     Change("F4", {"collected_not_aborted": True}, "recovery",
            "a missing header is a collected txn, not an aborted one: recovery deletes its op records on "
            "the segment and writes no aborted record. Safe only with F1: the GC deletes a header only "
@@ -120,7 +120,7 @@ FIXES = (
            "until the buffer's recovery completes, getMaxReadPosition() answers the earliest position "
            "(a gate on the getter, as the legacy buffer has: the field itself moves as in merged), so "
            "nothing is dispatched meanwhile",
-           (Evidence("tb-recovery-dispatch-fixed", "ReadCommitted", 9),)),
+           (Evidence("tb-recovery-dispatch-fixed", "ReadCommitted", 10),)),
     Change("F7", {"sync_waits": True}, "publish",
            "a non-transactional send during the buffer's recovery neither moves maxReadPosition nor "
            "persists the watermark; the completion of recovery computes both",
