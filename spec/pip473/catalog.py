@@ -261,8 +261,8 @@ FLOWS = (
     Flow("GC", "Garbage collection",
          "phase 2: the TC's sweep (coordinator.gc), which deletes a header once phase 1, the participants' "
          "materialization (notify.materialize, run by `deliverEvent`, `deliverAckEvent`, "
-         "`publishValidate`, `recoverComplete` and `recoverAcks`), has deleted every op; and the ledger's trimming with "
-         "the pruning of aborted records"),
+         "`publishValidate`, `recoverComplete` and `recoverAcks`), has deleted every op; and the ledger's "
+         "trimming with the pruning of aborted records"),
     Flow("split/merge", "PIP-468 order (notes)", "the segment controller's split or merge, in four steps"),
 )
 
