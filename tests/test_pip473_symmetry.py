@@ -68,16 +68,16 @@ def test_twin_clients_fixed_is_halved_with_the_same_verdict():
     keeps the verdict with no more states."""
     full = check_model(PIP473 / "twin-clients-fixed.toml", keep_graph=False)
     o = full.outcome
-    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == ("ok", 149419, 589630, 27)
+    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == ("ok", 231963, 972398, 28)
     for mode in ({}, {"fingerprints": True}, {"compact": True}):
         red = check_model(PIP473 / "twin-clients-fixed.toml", keep_graph=False, options={"symmetry": True, **mode})
         r = red.outcome
-        assert (r.verdict, r.distinct_states, r.states_generated, r.depth) == ("ok", 74900, 295534, 27), mode
+        assert (r.verdict, r.distinct_states, r.states_generated, r.depth) == ("ok", 116275, 487375, 28), mode
         assert r.witnesses_found == o.witnesses_found and all(o.witnesses_found.values())
         assert r.extra["reductions"]["symmetry"]["inexact_states"] == 0
     both = check_model(PIP473 / "twin-clients-fixed.toml", keep_graph=False,
                        options={"symmetry": True, "por": True}).outcome
-    assert both.verdict == "ok" and both.distinct_states <= 74900 and both.witnesses_found == o.witnesses_found
+    assert both.verdict == "ok" and both.distinct_states <= 116275 and both.witnesses_found == o.witnesses_found
 
 
 def test_twin_clients_merged_trace_is_concrete_and_replays(tmp_path):

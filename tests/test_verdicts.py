@@ -38,14 +38,14 @@ def test_pip473_observe_reads_only_the_observed_fields():
     moved = set()
     two_subs = {"subs": 2, "participants": "split", "acks": "t1:s1:1:ind t2:s2:1:cum:sub2"}
     for variant, more in (("pip-text", {}), ("merged", {}), ("fixed", {}), ("fixed", {"tc": "steps"}),
-                          ("merged", two_subs)):
+                          ("merged", two_subs), ("fixed", {"unloads": 1})):
         spec = Pip473(variant, **TIMED, **more)
         states = _states(spec)
         audit_observed_fields(spec, states)
         moved |= {f for f in type(states[0])._fields if len({getattr(s, f) for s in states}) > 1}
     unobserved = set(type(states[0])._fields) - set(Pip473.observed_fields)
     # tcp is observed (NoMissedDecision's `fanning`: the TC's owed fan-out, bound tc = steps)
-    assert unobserved == {"now", "seqs", "rd", "rd2", "reshape", "crashes", "failovers", "plain"}
+    assert unobserved == {"now", "seqs", "rd", "rd2", "reshape", "crashes", "failovers", "plain", "unloads"}
     assert unobserved <= moved  # so the audit tests each one
 
 

@@ -176,8 +176,9 @@ class Pip473(Spec):
     diagram_participants = (catalog.CLIENT, catalog.TC, catalog.STORE)
     diagram_order = ("TB ", "PendingAck ", catalog.DISPATCHER)
     # What `observe` (properties.py) reads. Not the clock, the seqs, the
-    # read positions, the reshape step, the budgets, the TC's in-memory work
-    # or the count of plain sends: properties see those only through their effects.
+    # read positions, the reshape step, the budgets (crashes, failovers,
+    # unloads), the TC's in-memory work or the count of plain sends:
+    # properties see those only through their effects.
     observed_fields = ("hdr", "ops", "arec", "wmark", "ledger", "status", "cursor", "part", "pubs",
                        "client", "fincnt", "decided", "late", "dlv", "ackw", "gcsnap", "fence", "retained", "tcp",
                        "cursor2")
