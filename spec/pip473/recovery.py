@@ -13,9 +13,10 @@ their first entry; an unknown (missing) header counts as aborted.
 merged/fixed: recovery is asynchronous, in steps (protocol notes,
 "Merged-code mechanisms"): `recover` constructs the buffer, whose
 maxReadPosition is the LAC and whose aborted set is empty until
-`recoverComplete`; dispatch does not wait (fixed F6: `getMaxReadPosition`
-answers the earliest position until the buffer is ready, so it reads
-nothing), while publishes, acks and event handling do.
+`recoverComplete`; dispatch does not wait for it (fixed F6:
+`getMaxReadPosition` answers the earliest position until the buffer is
+ready, so it reads nothing), while publishes and the buffer's event
+handling do.
 merged/fixed with split participants: each subscription's pending-ack
 store replays on its own (`recoverAcks`), as the code's does when its
 subscription loads, independently of the buffer's recovery: its scan of its

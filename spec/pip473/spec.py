@@ -162,7 +162,8 @@ from .plan import parse_acks, parse_plain, parse_writes
 from .properties import declare, observe
 from .symmetry import getter, op_slots, permute, plan_classes, signatures
 from .state import (
-    ABSENT, ABORTED, CLOSED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO, SUB_NAMES, S,
+    ABSENT, ABORTED, CLOSED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO,
+    SUB_NAMES, S,
 )
 from .variants import BOUND_NEEDS, VARIANTS
 from .view import state_vars
@@ -197,7 +198,7 @@ class Pip473(Spec):
         "failovers": Bound(1, "TC failovers", lo=0, hi=2),
         "unloads": Bound(0, "merged/fixed: topic unloads (a segment's ownership changes): the buffer instance "
                          "is closed and a new owner loads the segment, while the sends the closed instance took "
-                         "go on (their op puts land, their appends fail); only while such a send exists",
+                         "go on (their op puts land, their appends fail)",
                          lo=0, hi=2),
         "ticks": Bound(0, "logical clock units; 0 = deadlines and retention may pass at any moment", lo=0, hi=4),
         "timeout": Bound(0, "txn timeout, in clock units", lo=0, hi=4),
