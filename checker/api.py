@@ -9,6 +9,7 @@ from typing import Any
 
 from ..spec.api import Spec
 from .engines import get_engine
+from .errors import EngineError
 from .failures import budget_alarm
 from .invariants import check_sanity
 from .itf import write_trace
@@ -50,6 +51,7 @@ class Report:
             ],
             "witnesses": o.witnesses_found,
             "incomplete_reason": o.incomplete_reason,
+            "checked_depth": o.checked_depth,
             "coverage": o.coverage,
             **o.extra,
         }
@@ -62,6 +64,7 @@ def check_model(
     z3_eval: bool = False,
     max_states: int | None = None,
     max_seconds: float | None = None,
+    max_depth: int | None = None,
     out_dir: str | Path | None = None,
     progress=None,
     keep_graph: bool = True,
@@ -80,6 +83,9 @@ def check_model(
     if m.temporal:
         resolve_temporal(m, spec)
     options.validate(m, engine, keep_graph=keep_graph)  # before exploring; liveness needs the whole bfs graph
+    max_depth = max_depth if max_depth is not None else m.raw.get("max_depth")
+    if max_depth is not None and engine != "bfs":
+        raise EngineError(f"max_depth bounds the bfs engine only, not {engine!r}")
     run = get_engine(engine)
     job = Job(
         spec=spec,
@@ -89,6 +95,7 @@ def check_model(
         z3_eval=z3_eval,
         max_states=max_states if max_states is not None else m.raw.get("max_states"),
         max_seconds=max_seconds if max_seconds is not None else m.raw.get("max_seconds"),
+        max_depth=max_depth,
         keep_graph=keep_graph,
         progress=progress,
         options=options,

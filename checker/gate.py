@@ -7,10 +7,17 @@ expected shortest length, when one is given), and a model with no `[expect]`
 must hold. The verdicts become one test case per model and property, which the
 JUnit and SARIF reports (checker/reports/) and the pytest plugin render.
 
+Besides its verdict, a model's [expect] may record the run's figures
+(distinct, generated, depth: one more case, "figures") and a runtime class:
+a model whose `runtime = "heavy"` is run only when the gate is asked for the
+heavy models (`--heavy`, as CI does), else it is listed as skipped. A model
+with a `max_depth` and `verdict = "incomplete"` expects no violation to that
+depth: every state to it checked, none violating a property.
+
 Case statuses: passed, failed (the expectation does not hold), error (the
 model could not be checked: bad file, bad spec, engine error) and skipped
 (the search stopped at another property's violation before it could settle
-this one).
+this one, or a heavy model the gate was not asked to run).
 
 Exit code of the gate, worst first: 2 if a model could not be checked, 1 if an
 expectation failed, 3 if a run stopped at a limit it was not expected to hit
@@ -25,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .api import Report, check_model, write_traces
-from .model import HOLDS_FOR, Model, ModelError, find_models, load_model
+from .model import FIGURES, HOLDS_FOR, Model, ModelError, find_models, load_model
 from .options import Options
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
@@ -54,6 +61,7 @@ class ModelResult:
     seconds: float = 0.0
     interrupted: bool = False
     note: str | None = None        # how the gate ran this model differently from the command line
+    not_run: str | None = None     # why the gate did not run it (a heavy model without --heavy)
     fault: str | None = None       # an environment fault: a missing extra, a trace the disk refused (exit 3)
 
     @property
@@ -139,6 +147,8 @@ class GateResult:
                 entry["error"] = r.error
             if r.note is not None:
                 entry["note"] = r.note
+            if r.not_run is not None:
+                entry["not_run"] = r.not_run
             entry["cases"] = [{"name": c.name, "kind": c.kind, "status": c.status, "message": c.message}
                               for c in r.cases]
             models.append(entry)
@@ -179,13 +189,15 @@ def run_gate(
     progress_factory: Callable[[str], Any] | None = None,
     on_result: Callable[[ModelResult], None] | None = None,
     options: Options | dict | None = None,
+    heavy: bool = False,
 ) -> GateResult:
-    """Check every model under `roots` against its expectation."""
+    """Check every model under `roots` against its expectation (the heavy ones
+    only when `heavy`)."""
     paths = collect(roots)
     results = []
     for k, path in enumerate(paths):
         r = check_one(path, engine=engine, out_dir=_trace_dir(out_dir, path, roots), max_seconds=max_seconds,
-                      max_states=max_states, options=options,
+                      max_states=max_states, options=options, heavy=heavy,
                       progress=progress_factory(f"{shown_path(path)}: ") if progress_factory else None)
         results.append(r)
         if on_result:
@@ -210,8 +222,9 @@ def _trace_dir(out_dir, path: Path, roots) -> Path:
 
 def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "out", progress=None,
               max_seconds: float | None = None, max_states: int | None = None,
-              options: Options | dict | None = None) -> ModelResult:
-    """Check one model file and judge it; never raises for a bad model."""
+              options: Options | dict | None = None, heavy: bool = True) -> ModelResult:
+    """Check one model file and judge it (a heavy one only when `heavy`); never
+    raises for a bad model."""
     from .cli import bad_input_errors
     from .failures import classify, is_interrupt
 
@@ -219,6 +232,10 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
     t0 = time.monotonic()
     try:
         r.model = load_model(path)
+        if not heavy and r.model.expect.get("runtime") == "heavy":
+            r.not_run = "heavy: not run (check --all --heavy runs it, as CI does)"
+            r.cases = [Case("run", SKIPPED, r.not_run, kind="model")]
+            return r
         engine_name = engine or r.model.raw.get("engine") or "bfs"
         if not isinstance(engine_name, str):
             raise ModelError(f"{path}: 'engine' must be a string")
@@ -272,6 +289,8 @@ def judge(m: Model, report: Report) -> list[Case]:
     violated = {v.property: v for v in o.violations}
     names = property_names(m, report)
     stopped_at = next((v.property for v in o.violations if v.kind != "witness"), None)
+    bound = m.raw.get("max_depth") if want == "incomplete" else None  # "no violation to depth D"
+    short = bound is not None and o.verdict == "incomplete" and (o.checked_depth or 0) < bound
     cases = []
     if want_prop is not None and want_prop not in {n for n, _ in names}:
         cases.append(Case("expect", ERROR, f"{m.path}: [expect] property {want_prop!r} is not checked by this model",
@@ -306,6 +325,15 @@ def judge(m: Model, report: Report) -> list[Case]:
             c = Case(name, PASSED, _held(kind, o), kind)
         elif o.verdict == "violation":
             c = Case(name, SKIPPED, f"not settled: the search stopped at the violation of {stopped_at}", kind)
+        elif short:
+            c = Case(name, FAILED, f"incomplete ({o.incomplete_reason}): checked to depth {o.checked_depth or 0} "
+                                   f"only; [expect] wants no violation to depth {bound} (max_depth)", kind)
+        elif bound is not None and kind == "witness":
+            c = Case(name, SKIPPED, f"not reached within depth {o.checked_depth} (max_depth): a bounded run "
+                                    "cannot settle a witness", kind)
+        elif bound is not None:
+            c = Case(name, PASSED, f"no violation to depth {o.checked_depth} (every state to depth "
+                                   f"{o.checked_depth} checked; max_depth {bound}), as expected", kind)
         elif want == "incomplete":
             c = Case(name, PASSED, f"no violation in the explored part ({o.incomplete_reason}), as expected", kind)
         else:
@@ -318,7 +346,32 @@ def judge(m: Model, report: Report) -> list[Case]:
         cases.append(Case("expect", FAILED, "expected the run to stop at a limit, but it completed", "model"))
     if want == "ok" and o.verdict == "incomplete" and not names:
         cases.append(Case("expect", FAILED, f"incomplete ({o.incomplete_reason})", "model"))
-    return cases
+    figures = judge_figures(m, report)
+    return cases + ([figures] if figures else [])
+
+
+def judge_figures(m: Model, report: Report) -> Case | None:
+    """The [expect] figures (distinct, generated, depth) against the run's. A
+    violation's figures depend on where an engine stops, so they are judged
+    only for the in-process bfs, which the figures are recorded with
+    (scripts/record_figures.py); a run stopped by a budget other than the
+    model's max_depth has none to judge."""
+    want = {k: m.expect[k] for k in FIGURES if k in m.expect}
+    if not want:
+        return None
+    o = report.outcome
+    got = {"distinct": o.distinct_states, "generated": o.states_generated, "depth": o.depth}
+    if o.verdict == "incomplete" and not (m.raw.get("max_depth") and o.incomplete_reason
+                                          == f"max-depth {m.raw['max_depth']} reached"):
+        return Case("figures", SKIPPED, f"not judged: the run stopped early ({o.incomplete_reason})", "model")
+    if o.verdict == "violation" and (o.engine != "bfs" or "workers" in o.extra):
+        return Case("figures", SKIPPED, "not judged: a violation's figures are recorded with the "
+                                        "in-process bfs", "model")
+    shown = ", ".join(f"{k} {got[k]:,}" for k in want)
+    if all(got[k] == v for k, v in want.items()):
+        return Case("figures", PASSED, f"{shown}, as recorded", "model")
+    return Case("figures", FAILED, f"{shown}; [expect] records " + ", ".join(f"{k} {v:,}" for k, v in want.items())
+                + " (if the change is meant, re-record: python scripts/record_figures.py MODEL)", "model")
 
 
 def _held(kind: str, o) -> str:

@@ -17,3 +17,5 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: long-running checks (deselect with -m 'not slow')")
+    config.addinivalue_line("markers", "spark: starts Spark (needs pyspark and Java; deselect with -m 'not spark')")
+    config.addinivalue_line("markers", "zookeeper: needs the ZooKeeper server of tests/zk/ (deselect with -m 'not zookeeper')")

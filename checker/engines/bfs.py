@@ -108,6 +108,8 @@ def _explore(job: Job) -> Outcome:
         depth = 1 if states else 0
         lo, hi = 0, len(states)
         start = lo
+        if states and violation is None:
+            incomplete = job.depth_reached(depth)
 
     try:
         while lo < hi and violation is None and incomplete is None:
@@ -176,6 +178,7 @@ def _explore(job: Job) -> Outcome:
                 if lo < hi:
                     depth += 1
                     ex.levels.append(lo)
+                    incomplete = job.depth_reached(depth)
                 continue
             break
     except KeyboardInterrupt:

@@ -1,7 +1,7 @@
 """The Spark suite: one local Spark session for the whole test session
 (`local[2]`, UI off, two shuffle partitions, a modest driver). Every test
-that uses it is marked `spark`, so `pytest -m "not spark"` skips them; the
-input-validation tests here need no Spark and still run.
+that starts Spark is marked `spark`, so `pytest -m "not spark"` skips them;
+the option checks (test_cluster_options.py) need no Spark and still run.
 
 Without pyspark or Java only the test_cluster_*.py files are collected:
 test_cluster_options.py needs neither, and test_cluster_standalone.py skips
@@ -27,14 +27,15 @@ else:
         collect_ignore_glob = ["test_spark_*.py"]
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "spark: needs a local Spark session and Java (deselect with -m 'not spark')")
-
-
 def pytest_collection_modifyitems(config, items):
+    """Every test here but the option checks starts Spark (the session below,
+    or a `txncheck --engine spark` of its own): marked `spark`, and run on one
+    xdist worker, so that the session is started once and two JVMs never race."""
     for item in items:
-        if HERE in Path(str(item.fspath)).resolve().parents and "spark" in getattr(item, "fixturenames", ()):
+        path = Path(str(item.fspath)).resolve()
+        if HERE in path.parents and path.name != "test_cluster_options.py":
             item.add_marker(pytest.mark.spark)
+            item.add_marker(pytest.mark.xdist_group("spark"))
 
 
 @pytest.fixture(scope="session")

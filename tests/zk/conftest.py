@@ -28,6 +28,14 @@ try:
 except ImportError:  # an install without the `zookeeper` extra: nothing here can run
     collect_ignore_glob = ["test_*.py"]
 
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if here in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.zookeeper)
+            item.add_marker(pytest.mark.xdist_group("zookeeper"))  # one server, on one xdist worker
+
+
 needs_zookeeper = pytest.mark.skipif(MISSING is not None, reason=f"ZooKeeper unavailable: {MISSING}")
 
 

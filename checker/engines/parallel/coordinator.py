@@ -145,6 +145,8 @@ class Coordinator:
         self._checked([local.result()])
         depth = 1 if init else 0
         level_size = len(init)
+        if init and self.violation is None:
+            self.incomplete = job.depth_reached(depth)
         idle = False  # whether the workers finished their last command
         try:
             while level_size and self.violation is None and self.incomplete is None:
@@ -154,6 +156,7 @@ class Coordinator:
                 if level_size and self.violation is None:  # bfs's depth: the levels expanded
                     depth += 1
                     ex.levels.append(len(self.fps) - level_size)
+                    self.incomplete = job.depth_reached(depth)
             idle = True
         except KeyboardInterrupt:
             self.incomplete = "interrupted"
