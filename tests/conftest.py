@@ -15,6 +15,29 @@ settings.register_profile("dev", deadline=None, suppress_health_check=[HealthChe
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+# Tests that share one server run on one xdist worker (`pytest -n 2`), so that it
+# starts once and two JVMs never race: the Spark session of tests/spark/ and the
+# ZooKeeper server of tests/zk/. Every other test file is a unit of its own, so
+# that its module fixtures run once. (xdist's own `--dist loadgroup` does not
+# group under pytest 9.2, which keeps node ids where xdist cannot rename them.)
+SHARED = {"tests/spark/": "spark", "tests/test_hostile_spark.py": "spark", "tests/zk/": "zookeeper"}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneWorkerPerServer(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            if path != "tests/spark/test_cluster_options.py":  # no Spark there
+                for prefix, server in SHARED.items():
+                    if path.startswith(prefix):
+                        return server
+            return path
+
+    return OneWorkerPerServer(config, log)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: long-running checks (deselect with -m 'not slow')")
     config.addinivalue_line("markers", "spark: starts Spark (needs pyspark and Java; deselect with -m 'not spark')")

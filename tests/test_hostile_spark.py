@@ -16,7 +16,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 MODEL = REPO / "models" / "pip473" / "orphan-op.toml"
 
-pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]  # tests/spark/conftest.py says why
+pytestmark = pytest.mark.spark
 pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("Spark needs Java", allow_module_level=True)

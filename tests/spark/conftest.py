@@ -27,15 +27,11 @@ else:
         collect_ignore_glob = ["test_spark_*.py"]
 
 
-def pytest_collection_modifyitems(config, items):
+def pytest_itemcollected(item):
     """Every test here but the option checks starts Spark (the session below,
-    or a `txncheck --engine spark` of its own): marked `spark`, and run on one
-    xdist worker, so that the session is started once and two JVMs never race."""
-    for item in items:
-        path = Path(str(item.fspath)).resolve()
-        if HERE in path.parents and path.name != "test_cluster_options.py":
-            item.add_marker(pytest.mark.spark)
-            item.add_marker(pytest.mark.xdist_group("spark"))
+    or a `txncheck --engine spark` of its own): marked `spark`."""
+    if Path(str(item.fspath)).name != "test_cluster_options.py":
+        item.add_marker(pytest.mark.spark)
 
 
 @pytest.fixture(scope="session")

@@ -28,12 +28,9 @@ try:
 except ImportError:  # an install without the `zookeeper` extra: nothing here can run
     collect_ignore_glob = ["test_*.py"]
 
-def pytest_collection_modifyitems(config, items):
-    here = Path(__file__).resolve().parent
-    for item in items:
-        if here in Path(str(item.fspath)).resolve().parents:
-            item.add_marker(pytest.mark.zookeeper)
-            item.add_marker(pytest.mark.xdist_group("zookeeper"))  # one server, on one xdist worker
+def pytest_itemcollected(item):
+    """Every test here needs ZooKeeper: marked `zookeeper`."""
+    item.add_marker(pytest.mark.zookeeper)
 
 
 needs_zookeeper = pytest.mark.skipif(MISSING is not None, reason=f"ZooKeeper unavailable: {MISSING}")
