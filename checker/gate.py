@@ -10,7 +10,8 @@ JUnit and SARIF reports (checker/reports/) and the pytest plugin render.
 Besides its verdict, a model's [expect] may record the run's figures
 (distinct, generated, depth: one more case, "figures") and a runtime class:
 a model whose `runtime = "heavy"` is run only when the gate is asked for the
-heavy models (`--heavy`, as CI does), else it is listed as skipped. A model
+heavy models (`--runtime heavy` or `all`, as CI does), else it is listed as
+skipped; `--runtime heavy` leaves the quick ones out. A model
 with a `max_depth` and `verdict = "incomplete"` expects no violation to that
 depth: every state to it checked, none violating a property.
 
@@ -36,6 +37,8 @@ from .model import FIGURES, HOLDS_FOR, Model, ModelError, find_models, load_mode
 from .options import Options
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+HEAVY_NOT_RUN = "heavy: not run (--runtime all runs it, as CI does)"
+QUICK_LEFT_OUT = "quick: not run (--runtime heavy)"
 
 
 @dataclass
@@ -189,17 +192,20 @@ def run_gate(
     progress_factory: Callable[[str], Any] | None = None,
     on_result: Callable[[ModelResult], None] | None = None,
     options: Options | dict | None = None,
-    heavy: bool = False,
+    runtime: str = "all",
 ) -> GateResult:
-    """Check every model under `roots` against its expectation (the heavy ones
-    only when `heavy`)."""
+    """Check every model under `roots` against its expectation: those whose
+    [expect] runtime is `runtime` ("quick", "heavy"), or all of them ("all")."""
     paths = collect(roots)
     results = []
     for k, path in enumerate(paths):
         r = check_one(path, engine=engine, out_dir=_trace_dir(out_dir, path, roots), max_seconds=max_seconds,
-                      max_states=max_states, options=options, heavy=heavy,
+                      max_states=max_states, options=options, runtime=runtime,
                       progress=progress_factory(f"{shown_path(path)}: ") if progress_factory else None)
         results.append(r)
+        if r.not_run == QUICK_LEFT_OUT:  # --runtime heavy: the quick models are not its business
+            results.pop()
+            continue
         if on_result:
             on_result(r)
         if r.interrupted:  # Ctrl-C: stop the gate, report what was done
@@ -222,9 +228,9 @@ def _trace_dir(out_dir, path: Path, roots) -> Path:
 
 def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "out", progress=None,
               max_seconds: float | None = None, max_states: int | None = None,
-              options: Options | dict | None = None, heavy: bool = True) -> ModelResult:
-    """Check one model file and judge it (a heavy one only when `heavy`); never
-    raises for a bad model."""
+              options: Options | dict | None = None, runtime: str = "all") -> ModelResult:
+    """Check one model file and judge it, if its [expect] runtime is `runtime`
+    (or that is "all"); never raises for a bad model."""
     from .cli import bad_input_errors
     from .failures import classify, is_interrupt
 
@@ -232,8 +238,8 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
     t0 = time.monotonic()
     try:
         r.model = load_model(path)
-        if not heavy and r.model.expect.get("runtime") == "heavy":
-            r.not_run = "heavy: not run (check --all --heavy runs it, as CI does)"
+        if runtime not in ("all", r.model.expect.get("runtime", "quick")):
+            r.not_run = HEAVY_NOT_RUN if runtime == "quick" else QUICK_LEFT_OUT
             r.cases = [Case("run", SKIPPED, r.not_run, kind="model")]
             return r
         engine_name = engine or r.model.raw.get("engine") or "bfs"

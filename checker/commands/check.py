@@ -37,8 +37,8 @@ def register(sub) -> None:
     p.add_argument("--max-seconds", type=_positive_float, metavar="S", help="stop after S seconds (exit 3)")
     p.add_argument("--max-depth", type=_positive_int, metavar="D",
                    help="bfs: stop once every state to depth D is checked (exit 3 if more remain)")
-    p.add_argument("--heavy", action="store_true",
-                   help="with --all: also the models whose [expect] runtime is heavy (CI runs them)")
+    p.add_argument("--runtime", choices=("quick", "heavy", "all"),
+                   help="with --all: the models to check by their [expect] runtime (default quick; CI: all)")
     p.add_argument("--no-graph", action="store_true", help="keep parent pointers only, not the state graph")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     # Engine options, passed through Job.options; an engine that does not
@@ -94,8 +94,8 @@ def run(args) -> int:
         from .check_all import run_gate_command
 
         return run_gate_command(args, engine_options(args))
-    if args.junit or args.sarif or args.heavy:
-        raise UsageError("--junit, --sarif and --heavy go with --all (the CI gate)")
+    if args.junit or args.sarif or args.runtime:
+        raise UsageError("--junit, --sarif and --runtime go with --all (the CI gate)")
     if len(args.model) != 1:
         raise UsageError("check takes one MODEL file (or --all [DIR ...] for every model under folders)")
     args.model = args.model[0]

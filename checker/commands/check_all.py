@@ -36,7 +36,7 @@ def run_gate_command(args, options: Options) -> int:
     with stdout_to_stderr() if args.json else nullcontext():  # what specs print: stdout holds one JSON object
         result = run_gate(roots, engine=args.engine, out_dir=args.out, max_seconds=args.max_seconds,
                           max_states=args.max_states, progress_factory=progress, on_result=echo, options=options,
-                          heavy=args.heavy)
+                          runtime=args.runtime or "quick")
     from ..reports.output import ReportError
 
     write_error = None
@@ -98,6 +98,6 @@ def summary_line(result: GateResult) -> str:
     n = result.counts()
     bad = sum(1 for r in result.results if r.exit_code)
     heavy = sum(1 for r in result.results if r.not_run)
-    return (f"gate: {len(result.results)} models, {bad} not as expected"
-            + (f", {heavy} heavy not run (--heavy runs them)" if heavy else "")
+    return (f"gate: {len(result.results) - heavy} models, {bad} not as expected"
+            + (f", {heavy} heavy not run (--runtime all runs them)" if heavy else "")
             + f"; cases: {n['passed']} passed, {n['failed']} failed, {n['error']} errors, {n['skipped']} skipped")
