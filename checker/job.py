@@ -128,6 +128,12 @@ class Outcome:
             return self.depth
         return None
 
+    def checked_depth_text(self) -> str:
+        """What `checked_depth` establishes, in words (for an incomplete run)."""
+        d = self.checked_depth
+        return (f"every state up to depth {d} was checked: no violation within "
+                f"{d - 1} step{'' if d == 2 else 's'} of an initial state")
+
     @property
     def states_per_second(self) -> float:
         return self.states_generated / self.seconds if self.seconds > 0 else 0.0

@@ -165,12 +165,6 @@ def reductions_line(extra: dict) -> str | None:
     return "reductions: " + "; ".join(parts) if parts else None
 
 
-def checked_depth_text(depth: int) -> str:
-    """What an incomplete bfs run established (job.Outcome.checked_depth)."""
-    return (f"every state up to depth {depth} was checked: no violation within "
-            f"{depth - 1} step{'' if depth == 2 else 's'} of an initial state")
-
-
 def human_report(report: Report) -> str:
     o = report.outcome
     workers = (o.extra.get("workers") or {}).get("processes")
@@ -189,7 +183,7 @@ def human_report(report: Report) -> str:
     elif o.verdict == "incomplete":
         lines.append(f"verdict: incomplete ({o.incomplete_reason}); no violation found so far")
         if o.checked_depth:
-            lines.append("  " + checked_depth_text(o.checked_depth))
+            lines.append("  " + o.checked_depth_text())
         if o.witnesses_found:  # how far the search got: which witnesses it reached
             reached = [n for n, ok in o.witnesses_found.items() if ok]
             missed = [n for n, ok in o.witnesses_found.items() if not ok]

@@ -83,9 +83,7 @@ def model_line(r: ModelResult) -> str:
     if r.note:
         lines.append(f"           {r.note}")
     if o.checked_depth and o.verdict == "incomplete":
-        from .check import checked_depth_text
-
-        lines.append(f"           {checked_depth_text(o.checked_depth)}")
+        lines.append(f"           {o.checked_depth_text()}")
     for c in r.cases:
         if c.status in (FAILED, ERROR):
             lines.append(f"           {c.name}: {c.message}")

@@ -197,12 +197,10 @@ def _bounded_result(r: ModelResult, rules: _Rules) -> dict:
     rid, idx = rules.ref("txncheck/bounded", "no violation to a depth",
                          "The run stopped before it had every reachable state; every state up to the "
                          "depth given was checked, and none violates a property.")
-    d = o.checked_depth
     return {"ruleId": rid, "ruleIndex": idx, "kind": "pass" if r.passed else "informational", "level": "none",
-            "message": {"text": f"{r.shown}: every state up to depth {d} was checked: no violation within "
-                                f"{d - 1} steps of an initial state ({o.incomplete_reason})"},
+            "message": {"text": f"{r.shown}: {o.checked_depth_text()} ({o.incomplete_reason})"},
             "locations": [_location(r.path, _line_of(r.path, ["max_depth", "expect"]))],
-            "properties": {"model": r.shown, "checked_depth": d, "incomplete_reason": o.incomplete_reason}}
+            "properties": {"model": r.shown, "checked_depth": o.checked_depth, "incomplete_reason": o.incomplete_reason}}
 
 
 def sarif_log(result: GateResult) -> dict:
