@@ -83,9 +83,10 @@ def check_model(
     if m.temporal:
         resolve_temporal(m, spec)
     options.validate(m, engine, keep_graph=keep_graph)  # before exploring; liveness needs the whole bfs graph
-    max_depth = max_depth if max_depth is not None else m.raw.get("max_depth")
     if max_depth is not None and engine != "bfs":
-        raise EngineError(f"max_depth bounds the bfs engine only, not {engine!r}")
+        raise EngineError(f"--max-depth bounds the bfs engine only, not {engine!r}")
+    if max_depth is None and engine == "bfs":  # a model file's max_depth bounds bfs; other engines have their own
+        max_depth = m.raw.get("max_depth")
     run = get_engine(engine)
     job = Job(
         spec=spec,

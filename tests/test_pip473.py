@@ -246,18 +246,16 @@ def test_every_shipped_model_splits_the_participants():
         assert tomllib.loads(path.read_text())["constants"].get("participants") == "split", path.name
 
 
-def test_the_standard_bench_model_is_fixed_with_two_sends_per_txn():
-    """bench/models/pip473-fixed-standard.toml (issue 23's standard bounds, too
-    large to finish: docs/pip473.md) stays fixed.toml's model but for the
-    sends, and a bounded run of it checks every state of its first levels."""
+def test_the_standard_model_is_fixed_with_two_sends_per_txn():
+    """fixed-standard.toml (issue 23's standard bounds, too large to finish:
+    docs/pip473.md) stays fixed.toml's model but for the sends; the gate checks
+    it to its max_depth (a bounded [expect])."""
     fixed = tomllib.loads((PIP / "fixed.toml").read_text())
-    path = ROOT / "bench" / "models" / "pip473-fixed-standard.toml"
-    std = tomllib.loads(path.read_text())
+    std = tomllib.loads((PIP / "fixed-standard.toml").read_text())
     assert std["constants"] == {**fixed["constants"], "writes": "t1:0 t1:3 t2:0 t2:3"}
-    for key in ("spec", "variant", "properties", "witnesses", "deadlock", "expect"):
+    for key in ("spec", "variant", "properties", "witnesses", "deadlock"):
         assert std[key] == fixed[key], key
-    o = check_model(path, max_states=60_000, keep_graph=False).outcome
-    assert (o.verdict, o.violations, o.depth) == ("incomplete", [], 8)  # levels 1-8: 38,732 states
+    assert std["expect"]["verdict"] == "incomplete" and std["max_depth"] >= 10
 
 
 def test_every_model_names_the_bounds_that_cut_behaviour():
