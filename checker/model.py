@@ -60,6 +60,7 @@ TOP_KEYS = {
 REDUCTION_KEYS = ("symmetry", "por", "fingerprints")
 EXPECT_KEYS = {"verdict", "property", "length", "distinct", "generated", "depth", "runtime"}
 FIGURES = ("distinct", "generated", "depth")  # [expect]'s figures of the run, as TLC counts them
+MEASURED = (*FIGURES, "runtime")  # the [expect] keys scripts/record_figures.py writes from a run
 VERDICTS = ("ok", "violation", "incomplete")
 RUNTIMES = ("quick", "heavy")  # [expect] runtime: the gate runs heavy models only when asked (--heavy)
 # [label] holds_for: what a model's verdict is evidence about.

@@ -28,11 +28,10 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-from txncheck.checker.model import FIGURES, find_models, load_model
+from txncheck.checker.model import MEASURED, find_models, load_model
 
 HEAVY_CPU_SECONDS = 20.0
 HEAVY_MIB = 1024
-KEYS = (*FIGURES, "runtime")
 
 
 def measure(path: Path, n: int, out: Path):
@@ -94,7 +93,7 @@ def figures_of(path: Path, doc: dict, cpu: float, mib: float) -> dict | None:
 
 
 def rewrite_expect(text: str, figures: dict) -> str:
-    """The model file's text with these [expect] keys (the others of KEYS dropped),
+    """The model file's text with these [expect] keys (the others of MEASURED dropped),
     after the table's other keys; an [expect] table is added if there is none."""
     lines = text.splitlines()
     start = next((k for k, line in enumerate(lines) if re.match(r"\s*\[\s*expect\s*\]\s*(#.*)?$", line)), None)
@@ -104,13 +103,13 @@ def rewrite_expect(text: str, figures: dict) -> str:
     else:
         end = next((k for k in range(start + 1, len(lines)) if re.match(r"\s*\[", lines[k])), len(lines))
         own = [line for line in lines[start + 1:end]
-               if not re.match(rf"\s*({'|'.join(KEYS)})\s*=", line)]
+               if not re.match(rf"\s*({'|'.join(MEASURED)})\s*=", line)]
         while own and not own[-1].strip():
             own.pop()
         rest = lines[end:]
         body = lines[:start + 1] + own + new + ([""] if rest else []) + rest
     out = "\n".join(body) + "\n"
-    assert {k: v for k, v in tomllib.loads(out).get("expect", {}).items() if k in KEYS} == figures
+    assert {k: v for k, v in tomllib.loads(out).get("expect", {}).items() if k in MEASURED} == figures
     return out
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from . import durations as tier
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
@@ -38,7 +41,17 @@ def pytest_xdist_make_scheduler(config, log):
     return OneWorkerPerServer(config, log)
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m selects
+def pytest_collection_modifyitems(config, items):
+    """The `slow` tier: every test whose recorded duration is SLOW_SECONDS or more."""
+    slow = tier.slow(tier.read())
+    for item in items:
+        if item.nodeid in slow:
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: long-running checks (deselect with -m 'not slow')")
+    config.addinivalue_line("markers", "slow: the CI tier: a recorded duration of SLOW_SECONDS or more "
+                                       "(tests/durations.py), or marked so (deselect with -m 'not slow')")
     config.addinivalue_line("markers", "spark: starts Spark (needs pyspark and Java; deselect with -m 'not spark')")
     config.addinivalue_line("markers", "zookeeper: needs the ZooKeeper server of tests/zk/ (deselect with -m 'not zookeeper')")
