@@ -35,6 +35,7 @@ CHECKED = {
     ("docs/guide.md", "$ txncheck check --all models/ --out out/traces --junit out/txncheck.xml "
                       "--sarif out/txncheck.sarif"): "test_the_gate_example_is_the_ci_gate",
     ("docs/guide.md", "name: txncheck"): "test_the_workflow_steps_run_on_a_subset",
+    ("docs/tutorial.md", "make -C path/to/txncheck dist"): "test_the_wheel_installs_and_gates_a_users_models",
     ("docs/guide.md", "txncheck check MODEL.toml --engine spark --master spark://host:7077 --checkpoint /shared/run1"):
         "test_skipped_txncheck_commands_parse",
     ("docs/guide.md", "txncheck sweep models/sweeps/classic.toml --master 'local[2]' --out out/classic-sweep"):
@@ -392,3 +393,40 @@ def test_the_spark_bench_commands_are_the_scripts():
             spec.loader.exec_module(mod)
             header = "| " + " | ".join(mod.COLUMNS) + " |"
             assert header in body.splitlines(), header
+
+
+@pytest.mark.slow  # builds a wheel: half a minute, and setuptools from the package index
+def test_the_wheel_installs_and_gates_a_users_models(tmp_path):
+    """The tutorial's way into a user's CI: `make dist`'s wheel, installed into
+    a fresh venv, checks a user's folder with the venv's own txncheck. The
+    venv gets txncheck's dependencies from this one (a .pth line, offline)."""
+    import site
+    import sysconfig
+
+    lines = block(*key_of("test_the_wheel_installs_and_gates_a_users_models")).splitlines()
+    assert lines[0] == "make -C path/to/txncheck dist"
+    assert makefile_recipes()["dist"] == (["install"], ["rm -rf dist", ".venv/bin/python -m build --outdir dist ."])
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)], check=True,
+                   capture_output=True, timeout=600)
+    [wheel] = dist.glob("txncheck-*-py3-none-any.whl")
+    assert wheel.name in lines[1]
+    user = tmp_path / "user"
+    user.mkdir()
+    subprocess.run([sys.executable, "-m", "venv", "ci"], cwd=user, check=True, timeout=300)
+    venv_site = Path(subprocess.run([str(user / "ci/bin/python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                    check=True, capture_output=True, text=True).stdout.strip())
+    deps = [p for p in site.getsitepackages() if Path(p).is_dir()] or [sysconfig.get_paths()["purelib"]]
+    (venv_site / "txncheck-deps.pth").write_text("\n".join(deps) + "\n")  # appended after the venv's own
+    subprocess.run([str(user / "ci/bin/pip"), "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True,
+                   capture_output=True, timeout=300)
+    where = subprocess.run([str(user / "ci/bin/python"), "-c", "import txncheck; print(txncheck.__file__)"],
+                           check=True, capture_output=True, text=True).stdout
+    assert where.startswith(str(venv_site)), where  # the wheel's txncheck, not this checkout's
+    run = subprocess.run([str(user / "ci/bin/txncheck"), "new", "my_lock"], cwd=user, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    argv = shlex.split(lines[2])
+    assert argv[:2] == ["ci/bin/txncheck", "check"]
+    run = subprocess.run([str(user / argv[0]), *argv[1:]], cwd=user, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "gate: 2 models, 0 not as expected" in run.stdout and (user / "report.xml").is_file()
