@@ -78,3 +78,11 @@ def test_the_readme_quotes_the_spec_error_line_the_cli_prints(tmp_path, capsys):
     (tmp_path / "lock.toml").write_text('spec = "lock.py:Lock"\n')
     assert main(["check", str(tmp_path / "lock.toml"), "--quiet", "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip().replace(f"{tmp_path}/", "") == quoted.group(1)
+
+
+def test_tests_readme_lists_every_test_file():
+    """tests/README.md says what each test file guards: every one is listed."""
+    listed = set(re.findall(r"^\| `([\w/]+\.py)` \|", (ROOT / "tests" / "README.md").read_text(), re.M))
+    files = {p.relative_to(ROOT / "tests").as_posix() for p in (ROOT / "tests").rglob("test_*.py")}
+    assert files - listed == set(), "say in tests/README.md what these files guard"
+    assert listed - files == set(), "tests/README.md lists files that are gone"
