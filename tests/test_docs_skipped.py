@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from txncheck.checker.model import load_model
+
 from .docs_examples import DOCUMENTS, _env, _loose, _matches
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +32,7 @@ REASON = re.compile(r'^"[^"]+"$')
 
 # (document, first line of the block) of every example skipped with a reason -> the test here that checks it
 CHECKED = {
-    ("README.md", "make check   # the main job: install, then check every shipped model"):
+    ("README.md", "make check   # the main job: install, then check every quick model"):
         "test_the_readme_commands_are_what_ci_runs",
     ("docs/guide.md", "$ txncheck check --all models/ --out out/traces --junit out/txncheck.xml "
                       "--sarif out/txncheck.sarif"): "test_the_gate_example_is_the_ci_gate",
@@ -105,35 +107,43 @@ def makefile_recipes() -> dict[str, tuple[list[str], list[str]]]:
 
 
 def test_the_readme_commands_are_what_ci_runs():
-    """README's two commands are make targets, and CI (.ci/run) runs `make
-    test` and the gate script `make check` runs, nothing else; the closing
-    lines README quotes have the format pytest and the gate print, and the
-    gate's model count is that of models/."""
+    """README's two commands are make targets: the quick gate and the fast
+    tier. CI (.ci/run) installs, then runs the whole suite and every model
+    with the gate script `make check` runs, each as a timed stage; the
+    closing lines README quotes have the format pytest and the gate print,
+    and the gate's model counts are those of models/."""
     key = key_of("test_the_readme_commands_are_what_ci_runs")
     commands = [line.split("#")[0].strip() for line in block(*key).splitlines() if line.strip()]
     assert commands == ["make check", "make test"]
     recipes = makefile_recipes()
     assert recipes["install"] == ([], ["bash scripts/install.sh"])
     assert recipes["check"] == (["install"], ["bash scripts/check-models.sh"])
-    assert recipes["test"] == (["install"], [".venv/bin/python -m pytest -q"])
-    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
-          if line.strip() and not line.lstrip().startswith("#") and not re.match(r"(set|cd|export) ", line)]
-    assert ci == ["make test", "bash scripts/check-models.sh"]
+    assert recipes["test"] == (["install"], ['.venv/bin/python -m pytest -q -n auto -m "not slow"'])
+    assert recipes["check-all"] == (["install"], ["bash scripts/check-models.sh --runtime all"])
+    assert recipes["test-all"] == (["install"], [".venv/bin/python -m pytest -q -n auto"])
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("stage ")]
+    assert ci == ["stage install bash scripts/install.sh", "stage tests .venv/bin/python -m pytest -q -n auto",
+                  "stage gate bash scripts/check-models.sh --runtime all"]
 
     readme = (ROOT / "README.md").read_text()
-    assert re.search(r"`\d+ passed, \d+ skipped in \d+\.\d\ds`", readme)
-    assert "`out/txncheck.xml:\n  valid JUnit XML`, `out/txncheck.sarif: valid SARIF 2.1.0`" in readme
-    models = re.search(r"`gate: (\d+) models, 0 not as expected; cases: \d+ passed, \.\.\.`", readme)
-    assert models and int(models.group(1)) == shipped_model_count()
+    assert re.search(r"`\d+ passed, \d+ skipped, \d+ deselected in \d+\.\d\ds`", readme)
+    assert "`out/txncheck.xml: valid JUnit XML`, `out/txncheck.sarif: valid SARIF 2.1.0`" in readme.replace("\n  ", " ")
+    models = re.search(r"`gate: (\d+) models, 0 not as expected, (\d+) heavy not run \(--runtime all runs them\); "
+                       r"cases: \d+ passed, \.\.\.`", readme)
+    assert models and (int(models.group(1)), int(models.group(2))) == (len(_shipped()) - len(_heavy()), len(_heavy()))
 
 
 # -- the gate: scripts/check-models.sh ---------------------------------------------------
 
 
-def shipped_model_count() -> int:
+def _shipped() -> list[Path]:
     from txncheck.checker.gate import collect
 
-    return len(collect([ROOT / "models"]))
+    return collect([ROOT / "models"])
+
+
+def _heavy() -> list[Path]:
+    return [p for p in _shipped() if load_model(p).expect.get("runtime") == "heavy"]
 
 
 def test_the_gate_example_is_the_ci_gate(tmp_path):
@@ -146,19 +156,20 @@ def test_the_gate_example_is_the_ci_gate(tmp_path):
     lines = block(*key).splitlines()
     script = (ROOT / "scripts" / "check-models.sh").read_text()
     [gate] = [line for line in script.splitlines() if "txncheck check" in line]
-    assert shlex.split(lines[0][2:])[1:] == shlex.split(gate)[1:]
+    assert shlex.split(gate)[-1] == "$@"  # the script's arguments go to the gate (CI: --runtime all)
+    assert shlex.split(lines[0][2:])[1:] == shlex.split(gate)[1:-1]
 
     expected = lines[1:]
-    closing = re.fullmatch(r"gate: (\d+) models, 0 not as expected; cases: \d+ passed, 0 failed, 0 errors, \d+ skipped",
-                           expected[-1])
-    assert closing and int(closing.group(1)) == shipped_model_count()
+    closing = re.fullmatch(r"gate: (\d+) models, 0 not as expected, (\d+) heavy not run \(--runtime all runs them\); "
+                           r"cases: \d+ passed, 0 failed, 0 errors, \d+ skipped", expected[-1])
+    assert closing and (int(closing.group(1)), int(closing.group(2))) == (len(_shipped()) - len(_heavy()), len(_heavy()))
 
     shown = [re.match(r"PASS +(\S+\.toml):", line).group(1) for line in expected if line.startswith("PASS")]
     assert len(shown) >= 3
     (tmp_path / "scripts").mkdir()
     shutil.copy(ROOT / "scripts" / "check-models.sh", tmp_path / "scripts")
     (tmp_path / ".venv").symlink_to(Path(sys.prefix))
-    for rel in shown:
+    for rel in [*shown, _heavy()[-1].relative_to(ROOT).as_posix()]:  # a heavy model (the last): listed, not run
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).symlink_to(ROOT / rel)
     r = subprocess.run(["bash", "scripts/check-models.sh"], cwd=tmp_path, env=_env(), capture_output=True,
@@ -318,8 +329,6 @@ def test_the_pip473_bench_table_is_the_suites_runs_of_fixed():
     models/pip473/fixed.toml, its rows are that configuration's runs in
     order, and every row has the model's current counts (its [expect]
     figures, which the gate judges), so the table goes stale with the model."""
-    from txncheck.checker.model import load_model
-
     expect = load_model(ROOT / "models" / "pip473" / "fixed.toml").expect
     fixed_figures = (expect["distinct"], expect["generated"], expect["depth"])
 
