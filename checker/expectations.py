@@ -31,7 +31,6 @@ class Case:
     detail: str = ""         # the trace table of a violation
 
 
-
 def property_names(m: Model, report: Report) -> list[tuple[str, str]]:
     """(name, kind) of everything the model checks, in the order reports show them."""
     names = [(n, "invariant") for n in m.selected_properties(report.spec)]

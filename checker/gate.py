@@ -7,15 +7,11 @@ expected shortest length, when one is given), and a model with no `[expect]`
 must hold. The verdicts become one test case per model and property, which the
 JUnit and SARIF reports (checker/reports/) and the pytest plugin render.
 
-Besides its verdict, a model's [expect] may record the run's figures
-(distinct, generated, depth: one more case, "figures") and a runtime class:
-a model whose `runtime = "heavy"` is run only when the gate is asked for the
-heavy models (`--runtime heavy` or `all`, as CI does), else it is listed as
-skipped; `--runtime heavy` leaves the quick ones out. A model
-with a `max_depth` and `verdict = "incomplete"` expects no violation to that
-depth: every state to it checked, none violating a property.
-
-How a run is judged, case by case, is checker/expectations.py.
+A model's [expect] may also record the run's figures and the depth to which
+it expects no violation (checker/expectations.py judges them), and a runtime
+class: a model whose `runtime = "heavy"` is run only when the gate is asked
+for the heavy models (`--runtime heavy` or `all`, as CI does), else it is
+listed as skipped; `--runtime heavy` leaves the quick ones out.
 
 Exit code of the gate, worst first: 2 if a model could not be checked, 1 if an
 expectation failed, 3 if a run stopped at a limit it was not expected to hit
