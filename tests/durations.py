@@ -1,38 +1,37 @@
-"""The tiers of the suite: tests/durations.txt records every test's duration
-(scripts/record_durations.py writes it from one run of the suite as CI runs
-it), and a test that took at least SLOW_SECONDS there is in the `slow` tier,
-which `make test` leaves to CI (tests/README.md). A test not recorded yet is
-in the fast tier until the next recording, unless it is marked `slow` itself."""
+"""The tiers of the suite. tests/durations.txt records every test's CPU
+seconds (its process's and its waited-for subprocesses', setup to teardown)
+from one run of the suite as CI runs it; CPU time hardly depends on how
+loaded the machine is, so the recording holds on another machine. A test
+recorded at SLOW_SECONDS or more is in the `slow` tier, which `make test`
+leaves to CI (tests/README.md); a test not recorded yet is in the fast tier
+until the next recording, unless it is marked `slow` itself.
+
+Recording (scripts/record_durations.py sets it up): with the environment
+variable TXNCHECK_RECORD_DURATIONS=FILE, this module, loaded as a pytest
+plugin (`-p tests.durations`), appends `SECONDS NODEID` lines to FILE.
+Spark's and ZooKeeper's JVMs are not waited for, so their work is not in
+the figures: tests/spark/conftest.py tiers the Spark tests itself."""
 
 from __future__ import annotations
 
-import re
+import os
+import resource
 from pathlib import Path
 
+import pytest
+
 DURATIONS = Path(__file__).resolve().parent / "durations.txt"
-SLOW_SECONDS = 4.0
+SLOW_SECONDS = 2.0
 HEADER = """\
-# Every test's duration in seconds (setup + call + teardown), slowest first, from one run of the
-# suite as CI runs it (CI=true pytest -n 2 --durations=0, on the 2-core machine, under the load of
-# the day: the ratios matter, not the figures). A test that took at least SLOW_SECONDS
-# (tests/durations.py) is in the `slow` tier, which `make test` leaves to CI.
+# Every test's CPU seconds (setup to teardown, with the subprocesses it waited for), slowest first,
+# from one run of the suite as CI runs it (CI=true pytest -n 2). A test recorded at SLOW_SECONDS or
+# more (tests/durations.py) is in the `slow` tier, which `make test` leaves to CI.
 # Re-record with: .venv/bin/python scripts/record_durations.py [PATHS ...]
 """
-LINE = re.compile(r"^\s*([\d.]+)s (setup|call|teardown)\s+(\S.*?)\s*$")
-
-
-def parse(text: str) -> dict[str, float]:
-    """nodeid -> seconds, from the report of `pytest --durations=0`."""
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        m = LINE.match(line)
-        if m:
-            out[m.group(3)] = out.get(m.group(3), 0.0) + float(m.group(1))
-    return out
 
 
 def read(path: Path = DURATIONS) -> dict[str, float]:
-    """nodeid -> seconds, as recorded."""
+    """nodeid -> CPU seconds, as recorded."""
     out = {}
     if path.is_file():
         for line in path.read_text().splitlines():
@@ -49,3 +48,34 @@ def write(durations: dict[str, float], path: Path = DURATIONS) -> None:
 
 def slow(durations: dict[str, float]) -> set[str]:
     return {n for n, s in durations.items() if s >= SLOW_SECONDS}
+
+
+# -- the recording plugin ---------------------------------------------------------------------
+
+def _cpu() -> float:
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    item.stash[_START] = _cpu()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "teardown" and _START in item.stash:
+        outcome.get_result().user_properties.append(("cpu_seconds", round(_cpu() - item.stash[_START], 3)))
+
+
+def pytest_runtest_logreport(report):
+    """In the process that reports (xdist's controller, or the only one)."""
+    target = os.environ.get("TXNCHECK_RECORD_DURATIONS")
+    cpu = dict(report.user_properties).get("cpu_seconds")
+    if target and report.when == "teardown" and cpu is not None and "PYTEST_XDIST_WORKER" not in os.environ:
+        with open(target, "a") as f:
+            f.write(f"{cpu:.3f} {report.nodeid}\n")
+
+
+_START = pytest.StashKey[float]()
