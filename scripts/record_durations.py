@@ -2,10 +2,12 @@
 the whole suite as CI runs it, which tests/conftest.py reads to put each test
 in its tier (tests/durations.py says how, tests/README.md what the tiers are).
 
-    .venv/bin/python scripts/record_durations.py [PYTEST ARGS ...]
+    .venv/bin/python scripts/record_durations.py [--cap S] [PYTEST ARGS ...]
 
 runs `CI=true pytest -n 2 -p tests.durations` (niced) over the whole suite,
-or over the given paths, whose recorded lines it replaces.
+or over the given paths, whose recorded lines it replaces. `--cap S` stops
+each test at S CPU seconds (tests/durations.py), so that a recording on a
+busy machine costs at most that much per slow test.
 """
 
 from __future__ import annotations
@@ -22,10 +24,13 @@ from tests.durations import DURATIONS, read, write  # noqa: E402 - the file's fo
 
 
 def main(argv: list[str]) -> int:
+    env = {**os.environ, "CI": "true"}
+    if argv[:1] == ["--cap"]:
+        env["TXNCHECK_DURATIONS_CAP"], argv = argv[1], argv[2:]
     with tempfile.NamedTemporaryFile("r", suffix=".txt") as log:
         cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider",
                "-p", "tests.durations", *argv]
-        subprocess.run(cmd, cwd=ROOT, env={**os.environ, "CI": "true", "TXNCHECK_RECORD_DURATIONS": log.name})
+        subprocess.run(cmd, cwd=ROOT, env={**env, "TXNCHECK_RECORD_DURATIONS": log.name})
         new = {}
         for line in log.read().splitlines():
             seconds, nodeid = line.split(None, 1)

@@ -8,7 +8,11 @@ until the next recording, unless it is marked `slow` itself.
 
 Recording (scripts/record_durations.py sets it up): with the environment
 variable TXNCHECK_RECORD_DURATIONS=FILE, this module, loaded as a pytest
-plugin (`-p tests.durations`), appends `SECONDS NODEID` lines to FILE.
+plugin (`-p tests.durations`), appends `SECONDS NODEID` lines to FILE. With
+TXNCHECK_DURATIONS_CAP=SECONDS as well, a test is stopped once its process
+has used that much CPU, or TXNCHECK_DURATIONS_WALL_CAP seconds of wall time
+(default 30 times as much, for a loaded machine), and recorded at the cap:
+enough to know that it is slow, at a bounded cost.
 Spark's and ZooKeeper's JVMs are not waited for, so their work is not in
 the figures: tests/spark/conftest.py tiers the Spark tests itself."""
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 from pathlib import Path
 
 import pytest
@@ -57,16 +62,40 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+class Capped(BaseException):
+    """Raised in a test that used up the recording's cap."""
+
+
+def _stop(signum, frame):
+    raise Capped(f"stopped at the recording's cap ({os.environ['TXNCHECK_DURATIONS_CAP']} s)")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     item.stash[_START] = _cpu()
+    cap = float(os.environ.get("TXNCHECK_DURATIONS_CAP") or 0)
+    if cap and os.environ.get("TXNCHECK_RECORD_DURATIONS"):
+        signal.signal(signal.SIGPROF, _stop)
+        signal.signal(signal.SIGALRM, _stop)
+        signal.setitimer(signal.ITIMER_PROF, cap)
+        signal.setitimer(signal.ITIMER_REAL, float(os.environ.get("TXNCHECK_DURATIONS_WALL_CAP") or 30 * cap))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
+    report = outcome.get_result()
     if call.when == "teardown" and _START in item.stash:
-        outcome.get_result().user_properties.append(("cpu_seconds", round(_cpu() - item.stash[_START], 3)))
+        cap = float(os.environ.get("TXNCHECK_DURATIONS_CAP") or 0)
+        if cap:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        used = _cpu() - item.stash[_START]
+        if item.stash.get(_CAPPED, False):
+            used = max(used, cap)
+        report.user_properties.append(("cpu_seconds", round(used, 3)))
+    elif call.excinfo is not None and call.excinfo.errisinstance(Capped):
+        item.stash[_CAPPED] = True
 
 
 def pytest_runtest_logreport(report):
@@ -79,3 +108,4 @@ def pytest_runtest_logreport(report):
 
 
 _START = pytest.StashKey[float]()
+_CAPPED = pytest.StashKey[bool]()
