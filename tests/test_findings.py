@@ -94,6 +94,9 @@ def test_every_code_defect_has_a_report_and_every_report_a_defect():
     assert noted - owed == set(), f"notes beside no model that finds a code defect: {sorted(noted - owed)}"
     for p in noted:
         assert (FINDINGS / p.parent.name / f"{p.stem}.md").is_file(), f"{p}: no report; run {REGENERATE}"
+    from txncheck.checker.reports.index import unreported  # the rule `report --all` applies agrees
+
+    assert unreported(models, load_model) == []
 
 
 # -- the recorded fix figures are the gate's own ---------------------------------------------
