@@ -117,7 +117,7 @@ def test_the_command_bounded_text_and_json(logged, capsys):
     assert main(["profile", str(logged), "--max-depth", "2", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "every state to depth 2 (stopped: max-depth 2 reached)" in out
-    assert "noise: factor 2.000" not in out  # at depth 2 log and noise have not yet met
+    assert "    noise: factor 1.333 (" in out  # 4 states: the initial one, A's, B's and Flip's; 3 without noise
     assert main(["profile", str(logged), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["distinct_states"] == 14 and doc["ghosts"] == {"log": pytest.approx(14 / 10, abs=1e-4)}
