@@ -90,6 +90,19 @@ def test_paxos_commit_matches_tlc(tmp_path):
     assert o.witnesses_found == {"SomeCommitted": True}
 
 
+def test_paxos_commit_with_one_ballot_matches_tlc(tmp_path):
+    """PaxosCommit.cfg with Ballot = {0}, as TLC (tlaplus/tlaplus cc6b616,
+    built by bench/tlc_build.sh) counted it here: 545 distinct states, 4,413
+    generated, depth 12. Each Decided has up to three witnesses (one per
+    majority), so this pins how Decide's successors are counted."""
+    d = _copy(tmp_path, "paxos_commit")
+    text = (d / "paxos_commit.toml").read_text()
+    assert "ballots = 2" in text
+    (d / "one.toml").write_text(text.replace("ballots = 2", "ballots = 1"))
+    o = check_model(d / "one.toml").outcome
+    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == ("ok", 545, 4413, 12)
+
+
 def test_paxos_commit_rejects_majorities_that_do_not_intersect(tmp_path, capsys):
     from txncheck.checker.cli import main
 
