@@ -90,11 +90,13 @@ class Prober:
         r = Reads()
         states, rng = self.states, self.rng
         for _ in range(trials):
-            for _attempt in range(8):  # a donor whose value differs
+            for _attempt in range(64):  # a state that has the field, and a donor whose value differs
                 i = rng.choice(self.pool)
                 mine = _get(states[i], path)
+                if mine is ABSENT:
+                    continue
                 theirs = _get(states[rng.randrange(len(states))], path)
-                if mine is not ABSENT and theirs is not ABSENT and theirs != mine:
+                if theirs is not ABSENT and theirs != mine:
                     break
             else:
                 continue
