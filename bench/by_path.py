@@ -26,6 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PAXOS = ROOT / "examples" / "paxos_commit" / "paxos_commit.toml"
 
+HEADER = "| loaded | round | verdict | distinct | generated | depth | wall s | CPU s | peak MiB |"
+ALIGN = "|---|---:|---|---:|---:|---:|---:|---:|---:|"
+
 # The child: check the model as written (by path), or with its spec file's
 # folder on sys.path and the class registered under a built-in name.
 CHILD = r"""
@@ -68,8 +71,8 @@ def main(argv: list[str]) -> None:
     print(f"{args.model}: "
           "bfs in process, fingerprints; CPU s of check_model")
     print()
-    print("| loaded | round | verdict | distinct | generated | depth | wall s | CPU s | peak MiB |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    print(HEADER)
+    print(ALIGN)
     cpu: dict[str, list[float]] = {"built-in": [], "by path": []}
     counts = set()
     for r in range(1, args.rounds + 1):

@@ -36,6 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "examples" / "paxos_commit" / "paxos_commit.toml"
 TLC_FILES = ("PaxosCommit.tla", "PaxosCommit.cfg", "TCommit.tla")
+HEADER = "| tool | workers | distinct | generated | depth | wall s | CPU s | wall / TLC | CPU / TLC |"
+ALIGN = "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 TLC_FIGURES = {  # TLC's summary lines
     "distinct": re.compile(r"([\d,]+) distinct states found"),
     "generated": re.compile(r"([\d,]+) states generated"),
@@ -96,8 +98,8 @@ def main(argv: list[str]) -> None:
     print("PaxosCommit.cfg (2 RMs, 3 acceptors, Ballot = {0, 1}); TLC's figures: 1,321,761 distinct, "
           "16,959,159 generated, depth 28")
     print()
-    print("| tool | workers | distinct | generated | depth | wall s | CPU s | wall / TLC | CPU / TLC |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(HEADER)
+    print(ALIGN)
     for w in args.workers or [1, 2]:
         tlc = run_tlc(args.tlc_jar, args.tla, w, args.java)
         ours = run_txncheck(w)

@@ -54,7 +54,8 @@ def text(p: Profile) -> str:
     out.append("Levels: the new states, and the actions that first reached them")
     rows = []
     for k, lv in enumerate(pre.levels):
-        grow = f"{lv.new / pre.levels[k - 1].new:.2f}x" if k and pre.levels[k - 1].new else ""
+        grow = ("partial" if lv.depth > pre.complete else
+                f"{lv.new / pre.levels[k - 1].new:.2f}x" if k and pre.levels[k - 1].new else "")
         rows.append([lv.depth, f"{lv.new:,}", f"{lv.generated:,}", grow, _share(lv.new_by, lv.new)])
     out += _table(["depth", "new", "generated", "growth", "new states by action"], rows, {0, 1, 2, 3})
     out.append("")
