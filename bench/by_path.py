@@ -68,7 +68,8 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--model", type=Path, default=PAXOS, help="a model file whose spec is named by path")
     ap.add_argument("--rounds", type=int, default=1, help="runs of each (median CPU reported)")
     args = ap.parse_args(argv)
-    print(f"{args.model}: "
+    shown = args.model.resolve()
+    print(f"{shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown}: "
           "bfs in process, fingerprints; CPU s of check_model")
     print()
     print(HEADER)

@@ -120,7 +120,8 @@ def test_the_command_bounded_text_and_json(logged, capsys):
     assert "    noise: factor 1.333 (" in out  # 4 states: the initial one, A's, B's and Flip's; 3 without noise
     assert main(["profile", str(logged), "--max-states", "5", "--quiet"]) == 0
     levels = capsys.readouterr().out.split("\n\n")[1].splitlines()
-    assert levels[-1].split()[:4] == ["3", "3", "3", "partial"]  # level 3 cut after one state of level 2: its A, B, Flip
+    # level 3, cut after the first state of level 2 is expanded: its A, B and Flip
+    assert levels[-1].split()[:4] == ["3", "3", "3", "partial"]
     assert main(["profile", str(logged), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["distinct_states"] == 14 and doc["ghosts"] == {"log": pytest.approx(14 / 10, abs=1e-4)}

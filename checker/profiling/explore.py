@@ -38,16 +38,6 @@ class Prefix:
     seconds: float
     generated: int        # every successor, those of the last level (which found nothing new) included
 
-    def depth_of(self, i: int) -> int:
-        lo, hi = 0, len(self.starts)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if self.starts[mid] <= i:
-                lo = mid
-            else:
-                hi = mid
-        return lo + 1
-
 
 def explore(spec, max_states: int | None = None, max_depth: int | None = None,
             max_seconds: float | None = None, progress=None) -> Prefix:
