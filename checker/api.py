@@ -9,7 +9,7 @@ from typing import Any
 
 from ..spec.api import Spec
 from .engines import get_engine
-from .errors import EngineError
+from .errors import EngineError, explained
 from .failures import budget_alarm
 from .invariants import check_sanity
 from .itf import write_trace
@@ -103,7 +103,13 @@ def check_model(
         model=m,
     )
     with budget_alarm(job.max_seconds if engine != "spark" else None) as expired:  # Spark runs specs elsewhere
-        outcome = run(job)
+        try:
+            outcome = run(job)
+        except Exception as exc:  # a user spec's bug that made the engine fail: its guard names it
+            why = explained(spec, exc)
+            if why is exc:
+                raise
+            raise why from exc
     if expired and outcome.incomplete_reason == "interrupted":  # the budget stopped code that did not return
         outcome.incomplete_reason = f"max-seconds {job.max_seconds:g} reached"
     if options.resume:

@@ -50,6 +50,11 @@ CHECKED = {
     ("docs/performance.md", "$ .venv/bin/python bench/suite.py --only twophase-rm7"): "test_the_bench_table_has_the_suites_shape",
     ("docs/performance.md", "$ .venv/bin/python bench/suite.py --only pip473-fixed --max-seconds 1200"):
         "test_the_pip473_bench_table_is_the_suites_runs_of_fixed",
+    ("docs/performance.md", "$ .venv/bin/python bench/by_path.py --rounds 2"): "test_the_by_path_table_is_the_benchs",
+    ("docs/performance.md", "$ .venv/bin/python bench/tlc_paxos.py --tlc-jar /work/tlc/dist/tla2tools.jar "
+                            "--tla /work/tlc/paxos"): "test_the_tlc_table_is_the_benchs",
+    ("docs/performance.md", "$ txncheck profile models/pip473/fixed-standard.toml --max-states 600000"):
+        "test_the_standard_models_profile_has_the_commands_shape",
     **{("docs/performance.md", f"$ .venv/bin/python bench/{cmd}"): "test_the_spark_bench_commands_are_the_scripts"
        for cmd in ("spark_memory.py --driver-below 0", "spark_memory.py",
                    "spark_levels.py models/classic/twophase-rm6.toml",
@@ -442,3 +447,109 @@ def test_the_wheel_installs_and_gates_a_users_models(tmp_path):
     run = subprocess.run([str(user / argv[0]), *argv[1:]], cwd=user, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "gate: 2 models, 0 not as expected" in run.stdout and (user / "report.xml").is_file()
+
+
+# -- issue 40's benches and profile in docs/performance.md ------------------------------
+
+
+PAXOS_TLC = ("1,321,761", "16,959,159", "28")  # TLC's counts of PaxosCommit.cfg (tlaplus/Examples' manifest)
+
+
+def _bench_module(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}_under_test", ROOT / "bench" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _help(name: str) -> str:
+    return subprocess.run([sys.executable, str(ROOT / "bench" / f"{name}.py"), "--help"], capture_output=True,
+                          text=True, env=_env(), cwd=ROOT, timeout=120, check=True).stdout
+
+
+def _table_rows(lines: list[str], header: str) -> list[list[str]]:
+    at = lines.index(header)
+    rows = []
+    for ln in lines[at + 2:]:
+        if not ln.startswith("|"):
+            break
+        rows.append([c.strip() for c in ln.split("|")[1:-1]])
+    return rows
+
+
+def test_the_by_path_table_is_the_benchs():
+    """The by-path table: the bench's command and header, both ways in each
+    round, every row at TLC's counts of PaxosCommit, and the ratio line the
+    bench prints, of those rows' median CPU seconds."""
+    lines = block(*key_of("test_the_by_path_table_is_the_benchs")).splitlines()
+    mod = _bench_module("by_path")
+    argv = shlex.split(lines[0])[1:]
+    assert argv[:2] == [".venv/bin/python", "bench/by_path.py"]
+    assert all(a in _help("by_path") for a in argv[2:] if a.startswith("--"))
+    rounds = int(argv[argv.index("--rounds") + 1])
+    rows = _table_rows(lines, mod.HEADER)
+    assert lines[lines.index(mod.HEADER) + 1] == mod.ALIGN
+    assert sorted((r[0], r[1]) for r in rows) == sorted((how, str(k)) for k in range(1, rounds + 1)
+                                                        for how in ("built-in", "by path"))
+    assert all((r[2], *r[3:6]) == ("ok", *PAXOS_TLC) for r in rows)
+    import statistics
+
+    med = {how: statistics.median(float(r[7]) for r in rows if r[0] == how) for how in ("by path", "built-in")}
+    ratio = f"by path / built-in, median CPU s: {med['by path']:.1f} / {med['built-in']:.1f} = "
+    assert any(ln.startswith(ratio) for ln in lines), ratio
+
+
+def test_the_tlc_table_is_the_benchs():
+    """The TLC table: the bench's options and header, TLC then txncheck at 1
+    and 2 workers, every row at TLC's counts, and each ratio the row's
+    seconds over TLC's with as many workers."""
+    lines = block(*key_of("test_the_tlc_table_is_the_benchs")).splitlines()
+    mod = _bench_module("tlc_paxos")
+    argv = shlex.split(lines[0])[1:]
+    assert argv[:2] == [".venv/bin/python", "bench/tlc_paxos.py"]
+    assert all(a in _help("tlc_paxos") for a in argv[2:] if a.startswith("--"))
+    rows = _table_rows(lines, mod.HEADER)
+    assert [(r[0], r[1]) for r in rows] == [("TLC", "1"), ("txncheck (in process)", "1"),
+                                            ("TLC", "2"), ("txncheck --workers 2", "2")]
+    assert all(tuple(r[2:5]) == PAXOS_TLC for r in rows)
+    for tlc, ours in (rows[0], rows[1]), (rows[2], rows[3]):
+        for col, ratio in ((5, 7), (6, 8)):
+            assert ours[ratio] == f"{float(ours[col]) / float(tlc[col]):.2f}", (ours, tlc)
+
+
+@pytest.mark.slow
+def test_the_standard_models_profile_has_the_commands_shape(tmp_path):
+    """The profile of pip473-fixed-standard: its command parses, and the
+    profiler, run on the same model to 2,000 states, prints the same
+    sections in the same order, the same fields in its Fields table (the
+    layout of the model's state, which goes stale with the spec), and the
+    same actions."""
+    from txncheck.checker.cli import build_parser
+
+    body = block(*key_of("test_the_standard_models_profile_has_the_commands_shape"))
+    lines = body.splitlines()
+    argv = shlex.split(lines[0][2:])[1:]
+    build_parser().parse_args(argv)
+    got = subprocess.run([sys.executable, "-m", "txncheck.checker.cli", *argv[:2], "--max-states", "2000",
+                          "--probes", "4", "--por-states", "4", "--quiet"], capture_output=True, text=True,
+                         env=_env(), cwd=ROOT, timeout=600, check=True).stdout.splitlines()
+    want = lines[1:]
+
+    heads = re.compile(r"(profile of |prefix: |Levels: |Actions over |Fields, |Top-level |Candidates |- [a-z]|time: )")
+
+    def sections(text: list[str]) -> list[str]:
+        return [ln.split(":")[0].split(" (")[0] for ln in text if heads.match(ln)]
+
+    assert sections(got) == sections(want)
+
+    def table(text: list[str], title: str) -> set[str]:
+        at = next(i for i, ln in enumerate(text) if ln.startswith(title))
+        out = set()
+        for ln in text[at + 2:]:
+            if not ln.strip():
+                break
+            out.add(ln.split()[0])
+        return out
+
+    assert table(got, "Fields") == table(want, "Fields")
+    assert table(got, "Actions") <= table(want, "Actions")

@@ -10,6 +10,8 @@ from collections import Counter
 
 from ... import reductions
 from ...encoding import Fingerprinter
+from ...errors import explained
+from ...errors import explained
 from ...exploration import peak_memory_mb
 from ...job import Job
 from ...verdicts import Verdicts
@@ -148,6 +150,7 @@ def serve(conn, part: Part) -> None:
     except (EOFError, OSError):  # the coordinator is gone
         return
     except Exception as exc:  # reported by the coordinator as one line
+        exc = explained(part.job.spec, exc)  # a user spec's bug, named by its guard
         try:
             send(conn, {"error": f"{type(exc).__name__}: {exc}"})
         except OSError:
