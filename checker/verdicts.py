@@ -36,6 +36,8 @@ class Verdicts:
         self.key = None  # the observed fields' getter, made from the first state
         self.newer: dict = {}
         self.older: dict = {}
+        self.knewer: dict = {}  # the same, under the callers' keys (`keyed`)
+        self.kolder: dict = {}
         self.limit = limit
         self.evaluated = 0  # states whose verdict was computed, not remembered
         self.shared: dict = {}  # one tuple per distinct verdict
@@ -56,6 +58,29 @@ class Verdicts:
                 self.older, self.newer = self.newer, {}
             self.newer[k] = v
         return v
+
+    def keyed(self, k, t) -> tuple:
+        """`verdicts(t)`, remembered under the caller's key `k`, which must
+        determine t's observed fields as `key(t)` does (the fingerprint
+        search's row of field numbers, which hashes faster)."""
+        v = self.knewer.get(k)
+        if v is None:
+            v = self.kolder.get(k)
+            if v is None:
+                v = self._evaluate(t)
+            if len(self.knewer) >= self.limit:
+                self.kolder, self.knewer = self.knewer, {}
+            self.knewer[k] = v
+        return v
+
+    def positions(self, t) -> list[int] | None:
+        """The positions of the observed fields in state `t`, or None when
+        the spec does not say which it observes."""
+        if self.fields is None:
+            return None
+        _getter(t, self.fields)  # its one-line errors
+        names = type(t)._fields
+        return [names.index(f) for f in self.fields]
 
     def _evaluate(self, t) -> tuple:
         # Witnesses are evaluated only while some are pending. A remembered

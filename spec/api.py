@@ -52,6 +52,11 @@ class Bound:
     lo: int | None = None
     hi: int | None = None
     choices: tuple = field(default=())
+    # A reduction: a value other than the default only shrinks the state
+    # space and changes no verdict and no shortest counterexample (each is
+    # audited: tests/test_reduction_audit.py). Traces record the default, so
+    # that they are runs of the unreduced spec (`Spec.complete_trace`).
+    reduction: bool = False
 
     @property
     def kind(self) -> type:
@@ -144,6 +149,12 @@ class Spec:
         raise NotImplementedError
 
     # -- optional -----------------------------------------------------------
+    def complete_trace(self, path: list, prop: str) -> list:
+        """A counterexample found with a reduction bound on, made a run of the
+        spec without it (the steps a reduction leaves out, appended); as given
+        by default."""
+        return path
+
     def state_vars(self, s: State) -> Mapping[str, object]:
         """The state as named variables, for traces. NamedTuples need nothing."""
         if hasattr(s, "_asdict"):

@@ -64,6 +64,9 @@ def exploration(job, spec):
 
 def finish(job, spec, outcome):
     """Concrete counterexamples, and the reductions' figures in outcome.extra."""
+    for v in outcome.violations:  # a reduction bound's left-out steps, appended
+        if v.path:
+            v.path = job.spec.complete_trace(v.path, v.property)
     sym = _layer(spec, SymmetryReduced)
     if sym is not None:
         for v in outcome.violations:
@@ -97,6 +100,11 @@ def representatives(spec):
     if isinstance(spec, SymmetryReduced):  # the outermost layer, when present
         return spec.spec.next, spec.canonical
     return spec.next, None
+
+
+def por_layer(spec):
+    """The --por wrapper in a stack of reductions, or None."""
+    return _layer(spec, PartialOrderReduced)
 
 
 def _layer(spec, cls):

@@ -15,7 +15,7 @@ import z3
 from ..schema import Int, Str
 from .buffer import is_txn_aborted, max_read
 from .pendingack import covers
-from .state import IN_FLIGHT, Header, OPEN, PLAIN, SEALED, S
+from .state import COMMITTED, IN_FLIGHT, Header, OPEN, PLAIN, SEALED, TOLD_ABORTED, TOLD_COMMITTED, S
 
 NO_OPEN = 99  # firstopen() of a segment with no entry of an OPEN txn
 
@@ -170,6 +170,17 @@ def _build(m, sc, f) -> None:
         pr[f"NoOpsLeft_{n}"] = f["opsleft"](t) == 0
 
 
+def told(m, s: S) -> dict:
+    """What each client was told; with replies = owed (a reduction), also
+    the answer the TC owes it (tcFinalize would tell it that)."""
+    out = dict(zip(m.txn_names, s.client))
+    if m.owed:
+        for (t, step, d) in s.tcp:
+            if step == "fin" and d:
+                out[m.txn_names[t]] = TOLD_COMMITTED if d == COMMITTED else TOLD_ABORTED
+    return out
+
+
 def observe(m, s: S) -> dict:
     tn, sn, pn = m.txn_names, m.seg_names, m.pos_names
     hstate = [h.state if isinstance(h, Header) else h for h in s.hdr]   # store.header_state
@@ -244,7 +255,7 @@ def observe(m, s: S) -> dict:
         "fin": fin,
         "fincnt": dict(zip(tn, s.fincnt)),
         "decided": dict(zip(tn, s.decided)),
-        "told": dict(zip(tn, s.client)),
+        "told": told(m, s),
         "late": {tn[t] for t in s.late},
         "opsleft": dict(zip(tn, opsleft)),
         "gcops": gcops,
