@@ -193,7 +193,9 @@ class Spec:
         return None
 
     def describe(self) -> str:
-        consts = ", ".join(f"{k}={v}" for k, v in self.constants.items())
+        """name[variant](bounds); a reduction bound is named only when it is on."""
+        consts = ", ".join(f"{k}={v}" for k, v in self.constants.items()
+                           if not (self.bounds[k].reduction and v == self.bounds[k].default))
         return f"{self.name}[{self.variant}]({consts})"
 
 

@@ -4,8 +4,9 @@
   symmetric sorts (`symmetry.py`).
 * `--por`: partial-order reduction for safety, stubborn sets with the BFS
   cycle proviso (`por.py`).
-* `--fingerprints`: keep 64-bit fingerprints instead of states
-  (`fingerprints.py`); `--exact` keeps full states (the default).
+* `--fingerprints`: keep 64-bit fingerprints instead of states: the
+  search in checker/engines/parallel/ (`fingerprints.py` holds its
+  collision estimate); `--exact` keeps full states (the default).
 * `--compact`: stored states share their equal parts (`sharing.py`).
 
 Symmetry and POR are spec transformers: objects with the spec API that the
@@ -45,14 +46,9 @@ def sharer(job):
 
 
 def exploration(job, spec):
-    """The engine's Exploration for this job, with POR's proviso attached to
-    its visited set."""
-    if job.options.fingerprints:
-        from .fingerprints import FingerprintExploration
-
-        ex = FingerprintExploration(spec)
-    else:
-        ex = Exploration(spec)
+    """The exact engine's Exploration for this job, with POR's proviso
+    attached to its visited set."""
+    ex = Exploration(spec)
     por = _layer(spec, PartialOrderReduced)
     if por is not None:
         por.seen = ex.index.__contains__

@@ -90,6 +90,7 @@ class Coordinator:
         self.violation: Violation | None = None
         self.incomplete: str | None = None
         self.spilled = 0
+        self.distinct: int | None = None  # when a stop in one process counts fewer than the table holds
 
     # -- the action table -----------------------------------------------------
     def _learn(self, w: int, names: list[str]) -> None:
@@ -191,6 +192,8 @@ class Coordinator:
             self.gen_by_action[amap[int(aid)]] += c  # JSON made the keys strs
         for name in head["witnesses"]:
             self.found[name] = True
+        for aid, c in head.get("new_by_action", {}).items():  # counted as kept if the level is accepted
+            self.level_new[amap[int(aid)]] += c
         if head["violation"] is not None:
             f, pf, aid, name, seq = head["violation"]
             found.append((seq, f, w, pf, aid, name, ViolationKind.INVARIANT))
@@ -203,12 +206,16 @@ class Coordinator:
         found: list = []
         proposed = 0
         tables: list = []
+        self.level_new: Counter = Counter()  # new states per action, as proposed
         if self.local is not None:
             part = self.local
             part.begin(self.visited.slots, False)
             for head in part.expand(BATCH):
                 if head["done"]:
                     break
+                if "cut" in head:  # in one process, count what bfs counts when it stops
+                    head.update(head["cut"])
+                    self.distinct = len(self.visited) + proposed + head["proposed"]
                 self._take(0, head, found)
                 proposed += head["proposed"]
                 self._progress(proposed, head["left"], depth)
@@ -255,6 +262,7 @@ class Coordinator:
             for _, path, log2 in sorted(tables):
                 self.visited.add(_unseen(self.visited, open_shared(path, log2)))
         if self.violation is not None or self.incomplete is not None:
+            self.new_by_action.update(self.level_new)  # a stopped level is not accepted: its proposals count
             return 0
         if self.local is not None:
             results = [self.local.accept([])]
@@ -317,7 +325,7 @@ class Coordinator:
             incomplete=self.incomplete,
             found_witnesses=self.found,
             engine="bfs",
-            distinct_states=len(self.visited),
+            distinct_states=len(self.visited) if self.distinct is None else self.distinct,
             states_generated=self.generated,
             depth=depth,
             seconds=seconds,

@@ -104,11 +104,10 @@ class Part:
             rows = list(rows_of(chunk, fields.widths))
             fps = chunk.fps
             for lo in range(0, len(rows), limit):
-                cov: Counter = Counter()
-                generated = 0
+                gen_aids: list[int] = []  # per successor of the batch, in order: its action id
                 cand: dict = {}  # row -> (row, state, parent fp, action id, order), first found
                 deadlock = None
-                seq = self.seq
+                seq0 = seq = self.seq
                 for k in range(lo, min(lo + limit, len(rows))):
                     prow = rows[k]
                     s = state_of(prow)
@@ -119,7 +118,7 @@ class Part:
                         if aid is None:
                             aid = action_ids[a] = len(action_ids)
                             new_actions.append(repr(a))
-                        cov[aid] += 1
+                        gen_aids.append(aid)
                         if canonical is not None:
                             t = canonical(t)
                             row = number(t)
@@ -129,14 +128,13 @@ class Part:
                         if key not in cand:
                             cand[key] = (row, t, fps[k], aid, 2 * (seq + n))
                     seq += n
-                    generated += n
                     if n == 0 and deadlocks and deadlock is None:
                         deadlock = [fps[k], 2 * seq + 1]  # after the successors before it
                 self.seq = seq
                 left -= min(limit, len(rows) - lo)
-                head = {"generated": generated, "coverage": cov, "left": left, "done": False,
-                        "violation": None, "deadlock": None if deadlock is None else deadlock,
-                        "witnesses": [], "proposed": 0}
+                head = {"generated": seq - seq0, "coverage": Counter(gen_aids), "left": left, "done": False,
+                        "violation": None, "deadlock": deadlock, "witnesses": [], "proposed": 0}
+                found = []  # (order, witness)
                 if cand:
                     items = list(cand.values())
                     keys = np.fromiter((fprint(c[0]) for c in items), dtype=np.uint64, count=len(items))
@@ -145,10 +143,13 @@ class Part:
                     if vkey is None and idx.size:
                         pos = verdicts.positions(items[idx[0]][1])
                         vkey = (lambda r: None) if pos is None else itemgetter(*[p + 1 for p in pos])
+                    orders, new_aids = [], []
                     for i in idx.tolist():
                         row, t, pf, aid, g = items[i]
                         f = int(keys[i])
                         props.append(row, f, pf, aid)
+                        orders.append(g)
+                        new_aids.append(aid)
                         k = vkey(row)
                         bad, holds = verdicts(t) if k is None else verdicts.keyed(k, t)
                         if bad is not None and head["violation"] is None:
@@ -157,8 +158,20 @@ class Part:
                             for name in holds:
                                 if name in pending:
                                     pending.discard(name)
-                                    head["witnesses"].append(name)
-                    head["proposed"] = int(idx.size)
+                                    found.append((g, name))
+                    head["proposed"] = len(orders)
+                    head["new_by_action"] = Counter(new_aids)
+                first = min([x[-1] for x in (head["violation"], deadlock) if x is not None], default=None)
+                if first is not None:
+                    # what bfs has counted when it stops there: the successors up to this
+                    # one (a deadlock: before it), the actions of those before it, the new
+                    # states up to it, the witnesses they satisfy
+                    upto = first // 2 - seq0
+                    kept = sum(1 for g in orders if g <= first) if cand else 0
+                    head["cut"] = {"generated": upto, "coverage": Counter(gen_aids[:upto - (first % 2 == 0)]),
+                                   "proposed": kept, "new_by_action": Counter(new_aids[:kept]) if cand else {}}
+                    found = [x for x in found if x[0] <= first]
+                head["witnesses"] = [name for _, name in found]
                 head["actions"], self.new_actions = self.new_actions, []
                 new_actions = self.new_actions
                 yield head
