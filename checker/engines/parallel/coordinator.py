@@ -14,6 +14,8 @@ from collections import Counter
 from dataclasses import replace
 from multiprocessing.connection import wait
 
+import numpy as np
+
 from ... import reductions
 from ...encoding import Fingerprinter
 from ...errors import EngineError
@@ -22,7 +24,7 @@ from ...job import Job, Outcome, Violation, ViolationKind
 from .table import FingerprintTable, open_shared
 from .trail import Trail, TrailError, rebuild
 from .wire import recv, send
-from .worker import BATCH, Part, serve
+from .worker import BATCH, Part, balance, serve
 
 SPLIT_AT = 1000  # states in a level before the workers are forked
 
@@ -90,6 +92,7 @@ class Coordinator:
         self.violation: Violation | None = None
         self.incomplete: str | None = None
         self.spilled = 0
+        self.level_stats: list[dict] = []  # --workers: per level, each worker's states, CPU and weight
         self.distinct: int | None = None  # when a stop in one process counts fewer than the table holds
 
     # -- the action table -----------------------------------------------------
@@ -150,8 +153,6 @@ class Coordinator:
         part = self.local = Part(self.job, self.spec, self.folder)
         part.seed(states, fps)
         self.sizes = [len(states)]
-        import numpy as np
-
         arr = np.array(fps, dtype=np.uint64)
         self.visited.add(arr)
         self.trail.write(1, 0, arr, np.zeros(len(fps), dtype=np.uint64), np.zeros(len(fps), dtype=np.uint32))
@@ -232,6 +233,7 @@ class Coordinator:
                 send(r.conn, {"cmd": "expand", "visited": visited})
             busy = {r.conn: r for r in self.remotes}
             left = list(self.sizes)
+            costs = [0.0] * len(self.remotes)
             stopping = False
             while busy:
                 for conn in wait(list(busy), timeout=0.5):
@@ -240,6 +242,7 @@ class Coordinator:
                     if head["done"]:
                         del busy[conn]
                         tables.append((r.w, *head["table"]))
+                        costs[r.w] = head["cpu"] / head["expanded"] if head.get("expanded") else 0
                         continue
                     self._take(r.w, head, found)
                     proposed += head["proposed"]
@@ -259,8 +262,13 @@ class Coordinator:
         if self.local is not None:
             self.visited.add(tables[0].values())
         else:
-            for _, path, log2 in sorted(tables):
-                self.visited.add(_unseen(self.visited, open_shared(path, log2)))
+            tables.sort()
+            proposals = []
+            for _, path, log2 in tables:
+                slots = open_shared(path, log2)
+                vals = _held(slots)
+                proposals.append((vals, slots))
+                self.visited.add(vals[~self.visited.contains(vals)])
         if self.violation is not None or self.incomplete is not None:
             self.new_by_action.update(self.level_new)  # a stopped level is not accepted: its proposals count
             return 0
@@ -268,9 +276,14 @@ class Coordinator:
             results = [self.local.accept([])]
             self.local.drop_table()
         else:
-            tables.sort()
+            weights = balance(proposals, costs)
+            del proposals
+            self.level_stats.append({"states": list(self.sizes), "cpu_s": [round(c * n, 2) for c, n in
+                                                                          zip(costs, self.sizes)],
+                                     "weights": [round(x, 3) for x in weights]})
             for r in self.remotes:
-                send(r.conn, {"cmd": "accept", "others": [list(t) for t in tables if t[0] != r.w]})
+                send(r.conn, {"cmd": "accept", "others": [list(t) for t in tables if t[0] != r.w],
+                              "weights": weights})
             results = [r.recv() for r in self.remotes]
             for r in self.remotes:
                 r.ask({"cmd": "drop"})
@@ -319,7 +332,8 @@ class Coordinator:
         extra = {"disk": {"trail_bytes": self.trail.bytes, "table_bytes": self.visited.nbytes}}
         if self.n > 1:
             extra["workers"] = {"processes": self.n, "forked": len(self.peaks),
-                                "peak_memory_mb": [round(own, 1)] + [round(p, 1) for p in self.peaks]}
+                                "peak_memory_mb": [round(own, 1)] + [round(p, 1) for p in self.peaks],
+                                "levels": self.level_stats}
         outcome = search_outcome(
             violation=self.violation,
             incomplete=self.incomplete,
@@ -337,7 +351,6 @@ class Coordinator:
         return reductions.finish(job, self.spec, outcome)
 
 
-def _unseen(visited: FingerprintTable, slots):
-    """The fingerprints held in `slots` that `visited` does not hold yet."""
-    vals = slots[slots != 0]
-    return vals[~visited.contains(vals)]
+def _held(slots):
+    """The fingerprints a table's slots hold."""
+    return np.asarray(slots[slots != 0])

@@ -198,21 +198,23 @@ class Level:
                 yield _read_chunk(path, n, self.trail)
                 os.unlink(path)
 
-    def split(self, parts: int) -> list["Level"]:
-        """The chunks dealt into `parts` levels of about equal size, in order
+    def split(self, parts: int, widths: list[int]) -> list["Level"]:
+        """The rows dealt into `parts` levels of about equal size, in order
         (contiguous runs keep siblings together)."""
         self._seal()
         out = [Level(self.folder, f"{self.name}.{k}", self.keep, self.trail) for k in range(parts)]
         per = -(-self.n // parts) if parts else 0
         k = 0
-        for chunk in self.chunks:
-            n = chunk[1] if not isinstance(chunk, Chunk) else len(chunk.fps)
-            if out[k].n >= per and k < parts - 1:
-                k += 1
-            out[k].chunks.append(chunk)
-            out[k].n += n
-        self.chunks, self.n = [], 0
-        return out
+        for chunk in self:
+            for i, row in enumerate(rows_of(chunk, widths)):
+                if out[k].n >= per and k < parts - 1:
+                    k += 1
+                if self.trail:
+                    out[k].append(row, chunk.fps[i], chunk.pfps[i], chunk.aids[i])
+                else:
+                    out[k].append(row, chunk.fps[i])
+        self.n = 0
+        return [level.close() for level in out]
 
     def discard(self) -> None:
         for chunk in self.chunks:

@@ -16,6 +16,7 @@ next level, and their parent pointers go to the trail on disk.
 from __future__ import annotations
 
 import signal
+import time
 from collections import Counter
 from operator import itemgetter
 
@@ -70,7 +71,7 @@ class Part:
         """This part's level dealt into n parts, each with a copy of the rest
         (a forked process gets its own anyway)."""
         parts = []
-        for w, level in enumerate(self.level.split(n)):
+        for w, level in enumerate(self.level.split(n, self.fields.widths)):
             part = object.__new__(Part)
             part.__dict__.update(self.__dict__)
             part.worker, part.level = w, level
@@ -87,6 +88,8 @@ class Part:
             self.mine.close()
         self.mine = FingerprintTable(shared=shared)
         self.seq = 0  # successors generated in this level, for the order of what is found
+        self.expanded = len(self.level)
+        self.cpu0 = time.process_time()
 
     def expand(self, limit: int):
         """Expand this part's level, `limit` states at a time: yields a head
@@ -182,7 +185,8 @@ class Part:
         self.proposals.close()
         return {"generated": 0, "coverage": {}, "left": 0, "done": True, "violation": None,
                 "deadlock": None, "witnesses": [], "proposed": 0, "actions": [],
-                "table": [self.mine.path, self.mine.log2]}
+                "table": [self.mine.path, self.mine.log2],
+                "cpu": time.process_time() - self.cpu0, "expanded": self.expanded}
 
     def _seen(self, t) -> bool:
         """Whether state `t` was visited: the POR proviso's question."""
@@ -192,17 +196,17 @@ class Part:
         return self.mine is not None and bool(self.mine.contains(f)[0])
 
     # -- the end of a level -----------------------------------------------------------
-    def accept(self, others: list) -> dict:
+    def accept(self, others: list, weights: list | None = None) -> dict:
         """Keep the proposals this part is the keeper of (`keeper`), given the
-        other workers' proposal tables [(worker, path, log2)], as the next
-        level; their parent pointers go to the trail."""
+        other workers' proposal tables [(worker, path, log2)] and the
+        workers' weights, as the next level; their parent pointers go to the trail."""
         views = [(w, open_shared(path, log2)) for w, path, log2 in others]
         nxt = Level(self.folder, f"w{self.worker}-l{self.depth + 1}n", self.keep)
         kept_by_action: Counter = Counter()
         widths = self.fields.widths
         for chunk in self.proposals:
             fps = np.frombuffer(chunk.fps, dtype=np.uint64)
-            keep = keeper(self.worker, fps, views)
+            keep = keeper(self.worker, fps, views, weights)
             if keep.all():
                 nxt.extend(type(chunk)(chunk.rows, chunk.fps))
                 kept_fps, kept_p, kept_a = chunk.fps, chunk.pfps, chunk.aids
@@ -229,23 +233,70 @@ class Part:
             self.mine = None
 
 
-def keeper(me: int, fps: np.ndarray, views: list) -> np.ndarray:
-    """Which of worker `me`'s proposals it keeps: a state proposed by k
-    workers goes to the (fingerprint mod k)-th of them in worker order, so
-    each keeps about its share of the shared ones, and the choice depends on
-    fingerprints only, not on timing."""
+def keeper(me: int, fps: np.ndarray, views: list, weights: list | None = None) -> np.ndarray:
+    """Which of worker `me`'s proposals it keeps. A state several workers
+    proposed goes to one of them by weighted rendezvous hashing: each
+    proposer w draws a score weight[w] / -ln(u), u a uniform number from the
+    state's fingerprint and w, and the highest keeps it; so worker w keeps a
+    share weight[w] / (sum over the proposers) of the states it shares, and
+    every worker reaches the same choice from fingerprints alone, whatever
+    the timing. The coordinator sets the weights to balance the next level
+    (`balance`)."""
     if not views:
         return np.ones(fps.size, dtype=bool)
-    also = [(w, contains_in(v, fps)) for w, v in views]
-    count = np.ones(fps.size, dtype=np.uint64)
-    for _, hit in also:
-        count += hit
-    rank = fps % count  # the keeper's place among the proposers, in worker order
-    before = np.zeros(fps.size, dtype=np.uint64)  # proposers ahead of `me`
-    for w, hit in also:
-        if w < me:
-            before += hit
-    return rank == before
+    n = 1 + max(max(w for w, _ in views), me)
+    weights = weights or [1.0] * n
+    mine = _score(fps, me, weights[me])
+    keep = np.ones(fps.size, dtype=bool)
+    for w, v in views:
+        hit = contains_in(v, fps)
+        other = _score(fps, w, weights[w])
+        beats = other > mine if w > me else other >= mine  # a tie goes to the lower worker
+        keep &= ~(hit & beats)
+    return keep
+
+
+_MIX = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53), np.uint64(33))
+
+
+def _score(fps: np.ndarray, w: int, weight: float) -> np.ndarray:
+    x = fps ^ np.uint64((w + 1) * 0x9E3779B97F4A7C15 % (1 << 64))
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> _MIX[2])) * _MIX[0]
+        x = (x ^ (x >> _MIX[2])) * _MIX[1]
+    x ^= x >> _MIX[2]
+    u = ((x >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
+    return max(weight, 1e-9) / -np.log(u)
+
+
+def balance(tables: list, costs: list) -> list[float]:
+    """The keeper weights that make the workers' next levels cost about the
+    same: `tables` are each worker's proposals (its fingerprints, and its
+    table's slots), `costs`
+    each one's CPU seconds per state in the level just expanded (0: not
+    known). With two workers the split of the shared states is exact; with
+    more, each gets its deficit over what it alone proposed."""
+    n = len(tables)
+    if n < 2 or not all(costs):
+        return [1.0] * n
+    alone, shared = [], []
+    for w, (vals, _) in enumerate(tables):
+        other = np.zeros(vals.size, dtype=bool)
+        for v, (_, slots) in enumerate(tables):
+            if v != w:
+                other |= contains_in(slots, vals)
+        alone.append(int(vals.size - other.sum()))
+        shared.append(int(other.sum()))
+    total = sum(alone) + (shared[0] if n == 2 else sum(shared) / 2)
+    inv = [1 / c for c in costs]
+    target = [total * x / sum(inv) for x in inv]
+    if n == 2:
+        s = shared[0]
+        if not s:
+            return [1.0, 1.0]
+        tau = min(max((target[0] - alone[0]) / s, 0.001), 0.999)
+        return [tau, 1 - tau]
+    return [max(t - a, 1.0) / max(sh, 1) for t, a, sh in zip(target, alone, shared)]
 
 
 def serve(conn, part: Part) -> None:
@@ -265,7 +316,7 @@ def serve(conn, part: Part) -> None:
                     if out["done"]:
                         break
             elif cmd == "accept":
-                send(conn, part.accept(head["others"]))
+                send(conn, part.accept(head["others"], head.get("weights")))
             elif cmd == "drop":
                 part.drop_table()
                 send(conn, {})
