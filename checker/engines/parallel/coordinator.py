@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import multiprocessing
+import os
 import shutil
 import tempfile
 import time
@@ -91,7 +92,8 @@ class Coordinator:
         self.sizes: list[int] = []  # per worker: the states of its part of the level
         self.violation: Violation | None = None
         self.incomplete: str | None = None
-        self.spilled = 0
+        self.spilled = 0  # the most bytes one level and its proposals took on disk
+        self.fields = 0  # the most field values a process numbered
         self.level_stats: list[dict] = []  # --workers: per level, each worker's states, CPU and weight
         self.distinct: int | None = None  # when a stop in one process counts fewer than the table holds
 
@@ -292,7 +294,8 @@ class Coordinator:
             for aid, c in res["kept_by_action"].items():
                 self.new_by_action[amap[int(aid)]] += c
         self.sizes = [res["kept"] for res in results]
-        self.spilled = max(self.spilled, sum(res["spilled"] for res in results))
+        self.spilled = max(self.spilled, sum(res["disk"] for res in results))
+        self.fields = max(self.fields, max(res["fields"] for res in results))
         return sum(self.sizes)
 
     def _violation(self, depth: int, found: list) -> None:
@@ -329,7 +332,8 @@ class Coordinator:
         for gid, n in self.new_by_action.items():
             coverage.setdefault(self.actions[gid][0], {"generated": 0, "distinct": 0})["distinct"] += n
         own = peak_memory_mb()
-        extra = {"disk": {"trail_bytes": self.trail.bytes, "table_bytes": self.visited.nbytes}}
+        extra = {"search": {"table_bytes": self.visited.nbytes, "trail_bytes": _trail_bytes(self.folder),
+                            "level_disk_bytes": self.spilled, "field_values": self.fields}}
         if self.n > 1:
             extra["workers"] = {"processes": self.n, "forked": len(self.peaks),
                                 "peak_memory_mb": [round(own, 1)] + [round(p, 1) for p in self.peaks],
@@ -349,6 +353,13 @@ class Coordinator:
             extra=extra,
         )
         return reductions.finish(job, self.spec, outcome)
+
+
+def _trail_bytes(folder: str) -> int:
+    try:
+        return sum(e.stat().st_size for e in os.scandir(folder) if e.name.startswith("trail-"))
+    except OSError:
+        return 0
 
 
 def _held(slots):

@@ -22,7 +22,6 @@ class TrailError(RuntimeError):
 class Trail:
     def __init__(self, folder: str) -> None:
         self.folder = folder
-        self.bytes = 0
 
     def path(self, level: int, worker: int) -> str:
         return os.path.join(self.folder, f"trail-{level:04d}-{worker:03d}.bin")
@@ -33,7 +32,6 @@ class Trail:
         rec["fp"], rec["pfp"], rec["aid"] = fps, pfps, aids
         with open(self.path(level, worker), "ab") as f:
             rec.tofile(f)
-        self.bytes += rec.nbytes
 
     def find(self, level: int, fp: int) -> tuple[int, int, int] | None:
         """(parent's fingerprint, worker, action id) of state `fp` of `level`."""

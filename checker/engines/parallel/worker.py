@@ -52,6 +52,7 @@ class Part:
         self.trail = Trail(folder)
         self.level = Level(folder, "w0-l1", keep)
         self.depth = 1
+        self.level_disk = 0  # bytes of this level's chunks on disk
         self.proposals: Level | None = None
         self.mine: FingerprintTable | None = None  # this level's proposals
         self.glob = None  # the visited set of the levels before: slots
@@ -222,10 +223,12 @@ class Part:
                 self.trail.write(self.depth + 1, self.worker, kept_fps, kept_p, kept_a)
                 kept_by_action.update(np.asarray(kept_a, dtype=np.uint32).tolist())
         self.level = nxt.close()
+        spill = self.proposals.disk_bytes + self.level_disk  # what this level and its proposals took on disk
+        self.level_disk = self.level.disk_bytes
         self.proposals = None
         self.depth += 1
         return {"kept": len(self.level), "kept_by_action": dict(kept_by_action),
-                "fields": self.fields.size(), "spilled": self.level.files}
+                "fields": self.fields.size(), "disk": spill}
 
     def drop_table(self) -> None:
         if self.mine is not None:
