@@ -145,6 +145,7 @@ def test_the_fingerprint_search_counts_as_bfs(spec, spill_everything):
     assert (fp.verdict, fp.distinct_states, fp.states_generated, fp.depth) == (
         exact.verdict, exact.distinct_states, exact.states_generated, exact.depth)
     assert fp.coverage == exact.coverage
+    assert fp.extra["search"]["level_disk_bytes"] > 0  # the levels went to disk and came back
 
 
 @pytest.mark.parametrize("model", ["classic/diehard.toml", "pip473/orphan-op.toml", "pip473/late-write-merged.toml"])

@@ -32,15 +32,16 @@ from .trail import Trail
 from .wire import recv, send
 
 BATCH = 1024  # states expanded between looks at the tables (and messages)
-KEEP = 1 << 19  # rows of a level kept in memory before its chunks go to disk
+KEEP = 1 << 17  # rows of a level kept in memory before its chunks go to disk
+MEMO = 1 << 16  # verdicts remembered per generation (checker/verdicts.py): PIP-473 reuses about one in ten
 
 
 class Part:
     """One worker's part of the search: the level it expands, its proposals
     for the next, the field numbering of its states, its checks."""
 
-    def __init__(self, job: Job, spec, folder: str, keep: int = KEEP) -> None:
-        self.job, self.spec, self.folder, self.keep = job, spec, folder, keep
+    def __init__(self, job: Job, spec, folder: str) -> None:
+        self.job, self.spec, self.folder, self.keep = job, spec, folder, KEEP
         self.worker = 0
         self.successors, self.canonical = reductions.representatives(spec)
         self.fields = Fields()
@@ -48,9 +49,9 @@ class Part:
         self.new_actions: list[str] = []
         self.pending = set(job.witnesses)
         witness_check = job.witness_checker(self.pending) if self.pending else None
-        self.verdicts = Verdicts(spec, job.invariant_checker(), witness_check, self.pending)
+        self.verdicts = Verdicts(spec, job.invariant_checker(), witness_check, self.pending, limit=MEMO)
         self.trail = Trail(folder)
-        self.level = Level(folder, "w0-l1", keep)
+        self.level = Level(folder, "w0-l1", self.keep)
         self.depth = 1
         self.level_disk = 0  # bytes of this level's chunks on disk
         self.proposals: Level | None = None
