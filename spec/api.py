@@ -149,6 +149,15 @@ class Spec:
         raise NotImplementedError
 
     # -- optional -----------------------------------------------------------
+    def observation_parts(self):
+        """Optional, for speed: `observe` as parts, [(fields, part)], each
+        `part(state)` a dict of some symbols computed from those fields of the
+        (NamedTuple) state only, every symbol from one part, their union
+        `observe`'s. The fingerprint search then remembers each part's values
+        and each property's verdict per combination of the fields it reads
+        (checker/verdicts.py). None: observe is one piece."""
+        return None
+
     def complete_trace(self, path: list, prop: str) -> list:
         """A counterexample found with a reduction bound on, made a run of the
         spec without it (the steps a reduction leaves out, appended); as given

@@ -157,6 +157,8 @@ a truth table in tests/test_pip473_truth_tables.py.
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..api import Bound, Spec, SpecError
 from . import coordinator as tc
 from . import publish, recovery, segments
@@ -166,7 +168,7 @@ from .footprints import footprints
 from .notify import deliver_event
 from .store import header_state
 from .plan import parse_acks, parse_plain, parse_writes
-from .properties import declare, observe
+from .properties import PARTS, declare, observe
 from .symmetry import getter, op_slots, permute, plan_classes, signatures
 from .state import (
     ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO, SUB_NAMES, S,
@@ -441,6 +443,9 @@ class Pip473(Spec):
 
     def observe(self, s: S):
         return observe(self, s)
+
+    def observation_parts(self):
+        return [(fields, partial(part, self)) for fields, part in PARTS]
 
     def complete_trace(self, path, prop):
         """replies = owed: a counterexample whose last state owes its client

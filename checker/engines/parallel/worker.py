@@ -25,7 +25,7 @@ import numpy as np
 from ... import reductions
 from ...exploration import peak_memory_mb
 from ...job import Job
-from ...verdicts import Verdicts
+from ...verdicts import PartVerdicts, Verdicts, row_positions
 from .records import Fields, Level, rows_of
 from .table import FingerprintTable, contains_in, open_shared
 from .trail import Trail
@@ -146,8 +146,7 @@ class Part:
                     idx = np.flatnonzero(~contains_in(self.glob, keys)) if self.glob is not None else np.arange(len(items))
                     idx = idx[mine.add(keys[idx])]
                     if vkey is None and idx.size:
-                        pos = verdicts.positions(items[idx[0]][1])
-                        vkey = (lambda r: None) if pos is None else itemgetter(*[p + 1 for p in pos])
+                        vkey = self._verdicts_of_rows(items[idx[0]][1])
                     orders, new_aids = [], []
                     for i in idx.tolist():
                         row, t, pf, aid, g = items[i]
@@ -155,8 +154,7 @@ class Part:
                         props.append(row, f, pf, aid)
                         orders.append(g)
                         new_aids.append(aid)
-                        k = vkey(row)
-                        bad, holds = verdicts(t) if k is None else verdicts.keyed(k, t)
+                        bad, holds = vkey(row, t)
                         if bad is not None and head["violation"] is None:
                             head["violation"] = [f, pf, aid, bad, g]
                         if pending:
@@ -181,6 +179,21 @@ class Part:
                 new_actions = self.new_actions
                 yield head
         yield self.done()
+
+    def _verdicts_of_rows(self, t):
+        """verdicts(row, t): by parts, when the spec observes in parts;
+        else Verdicts remembered under the observed fields' numbers."""
+        verdicts, job = self.verdicts, self.job
+        positions = row_positions(t)
+        if positions is not None and not job.z3_eval and self.spec.observation_parts() is not None:
+            pv = PartVerdicts(self.spec, job.properties, {n: job.witnesses[n] for n in job.witnesses},
+                              self.pending, positions, MEMO)
+            return pv
+        pos = verdicts.positions(t)
+        if pos is None:
+            return lambda row, t: verdicts(t)
+        key = itemgetter(*[p + 1 for p in pos])
+        return lambda row, t: verdicts.keyed(key(row), t)
 
     def done(self) -> dict:
         """The last head of a level (expanded, or stopped early)."""
