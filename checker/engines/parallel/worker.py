@@ -18,7 +18,8 @@ from __future__ import annotations
 import signal
 import time
 from collections import Counter
-from operator import itemgetter
+from itertools import compress
+from operator import is_not, itemgetter
 
 import numpy as np
 
@@ -99,7 +100,7 @@ class Part:
         found, the witnesses found), the last with done=True."""
         fields, verdicts, pending, mine = self.fields, self.verdicts, self.pending, self.mine
         nxt, canonical = self.successors, self.canonical
-        number, fprint, state_of = fields.row, fields.fingerprint, fields.state
+        number, fprint, state_of, ids = fields.row, fields.fingerprint, fields.state, fields.ids
         action_ids, new_actions = self.action_ids, self.new_actions
         props = self.proposals
         deadlocks = self.job.deadlock
@@ -116,6 +117,7 @@ class Part:
                 for k in range(lo, min(lo + limit, len(rows))):
                     prow = rows[k]
                     s = state_of(prow)
+                    stype, slen = type(s), len(s) if isinstance(s, tuple) else -1
                     n = 0
                     for a, t in nxt(s):
                         n += 1
@@ -127,6 +129,12 @@ class Part:
                         if canonical is not None:
                             t = canonical(t)
                             row = number(t)
+                        elif type(t) is stype and len(t) == slen:  # fields.row's fast path, inline
+                            row = prow.copy()
+                            for i in compress(range(slen), map(is_not, t, s)):
+                                v = t[i]
+                                x = ids[i].get(v)
+                                row[i + 1] = x if x is not None else fields.number(i, v)
                         else:
                             row = number(t, s, prow)
                         key = tuple(row)
