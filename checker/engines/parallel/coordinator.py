@@ -122,12 +122,15 @@ class Coordinator:
         try:
             depth = self._initial()
             size = self.sizes[0] if self.sizes else 0
+            if size and self.violation is None:
+                self.incomplete = job.depth_reached(depth)
             while size and self.violation is None and self.incomplete is None:
                 if not self.remotes and self.n > 1 and size >= max(SPLIT_AT, 2 * self.n):
                     self._fork()
                 size = self._level(depth)
                 if size and self.violation is None and self.incomplete is None:  # bfs's depth: the levels expanded
                     depth += 1
+                    self.incomplete = job.depth_reached(depth)
             idle = True
         except KeyboardInterrupt:
             self.incomplete = "interrupted"

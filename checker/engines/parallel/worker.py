@@ -24,6 +24,7 @@ from operator import is_not, itemgetter
 import numpy as np
 
 from ... import reductions
+from ...errors import explained
 from ...exploration import peak_memory_mb
 from ...job import Job
 from ...verdicts import PartVerdicts, Verdicts, row_positions
@@ -353,6 +354,7 @@ def serve(conn, part: Part) -> None:
     except (EOFError, OSError):  # the coordinator is gone
         return
     except Exception as exc:  # reported by the coordinator as one line
+        exc = explained(part.job.spec, exc)  # a user spec's bug, named by its guard
         try:
             send(conn, {"error": f"{type(exc).__name__}: {exc}"})
         except OSError:
