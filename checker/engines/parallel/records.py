@@ -65,7 +65,9 @@ class Fields:
             self.values[i].append(v)
             if len(self.cache) > 1 << 16:
                 self.cache = {}
-            self.codes[i].append(_fcode(v, self.cache))
+            # the field's table keeps v's code: the cache keeps its parts' only, so that a
+            # field with as many values as states (a growing set of messages) cannot flush them
+            self.codes[i].append(_fcode(v, self.cache, remember=False))
         return k
 
     def shape(self, s) -> int:
