@@ -1,0 +1,187 @@
+"""How the `spark` engine moves states: one top-level field at a time.
+
+A state is a NamedTuple of a few dozen fields, and a state space is the
+combinations of few distinct field values (TwoPhase with 7 RMs: 4 fields,
+some thousands of values; PIP-473: 28 fields, about a thousand values in
+200,000 states). So a state is written as its fields' canonical encodings
+(`checker/encoding.py`) with their lengths in front,
+
+    varint(n + 1) | varint(len 1) ... varint(len n) | encode(field 1) ... encode(field n)
+
+(`varint(0)` then `encode(state)` for a state that is not a tuple), and
+each side remembers what it has already seen:
+
+- `FieldCodec.pack` keeps, per field value, its encoding and its fingerprint
+  code, so a successor costs a dict lookup per field. Its 64-bit fingerprint
+  is `encoding.fingerprint`'s: the blake2b of the fingerprint codes under the
+  tuple's head, a bool written as the int it equals (`_fcode` there).
+  The memory is by value, so equal values (1 and True) share the encoding of
+  the first one met: the search identifies states by equality, as bfs's
+  visited set and the fingerprints do.
+- `FieldCodec.unpack` keeps, per (position, encoded field), the field
+  rebuilt with its classes (`spark_revive.Shapes`), so a frontier state
+  costs a slice and a dict lookup per field. The bytes are untrusted (they
+  come from checkpoint files): lengths are checked, and each field not yet
+  seen is decoded by `encoding.decode`, which checks everything else.
+
+A codec also learns the state classes of what it packs (`Shapes.learn_field`,
+once per distinct field value). Both memories are dropped at `limit`
+entries. Nothing here is pickled or uses Python's hash() for anything kept.
+"""
+
+from __future__ import annotations
+
+from ..encoding import EncodingError, decode, encode, fingerprint_bytes
+from .spark_revive import Shapes
+
+
+def _varint(n: int, out: bytearray) -> None:
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        if pos >= len(data):
+            raise EncodingError("truncated state")
+        b = data[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        if b < 0x80:
+            return n, pos
+        shift += 7
+        if shift > 63:
+            raise EncodingError("varint too long in a state")
+
+
+def _has_bool(v) -> bool:
+    t = type(v)
+    if t is bool:
+        return True
+    if t is frozenset or isinstance(v, tuple):
+        return any(_has_bool(x) for x in v)
+    return False
+
+
+def _as_ints(v):
+    """`v` with every bool replaced by the int it equals (an equal value)."""
+    t = type(v)
+    if t is bool:
+        return int(v)
+    if t is frozenset:
+        return frozenset(_as_ints(x) for x in v)
+    if isinstance(v, tuple):
+        return tuple(_as_ints(x) for x in v)
+    return v
+
+
+def _head(n: int) -> bytes:
+    out = bytearray(b"(")
+    _varint(n, out)
+    return bytes(out)
+
+
+def signed(fp: int) -> int:
+    """A 64-bit fingerprint as Spark's and Arrow's int64: the same bits, two's complement."""
+    return fp - (1 << 64) if fp >= 1 << 63 else fp
+
+
+class FieldCodec:
+    def __init__(self, shapes: Shapes, learner: Shapes | None = None, limit: int = 1 << 17) -> None:
+        self.shapes = shapes          # frozen: what unpack rebuilds classes with
+        self.learner = learner        # what pack teaches the classes it meets (None: learn nothing)
+        self.limit = limit
+        self.codes: list[dict] = []   # per position: field value -> (encoding, fingerprint code)
+        self.fields: list[dict] = []  # per position: encoded field -> rebuilt field
+        self.size = 0                 # entries in both
+        self.top = None               # the last top-level class packed
+        self.heads: dict[int, bytes] = {}
+
+    # -- packing -------------------------------------------------------------
+    def _room(self, n: int) -> None:
+        """Per-position memories for n fields, emptied when they hold `limit` entries."""
+        self.size += 1
+        if self.size > self.limit or len(self.codes) < n:
+            self.codes = [{} for _ in range(max(n, len(self.codes)))]
+            self.fields = [{} for _ in range(len(self.codes))]
+            self.size = 0
+
+    def _code(self, i: int, v) -> tuple[bytes, bytes]:
+        enc = encode(v)   # refuses what a state cannot hold (so v is hashable below)
+        fcode = encode(_as_ints(v)) if _has_bool(v) else enc
+        if self.learner is not None:
+            self.learner.learn_field(i, v)
+        self.codes[i][v] = (enc, fcode)
+        return enc, fcode
+
+    def pack(self, s) -> tuple[int, bytes]:
+        """(signed fingerprint, packed bytes) of state `s`."""
+        if not isinstance(s, tuple):
+            if self.learner is not None:
+                self.learner.learn(s)
+            enc = encode(s)
+            fcode = encode(_as_ints(s)) if _has_bool(s) else enc
+            return signed(fingerprint_bytes(fcode)), b"\x00" + enc
+        n = len(s)
+        if type(s) is not self.top:
+            if self.learner is not None:
+                self.learner.learn_top(s)
+            self.top = type(s)
+        if len(self.codes) < n:
+            self._room(n)
+        codes = self.codes
+        encs, fcodes = [], []
+        lengths = bytearray()
+        _varint(n + 1, lengths)
+        for i, v in enumerate(s):
+            try:
+                c = codes[i].get(v)
+            except TypeError:   # an unhashable value: encode() names it
+                c = None
+            if c is None:
+                self._room(n)
+                codes = self.codes
+                c = self._code(i, v)
+            encs.append(c[0])
+            fcodes.append(c[1])
+            _varint(len(c[0]), lengths)
+        head = self.heads.get(n)
+        if head is None:
+            head = self.heads[n] = _head(n)
+        return signed(fingerprint_bytes(head + b"".join(fcodes))), bytes(lengths) + b"".join(encs)
+
+    # -- unpacking -----------------------------------------------------------
+    def unpack(self, data: bytes):
+        """The state that `data` packs, with its classes rebuilt."""
+        n1, pos = _read_varint(data, 0)
+        if n1 == 0:
+            return self.shapes.revive(decode(data[pos:]))
+        n = n1 - 1
+        if n > len(data):
+            raise EncodingError("more fields than bytes in a state")
+        lengths = []
+        for _ in range(n):
+            ln, pos = _read_varint(data, pos)
+            lengths.append(ln)
+        if pos + sum(lengths) != len(data):
+            raise EncodingError("field lengths do not add up to the state")
+        if len(self.fields) < n:
+            self._room(n)
+        fields = self.fields
+        out = []
+        for i, ln in enumerate(lengths):
+            b = data[pos:pos + ln]
+            v = fields[i].get(b, _MISSING)
+            if v is _MISSING:
+                self._room(n)
+                fields = self.fields
+                v = fields[i][b] = self.shapes.revive_field(i, decode(b))
+            out.append(v)
+            pos += ln
+        return self.shapes.make_top(out)
+
+
+_MISSING = object()
