@@ -251,6 +251,13 @@ class _Search:
                 notes.append(failed)
         return notes, counts
 
+    def damaged(self, k: int, exc: Exception) -> Exception:
+        """The error for level k's files, unreadable while a trace is rebuilt."""
+        if isinstance(exc, OSError) and not isinstance(exc, (FileNotFoundError, NotADirectoryError)) \
+                and exc.errno is not None:
+            return EnvironmentFault(f"{self.root}: cannot read the checkpoint ({_why(exc)})")
+        return EngineError(f"{self.root}: cannot read the checkpoint at level {k} ({_first_line(exc)[:200]})")
+
     # -- state classes (spark_revive) -----------------------------------------
     def learn_records(self, records: list) -> None:
         try:
