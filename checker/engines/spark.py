@@ -233,8 +233,9 @@ class _Search:
         to their owners, merge each partition (see the module doc)."""
         P, root = self.partitions, self.root
         sc = self.session.sparkContext
-        rows = (sc.parallelize(range(P), P)
-                .mapPartitions(expand_task(self.wj, pending, self.shapes, root, k, P))
+        E = min(P, max(1, sc.defaultParallelism))
+        rows = (sc.parallelize(range(E), E)
+                .mapPartitions(expand_task(self.wj, pending, self.shapes, root, k, P, E))
                 .partitionBy(P, _identity)
                 .mapPartitionsWithIndex(merge_task(root, k))
                 .collect())

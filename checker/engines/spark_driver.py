@@ -23,7 +23,7 @@ import os
 
 from . import spark_level
 from .spark_revive import Shapes
-from .spark_worker import Expansion, WorkerJob, expand_part, failure
+from .spark_worker import Expansion, WorkerJob, expand_parts, failure
 
 DEFAULT_THRESHOLD = 10_000
 ENV = "TXNCHECK_SPARK_DRIVER_BELOW"
@@ -45,17 +45,13 @@ def expand(wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, root: str, k
     `Expansion` over the whole frontier, as one task would."""
     e = Expansion(wj, pending, shapes, partitions)
     tables: list[list] = [[] for _ in range(partitions)]
-    for j in range(partitions):
-        it = expand_part(e, root, k, j)
-        while True:
-            try:
-                o, t = next(it)
-            except StopIteration as stop:
-                if stop.value:   # a read failed
-                    return {**e.notes(), **stop.value}, tables
-                break
-            tables[o].append(t)
-    return e.notes(), tables
+    it = expand_parts(e, root, k, list(range(partitions)))
+    while True:
+        try:
+            o, t = next(it)
+        except StopIteration as stop:
+            return {**e.notes(), **(stop.value or {})}, tables
+        tables[o].append(t)
 
 
 def merge(root: str, k: int, tables: list[list]) -> tuple[dict[str, int], dict | None]:

@@ -220,13 +220,30 @@ def failure(exc: BaseException, k: int) -> dict | None:
     return None
 
 
-def expand_part(e: Expansion, root: str, k: int, j: int):
-    """Expand part j of level k with `e`; yields (owner, table), then the
-    notes (with a `failure` if a read failed)."""
-    batches = spark_level.part_batches(root, k, j, CHUNK)
+def _chunks(root: str, k: int, parts: list[int]):
+    """(fps, packed states) of the given parts of level k, CHUNK rows at a
+    time (a chunk may span parts: the more a chunk holds, the fewer
+    duplicate candidates leave it)."""
+    fps: list[int] = []
+    states: list[bytes] = []
+    for j in parts:
+        for f, s in spark_level.part_batches(root, k, j, CHUNK):
+            fps += f
+            states += s
+            while len(fps) >= CHUNK:
+                yield fps[:CHUNK], states[:CHUNK]
+                fps, states = fps[CHUNK:], states[CHUNK:]
+    if fps:
+        yield fps, states
+
+
+def expand_parts(e: Expansion, root: str, k: int, parts: list[int]):
+    """Expand the given parts of level k with `e`; yields (owner, table).
+    Returns None, or a `failure` if a read failed."""
+    chunks = _chunks(root, k, parts)
     while True:
         try:
-            fps, states = next(batches)
+            fps, states = next(chunks)
             frontier = e.unpack(states)
         except StopIteration:
             break
@@ -239,19 +256,21 @@ def expand_part(e: Expansion, root: str, k: int, j: int):
     return None
 
 
-def expand_task(wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, root: str, k: int, partitions: int):
-    """mapPartitions over the partition numbers: expand part j of level k;
-    yields (owner, ("c", IPC table)) and, to its own number, (j, ("n", notes))."""
+def expand_task(wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, root: str, k: int, partitions: int,
+                tasks: int):
+    """mapPartitions over the task numbers 0..tasks-1: task i expands the
+    parts j of level k with j mod tasks = i; yields (owner, ("c", IPC table))
+    and, once, (i mod partitions, ("n", notes))."""
 
-    def run(parts):
-        for j in parts:
+    def run(numbers):
+        for i in numbers:
             e = Expansion(wj, pending, shapes, partitions)
-            it = expand_part(e, root, k, j)
+            it = expand_parts(e, root, k, list(range(i, partitions, tasks)))
             while True:
                 try:
                     o, t = next(it)
                 except StopIteration as stop:
-                    yield j, ("n", {**e.notes(), **(stop.value or {})})
+                    yield i % partitions, ("n", {**e.notes(), **(stop.value or {})})
                     break
                 yield o, ("c", to_ipc(t))
 
