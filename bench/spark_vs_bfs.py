@@ -15,7 +15,9 @@ Cases:
                 --max-seconds cuts both runs
 
 The Spark session is started before the Spark run (its JVM's start is
-printed apart), so Spark's figures are the search's. Spark's time is split:
+printed apart) and warmed up on a small model with every level on Spark
+(`--cold` skips that), so Spark's figures are the search's in a steady
+state, as in the later levels of a long run. Spark's time is split:
   * driver phases (wall): spark (the levels run as Spark jobs), driver (the
     levels expanded in the driver), trace;
   * the expansion's CPU by part, summed over tasks (on Spark's Python
@@ -132,18 +134,41 @@ def largest_pip473(probe_states: int):
     return best
 
 
-def start_spark(master: str) -> None:
+def start_spark(master: str, warm_up: bool) -> None:
+    """Start the session, and unless told not to, warm it up: TwoPhase with 5
+    RMs with every level on Spark starts the Python workers and lets the
+    JVM compile the shuffle's code, as the first minutes of a long run do."""
+    import os
+
     from txncheck.checker.engines.spark_session import spark_session
+    from txncheck.checker.engines.spark_driver import ENV
 
     t0, c0 = time.monotonic(), self_cpu()
     spark_session(master)
     print(f"Spark session on {master} started in {time.monotonic() - t0:.1f} s wall, "
           f"{self_cpu() - c0:.1f} s driver CPU", flush=True)
+    if not warm_up:
+        return
+    cpu = SparkCpu()
+    t0, c0 = time.monotonic(), cpu.sample()
+    saved = os.environ.get(ENV)
+    os.environ[ENV] = "0"
+    try:
+        m = replace(load_model(ROOT / "models" / "classic" / "twophase-rm6.toml"), constants={"rm": 5})
+        check_model(m, engine="spark", keep_graph=False)
+    finally:
+        if saved is None:
+            os.environ.pop(ENV)
+        else:
+            os.environ[ENV] = saved
+    c = cpu.sample()
+    print(f"warm-up (TwoPhase 5 RMs, every level on Spark): {time.monotonic() - t0:.1f} s wall, "
+          f"{c[0] - c0[0] + c[1] - c0[1]:.1f} s CPU", flush=True)
 
 
 def run(model, engine: str, args) -> tuple:
     if engine == "spark":
-        start_spark(args.master)
+        start_spark(args.master, not args.cold)
     clock = LevelClock() if engine == "spark" else DepthClock()
     opts = {"master": args.master} if engine == "spark" else {}
     t0, c0 = time.monotonic(), self_cpu()
@@ -196,8 +221,8 @@ def levels_side_by_side(per_level: list, spark_cpu: dict, bfs_seconds: dict, n_c
     levels of 100,000 generated states or more."""
     if not per_level:
         return
-    print(f"{'depth':>5} {'frontier':>9} {'new':>9} {'generated':>10} {'spark s':>8} {'CPU s':>6} {'where':>6} "
-          f"{'spark gen/s':>12} {'bfs s~':>7} {'CPU s~':>6} {'bfs gen/s~':>11}")
+    print(f"{'depth':>5} {'frontier':>9} {'new':>9} {'generated':>10} {'candidates':>10} {'spark s':>8} {'CPU s':>6} "
+          f"{'where':>6} {'spark gen/s':>12} {'bfs s~':>7} {'CPU s~':>6} {'bfs gen/s~':>11}")
     big = [0, 0.0, 0.0, 0.0, 0.0]   # generated, spark wall, spark CPU, bfs wall, bfs CPU over the large levels
     for x in per_level:
         g = x.get("generated") or 0
@@ -206,8 +231,9 @@ def levels_side_by_side(per_level: list, spark_cpu: dict, bfs_seconds: dict, n_c
         sr = f"{g / x['seconds']:,.0f}" if x["seconds"] > 0 else ""
         br = f"{g / b[0]:,.0f}" if b and b[0] else ""
         bs, bc = (f"{b[0]:.2f}", f"{b[1]:.2f}") if b is not None else ("", "")
+        cand = f"{x['candidates']:,}" if "candidates" in x else ""
         print(f"{x['depth']:>5} {x['frontier']:>9,} {'' if x['new'] is None else format(x['new'], ','):>9} {g:>10,} "
-              f"{x['seconds']:>8.2f} {c:>6.2f} {x['where']:>6} {sr:>12} {bs:>7} {bc:>6} {br:>11}")
+              f"{cand:>10} {x['seconds']:>8.2f} {c:>6.2f} {x['where']:>6} {sr:>12} {bs:>7} {bc:>6} {br:>11}")
         if g >= 100_000 and b:
             for i, v in enumerate((g, x["seconds"], c, b[0], b[1])):
                 big[i] += v
@@ -230,6 +256,8 @@ def main() -> int:
     ap.add_argument("--probe-states", type=int, default=200000,
                     help="largest-model probe: bfs budget per model (default 200000)")
     ap.add_argument("--max-seconds", type=float, default=None, help="budget per engine run (incomplete when hit)")
+    ap.add_argument("--cold", action="store_true",
+                    help="no warm-up: the measured run also pays the Python workers' start and the JVM's compiling")
     args = ap.parse_args()
     cases = args.case or ["twophase-rm7", "pip473"]
     if "twophase-rm6" in cases:

@@ -41,7 +41,7 @@ import time
 
 from ..job import Job, Outcome, Verdict, Violation, ViolationKind
 from ..errors import EngineError, EnvironmentFault
-from ..exploration import peak_memory_mb
+from ..exploration import gc_paused, peak_memory_mb
 from . import spark_driver, spark_level
 from .spark_checkpoint import (
     Manifest, check_identity, check_writable, identity, is_remote, read_manifest, write_manifest,
@@ -65,7 +65,7 @@ def run(job: Job) -> Outcome:
     if resume:
         manifest = read_manifest(resume)  # fail on a bad checkpoint before starting Spark
         check_identity(resume, manifest, identity(wj))
-    below = spark_driver.threshold()
+    below, asked = spark_driver.threshold(), spark_driver.asked_partitions()
     check_master(job.options.master, resume or ckpt)   # before Spark starts, in seconds
     if resume or ckpt:
         check_writable(resume or ckpt)
@@ -77,7 +77,7 @@ def run(job: Job) -> Outcome:
             raise EngineError("engine 'spark' on a cluster needs --checkpoint DIR on storage every executor shares")
         root = tempfile.mkdtemp(prefix="txncheck-spark-")
     try:
-        return _Search(job, wj, session, root, manifest, below).run()
+        return _Search(job, wj, session, root, manifest, below, asked).run()
     finally:
         if temporary:
             shutil.rmtree(root, ignore_errors=True)
@@ -85,7 +85,7 @@ def run(job: Job) -> Outcome:
 
 class _Search:
     def __init__(self, job: Job, wj: WorkerJob, session, root: str, manifest: Manifest | None,
-                 below: int = spark_driver.DEFAULT_THRESHOLD) -> None:
+                 below: int = spark_driver.DEFAULT_THRESHOLD, partitions: int | None = None) -> None:
         self.job, self.wj, self.session, self.root = job, wj, session, root
         self.m = manifest
         self.shapes = Shapes()
@@ -96,15 +96,18 @@ class _Search:
             except (ShapeError, TypeError, ValueError) as exc:
                 raise EngineError(f"{root}: corrupt checkpoint manifest (shapes: {exc})") from None
         self.shapes.freeze()
-        self.partitions = manifest.partitions if manifest is not None else \
-            max(2, 2 * session.sparkContext.defaultParallelism)
+        if manifest is not None:
+            self.partitions = manifest.partitions   # a resumed run keeps its owners
+        else:
+            self.partitions = partitions or max(2, session.sparkContext.defaultParallelism)
         # Wall seconds per driver phase; CPU seconds of the expansion by part, on Spark's Python
         # workers (summed over tasks) and in the driver (small levels).
         self.phases = {"driver": 0.0, "spark": 0.0, "trace": 0.0}
         self.worker: dict[str, float] = {}
         self.in_driver: dict[str, float] = {}
         self.threshold = below   # a frontier below this many states is expanded in the driver
-        self.per_level: list[dict] = []   # this run's levels: depth, frontier, new, seconds, where
+        self.per_level: list[dict] = []   # this run's levels: depth, frontier, new, seconds, where, ...
+        self.shuffled: dict = {}          # the last level's candidates (and bytes shuffled, on Spark)
 
     # -- level 1 ------------------------------------------------------------
     def start(self) -> None:
@@ -156,8 +159,10 @@ class _Search:
         t = time.monotonic()
         where = "driver" if m.levels[k - 1] < self.threshold else "spark"
         self.write(lambda: spark_level.new_level(self.root, k + 1))
+        self.shuffled = {}
         if where == "driver":
-            notes, per_action = self.expand_in_driver(k, pending)
+            with gc_paused():
+                notes, per_action = self.expand_in_driver(k, pending)
             cpu = self.in_driver
         else:
             notes, per_action = self.expand_on_spark(k, pending)
@@ -182,7 +187,7 @@ class _Search:
         m.shapes = self.shape_records()
         self.write(lambda: write_manifest(self.root, m))
         self.per_level.append({"depth": k, "frontier": m.levels[k - 1], "new": n_new,
-                               "generated": sum(gen.values()),
+                               "generated": sum(gen.values()), **self.shuffled,
                                "seconds": round(time.monotonic() - t, 3), "where": where})
         return None
 
@@ -226,6 +231,7 @@ class _Search:
         if notes["bad"] or notes["conflict"] or "damaged" in notes:
             return [notes], {}
         counts, failed = spark_driver.merge(self.root, k, tables)
+        self.shuffled = {"candidates": sum(t.num_rows for ts in tables for t in ts)}
         return [notes, *([failed] if failed else [])], counts
 
     def expand_on_spark(self, k: int, pending):
@@ -240,16 +246,18 @@ class _Search:
                 .mapPartitionsWithIndex(merge_task(root, k))
                 .collect())
         notes, counts = [], {}
-        for r in rows:
-            if r[0] == "notes":
-                notes.append(r[1])
+        shuffled = self.shuffled = {"candidates": 0, "shuffle_bytes": 0}
+        for kind, r in rows:
+            if kind == "notes":
+                notes.append(r)
                 continue
-            _, part, cpu, failed = r
-            for name, n in part.items():
+            for name, n in r["new"].items():
                 counts[name] = counts.get(name, 0) + n
-            self.worker["merge"] = self.worker.get("merge", 0.0) + cpu
-            if failed:
-                notes.append(failed)
+            self.worker["merge"] = self.worker.get("merge", 0.0) + r["cpu"]
+            shuffled["candidates"] += r["candidates"]
+            shuffled["shuffle_bytes"] += r["bytes"]
+            if r["failure"]:
+                notes.append(r["failure"])
         return notes, counts
 
     def damaged(self, k: int, exc: Exception) -> Exception:

@@ -4,9 +4,9 @@ A state is a NamedTuple of a few dozen fields, and a state space is the
 combinations of few distinct field values (TwoPhase with 7 RMs: 4 fields,
 some thousands of values; PIP-473: 28 fields, about a thousand values in
 200,000 states). So a state is written as its fields' canonical encodings
-(`checker/encoding.py`) with their lengths in front,
+(`checker/encoding.py`), each with its length in front,
 
-    varint(n + 1) | varint(len 1) ... varint(len n) | encode(field 1) ... encode(field n)
+    varint(n + 1) | varint(len 1) encode(field 1) | ... | varint(len n) encode(field n)
 
 (`varint(0)` then `encode(state)` for a state that is not a tuple), and
 each side remembers what it has already seen:
@@ -31,7 +31,9 @@ entries. Nothing here is pickled or uses Python's hash() for anything kept.
 
 from __future__ import annotations
 
-from ..encoding import EncodingError, decode, encode, fingerprint_bytes
+from hashlib import blake2b
+
+from ..encoding import EncodingError, decode, encode
 from .spark_revive import Shapes
 
 
@@ -89,18 +91,22 @@ def signed(fp: int) -> int:
     return fp - (1 << 64) if fp >= 1 << 63 else fp
 
 
+def _fingerprint(fcode: bytes) -> int:
+    """`encoding.fingerprint_bytes`, read as a signed 64-bit int (`signed`)."""
+    return int.from_bytes(blake2b(fcode, digest_size=8).digest(), "little", signed=True)
+
+
 class FieldCodec:
     def __init__(self, shapes: Shapes, learner: Shapes | None = None, limit: int = 1 << 17) -> None:
         self.shapes = shapes          # frozen: what unpack rebuilds classes with
         self.learner = learner        # what pack teaches the classes it meets (None: learn nothing)
         self.limit = limit
-        self.codes: list[dict] = []   # per position: field value -> (encoding, fingerprint code)
+        self.codes: list[dict] = []   # per position: field value -> (varint(len) + encoding, fingerprint code)
         self.fields: list[dict] = []  # per position: encoded field -> rebuilt field
         self.size = 0                 # entries in both
         self.top = None               # the last top-level class packed
-        self.heads: dict[int, bytes] = {}
+        self.heads: dict[int, tuple[bytes, bytes]] = {}   # n -> (varint(n + 1), the tuple's fingerprint head)
 
-    # -- packing -------------------------------------------------------------
     def _room(self, n: int) -> None:
         """Per-position memories for n fields, emptied when they hold `limit` entries."""
         self.size += 1
@@ -109,13 +115,17 @@ class FieldCodec:
             self.fields = [{} for _ in range(len(self.codes))]
             self.size = 0
 
+    # -- packing -------------------------------------------------------------
     def _code(self, i: int, v) -> tuple[bytes, bytes]:
+        self._room(i + 1)
         enc = encode(v)   # refuses what a state cannot hold (so v is hashable below)
         fcode = encode(_as_ints(v)) if _has_bool(v) else enc
         if self.learner is not None:
             self.learner.learn_field(i, v)
-        self.codes[i][v] = (enc, fcode)
-        return enc, fcode
+        framed = bytearray()
+        _varint(len(enc), framed)
+        c = self.codes[i][v] = (bytes(framed) + enc, fcode)
+        return c
 
     def pack(self, s) -> tuple[int, bytes]:
         """(signed fingerprint, packed bytes) of state `s`."""
@@ -123,35 +133,27 @@ class FieldCodec:
             if self.learner is not None:
                 self.learner.learn(s)
             enc = encode(s)
-            fcode = encode(_as_ints(s)) if _has_bool(s) else enc
-            return signed(fingerprint_bytes(fcode)), b"\x00" + enc
+            return _fingerprint(encode(_as_ints(s)) if _has_bool(s) else enc), b"\x00" + enc
         n = len(s)
         if type(s) is not self.top:
             if self.learner is not None:
                 self.learner.learn_top(s)
             self.top = type(s)
+        heads = self.heads.get(n)
+        if heads is None:
+            count = bytearray()
+            _varint(n + 1, count)
+            heads = self.heads[n] = (bytes(count), _head(n))
         if len(self.codes) < n:
             self._room(n)
-        codes = self.codes
-        encs, fcodes = [], []
-        lengths = bytearray()
-        _varint(n + 1, lengths)
-        for i, v in enumerate(s):
-            try:
-                c = codes[i].get(v)
-            except TypeError:   # an unhashable value: encode() names it
-                c = None
-            if c is None:
-                self._room(n)
-                codes = self.codes
-                c = self._code(i, v)
-            encs.append(c[0])
-            fcodes.append(c[1])
-            _varint(len(c[0]), lengths)
-        head = self.heads.get(n)
-        if head is None:
-            head = self.heads[n] = _head(n)
-        return signed(fingerprint_bytes(head + b"".join(fcodes))), bytes(lengths) + b"".join(encs)
+        try:
+            cs = [d.get(v) for d, v in zip(self.codes, s)]
+        except TypeError:   # an unhashable value: encode() names it
+            cs = [None] * n
+        if None in cs:
+            cs = [c if c is not None else self._code(i, s[i]) for i, c in enumerate(cs)]
+        return (_fingerprint(heads[1] + b"".join([c[1] for c in cs])),
+                heads[0] + b"".join([c[0] for c in cs]))
 
     # -- unpacking -----------------------------------------------------------
     def unpack(self, data: bytes):
@@ -162,25 +164,30 @@ class FieldCodec:
         n = n1 - 1
         if n > len(data):
             raise EncodingError("more fields than bytes in a state")
-        lengths = []
-        for _ in range(n):
-            ln, pos = _read_varint(data, pos)
-            lengths.append(ln)
-        if pos + sum(lengths) != len(data):
-            raise EncodingError("field lengths do not add up to the state")
         if len(self.fields) < n:
             self._room(n)
         fields = self.fields
         out = []
-        for i, ln in enumerate(lengths):
-            b = data[pos:pos + ln]
-            v = fields[i].get(b, _MISSING)
+        for i in range(n):
+            b = data[pos]
+            if b < 0x80:   # a one-byte length: most fields
+                pos += 1
+                end = pos + b
+            else:
+                ln, pos = _read_varint(data, pos)
+                end = pos + ln
+            if end > len(data):
+                raise EncodingError("truncated field in a state")
+            f = data[pos:end]
+            v = fields[i].get(f, _MISSING)
             if v is _MISSING:
                 self._room(n)
                 fields = self.fields
-                v = fields[i][b] = self.shapes.revive_field(i, decode(b))
+                v = fields[i][f] = self.shapes.revive_field(i, decode(f))
             out.append(v)
-            pos += ln
+            pos = end
+        if pos != len(data):
+            raise EncodingError("trailing bytes after a state")
         return self.shapes.make_top(out)
 
 

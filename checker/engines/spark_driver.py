@@ -14,7 +14,8 @@ bounded by the threshold); the visited set is read one partition at a time,
 its fingerprints only.
 
 The threshold is `TXNCHECK_SPARK_DRIVER_BELOW` (default 10,000 frontier
-states; 0 sends every level to Spark, as the cluster tests do).
+states; 0 sends every level to Spark, as the cluster tests do). The run's
+partition count (`asked_partitions`) is read here too.
 """
 
 from __future__ import annotations
@@ -27,17 +28,37 @@ from .spark_worker import Expansion, WorkerJob, expand_parts, failure
 
 DEFAULT_THRESHOLD = 10_000
 ENV = "TXNCHECK_SPARK_DRIVER_BELOW"
+PARTITIONS_ENV = "TXNCHECK_SPARK_PARTITIONS"
+
+
+def _whole(name: str, hint: str) -> int | None:
+    from ..errors import EngineError
+
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 12:
+        raise EngineError(f"{name}={raw[:40]!r}: expected a whole number {hint}")
+    return int(raw)
 
 
 def threshold() -> int:
-    from ..errors import EngineError
+    n = _whole(ENV, "of states (0: every level on Spark)")
+    return DEFAULT_THRESHOLD if n is None else n
 
-    raw = os.environ.get(ENV, "").strip()
-    if not raw:
-        return DEFAULT_THRESHOLD
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > 12:
-        raise EngineError(f"{ENV}={raw[:40]!r}: expected a whole number of states (0: every level on Spark)")
-    return int(raw)
+
+def asked_partitions() -> int | None:
+    """P for a new run as `TXNCHECK_SPARK_PARTITIONS` asks, or None: the
+    session's cores (at least 2). A merge task holds its partition's
+    candidates of one level, so a level too large for an executor's memory
+    wants a larger P."""
+    from ..errors import EngineError
+    from .spark_checkpoint import MAX_PARTITIONS
+
+    n = _whole(PARTITIONS_ENV, f"of partitions, 1 to {MAX_PARTITIONS}")
+    if n is not None and not 1 <= n <= MAX_PARTITIONS:
+        raise EngineError(f"{PARTITIONS_ENV}={n}: expected a whole number of partitions, 1 to {MAX_PARTITIONS}")
+    return n
 
 
 def expand(wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, root: str, k: int, partitions: int):

@@ -74,7 +74,7 @@ def read_part(root: str, k: int, j: int, columns=COLUMNS):
     path = part_path(root, k, j)
     if not Path(path).is_file():   # a link to /dev/zero or a FIFO is not a part
         raise ValueError(f"{path}: missing or not a regular file")
-    t = pq.read_table(path, columns=list(columns))
+    t = pq.ParquetFile(path).read(columns=list(columns), use_threads=False)
     want = schema()
     for name in columns:
         if t.schema.field(name).type != want.field(name).type:
@@ -94,7 +94,7 @@ def part_batches(root: str, k: int, j: int, rows: int):
     for name in ("fp", "state"):
         if f.schema_arrow.field(name).type != want.field(name).type:
             raise ValueError(f"{path}: column {name} is {f.schema_arrow.field(name).type}")
-    for b in f.iter_batches(batch_size=rows, columns=["fp", "state"]):
+    for b in f.iter_batches(batch_size=rows, columns=["fp", "state"], use_threads=False):
         yield b.column(0).to_pylist(), b.column(1).to_pylist()
 
 

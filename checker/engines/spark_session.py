@@ -5,7 +5,9 @@ reused as it is; otherwise one is built for `master` (default `local[*]`)
 with the UI off and a modest number of shuffle partitions. Python workers
 run this interpreter, so they import the same txncheck.
 
-A local session listens on loopback only: Spark's driver binds its RPC and
+A local session's JVM compiles with its first tier only
+(`LOCAL_JVM_OPTIONS`), unless PYSPARK_SUBMIT_ARGS sets the driver's Java
+options. A local session listens on loopback only: Spark's driver binds its RPC and
 block-manager ports to the host's own address (`Utils.localHostName`, the
 first non-loopback one), reachable from the network, unless SPARK_LOCAL_IP
 or `spark.driver.host`/`spark.driver.bindAddress` say where. txncheck
@@ -26,6 +28,12 @@ from ..errors import EngineError, EnvironmentFault
 
 DEFAULT_MASTER = "local[*]"
 LOOPBACK = "127.0.0.1"
+# A local session's JVM only schedules tasks and moves the shuffle's bytes; the Python
+# workers do the work. Its optimizing compiler (C2) spent 1.2 s of CPU in a 30 s run
+# of TwoPhase with 7 RMs on 2 cores (bench/spark_vs_bfs.py), more than the JVM's task
+# threads; stopping at the first tier (C1) saves that and costs the task threads nothing
+# measurable (docs/performance.md, "Spark and bfs side by side").
+LOCAL_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
 # Spark's local master forms (SparkMasterRegex in core/.../SparkContext.scala): local,
 # local[N], local[*], local[N, F], local[*, F]; local-cluster[W, C, M] (its tests' mini cluster).
 _LOCAL = re.compile(r"local(\[([0-9]+|\*)(\s*,\s*[0-9]+)?\])?")
@@ -46,6 +54,7 @@ def spark_session(master: str | None = None):
         raise EnvironmentFault(f"engine 'spark': no java on PATH; {JAVA_HINT}")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    local = (master or DEFAULT_MASTER).startswith("local")
     builder = (
         SparkSession.builder.master(master or DEFAULT_MASTER)
         .appName("txncheck")
@@ -54,8 +63,11 @@ def spark_session(master: str | None = None):
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.driver.memory", "1g")
     )
+    submit = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+    if local and "java-options" not in submit and "extraJavaOptions" not in submit:
+        builder = builder.config("spark.driver.extraJavaOptions", LOCAL_JVM_OPTIONS)
     try:
-        session = _quietly(builder.getOrCreate, local=(master or DEFAULT_MASTER).startswith("local"))
+        session = _quietly(builder.getOrCreate, local=local)
     except Exception as exc:  # the JVM did not start: usually Java, or a bad master URL
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise EnvironmentFault(f"cannot start Spark (master {master or DEFAULT_MASTER}): {first}; {JAVA_HINT}"

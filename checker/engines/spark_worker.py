@@ -23,7 +23,8 @@ duplicates and self-loops inside a chunk never reach the shuffle. Its
 
 `expand_task` and `merge_task` are the two halves of a level on Spark (see
 `spark.py`): tables cross the shuffle as Arrow IPC streams, never pickled
-objects.
+objects. Both run with the cyclic GC off, as bfs does (`gc_paused`: states
+are acyclic, and a collection would rescan every live candidate).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import time
 from dataclasses import dataclass
 
 from ..encoding import encode
+from ..exploration import gc_paused
 from . import spark_level
 from .spark_codec import FieldCodec
 from .spark_revive import ShapeError, Shapes, class_name
@@ -263,6 +265,10 @@ def expand_task(wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, root: s
     and, once, (i mod partitions, ("n", notes))."""
 
     def run(numbers):
+        with gc_paused():
+            yield from _expand(numbers)
+
+    def _expand(numbers):
         for i in numbers:
             e = Expansion(wj, pending, shapes, partitions)
             it = expand_parts(e, root, k, list(range(i, partitions, tasks)))
@@ -280,13 +286,19 @@ def expand_task(wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, root: s
 def merge_task(root: str, k: int):
     """mapPartitionsWithIndex after the shuffle: write part j of level k+1
     (`spark_level.merge`); yields the notes that came with it, then
-    ("merged", {action name: new states}, CPU seconds, a `failure` or None)."""
+    ("merged", {"new": {action name: new states}, "cpu": seconds, "failure":
+    a `failure` or None, "candidates": rows received, "bytes": their size})."""
 
     def run(j, pairs):
-        tables, notes = [], []
+        with gc_paused():
+            yield from _merge(j, pairs)
+
+    def _merge(j, pairs):
+        tables, notes, size = [], [], 0
         for _, (kind, payload) in pairs:
             if kind == "c":
                 tables.append(from_ipc(payload))
+                size += len(payload)
             else:
                 notes.append(payload)
         t0 = time.thread_time()
@@ -298,6 +310,7 @@ def merge_task(root: str, k: int):
                 raise
             counts = {}
         yield from (("notes", n) for n in notes)
-        yield "merged", counts, time.thread_time() - t0, bad
+        yield "merged", {"new": counts, "cpu": time.thread_time() - t0, "failure": bad,
+                         "candidates": sum(t.num_rows for t in tables), "bytes": size}
 
     return run
