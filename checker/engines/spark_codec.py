@@ -169,6 +169,8 @@ class FieldCodec:
         fields = self.fields
         out = []
         for i in range(n):
+            if pos >= len(data):
+                raise EncodingError("truncated state")
             b = data[pos]
             if b < 0x80:   # a one-byte length: most fields
                 pos += 1
