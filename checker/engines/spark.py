@@ -372,6 +372,8 @@ class _Search:
                              "worker_seconds": {p: round(x, 3) for p, x in self.worker.items()},
                              "driver_expansion_seconds": {p: round(x, 3) for p, x in self.in_driver.items()},
                              "driver_below": self.threshold, "per_level": self.per_level,
+                             "partitions": self.partitions,
+                             "checked_depth": m.expanded if violation is None else None,
                              "checkpoint": self.job.options.checkpoint or self.job.options.resume}},
         )
 
