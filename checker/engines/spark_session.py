@@ -62,6 +62,9 @@ def spark_session(master: str | None = None):
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "8")
         .config("spark.driver.memory", "1g")
+        # A level's shuffle files go once the driver's JVM collects its RDD; Spark forces that
+        # collection every 30 min by default, so a long run's disk would hold many levels'.
+        .config("spark.cleaner.periodicGC.interval", "5min")
     )
     submit = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
     if local and "java-options" not in submit and "extraJavaOptions" not in submit:

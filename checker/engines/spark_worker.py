@@ -40,7 +40,7 @@ from . import spark_level
 from .spark_codec import FieldCodec
 from .spark_revive import ShapeError, Shapes, class_name
 
-CHUNK = 50_000   # frontier states per chunk: bounds a task's memory, not its output
+CHUNK = 100_000   # frontier states per chunk: bounds a task's memory; the larger, the fewer duplicates leave it
 
 
 @dataclass(frozen=True)
