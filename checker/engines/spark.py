@@ -1,20 +1,21 @@
 """The `spark` engine: level-synchronous breadth-first search on PySpark.
 
 The run's states are owned by P partitions (`fp mod P`, P fixed for the
-run), and level k is one Parquet file per partition (`spark_level`). Each
-level is one Spark job of two stages:
-  1. P tasks, one per part of the frontier (level k): each expands its part
-     in chunks (`spark_worker.Expansion`): checks the invariants and pending
-     witnesses on each frontier state, calls `next`, counts every successor
-     and keeps one candidate per distinct successor per chunk, fingerprinted
-     once, packed a field at a time (`spark_codec`), and sends each
-     partition its candidates as one Arrow table (`partitionBy`, the only
-     shuffle), its findings (`notes`) to its own partition;
+run: the session's cores, or TXNCHECK_SPARK_PARTITIONS), and level k is one
+Parquet file per partition (`spark_level`). Each level is one Spark job of
+two stages:
+  1. one task per core, each expanding its share of the frontier's parts
+     (level k) in chunks (`spark_worker.Expansion`): it checks the
+     invariants and pending witnesses on each frontier state, calls `next`,
+     counts every successor and keeps one candidate per distinct successor
+     per chunk, fingerprinted once and packed a field at a time
+     (`spark_codec`), and sends each partition its candidates as Arrow
+     tables (`partitionBy`, the only shuffle), its findings (`notes`) along;
   2. P tasks, one per partition: keep the smallest (parent fingerprint,
      action) per fingerprint, drop those the partition's part of levels 1..k
-     holds (a hash lookup in its fingerprints, never a join over Parquet
-     rows and never in the driver), write part j of level k+1.
-The driver then reads the notes, and updates the manifest (`spark_checkpoint`).
+     holds (a hash lookup in its fingerprints: never a join over Parquet
+     rows, never in the driver), write part j of level k+1.
+The driver then reads the notes and updates the manifest (`spark_checkpoint`).
 So every state is checked exactly once, when its level is expanded, and a
 violation found at level k is reported after the whole level is expanded,
 for the smallest fingerprint violating the first property (model order);
@@ -216,7 +217,6 @@ class _Search:
             if n["conflict"] is not None:
                 raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {n['conflict']}")
             self.learn_records(n["shapes"])
-        self.shapes.freeze()
         if bad:
             t = time.monotonic()
             try:
@@ -269,11 +269,13 @@ class _Search:
 
     # -- state classes (spark_revive) -----------------------------------------
     def learn_records(self, records: list) -> None:
+        """Classes a task (or level 1) met, into the tree the next level's tasks get."""
         try:
             for path, length, name in records:
                 self.shapes.add(tuple(path), length, resolve_class(name))
         except ShapeError as exc:
             raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {exc}") from None
+        self.shapes.freeze()
 
     def shape_records(self) -> list:
         return [[list(p), n, class_name(c)] for p, n, c in self.shapes.records()]
