@@ -26,7 +26,7 @@ LEVELS = [1, 7, 21, 38, 50, 54, 49, 36, 21, 9, 2]   # bfs's level sizes for TwoP
 def diehard_unsolvable():
     """DieHard with a goal no jug can hold: ok, 16 distinct, 97 generated,
     depth 8; unlike TwoPhase (whose levels are layers of a DAG), most of its
-    successors were seen at earlier levels, so the visited-set join matters."""
+    successors were seen at earlier levels, so the visited-set lookup matters."""
     m = load_model(MODELS / "classic" / "diehard.toml")
     return replace(m, constants={**m.constants, "goal": 7})
 
