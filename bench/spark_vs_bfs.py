@@ -1,18 +1,19 @@
 """bfs against spark on the same models: wall time, states/s, the ratio
 spark/bfs, and where Spark's time goes.
 
-    .venv/bin/python bench/spark_vs_bfs.py                    # TwoPhase rm7 and the largest PIP-473 model
+    .venv/bin/python bench/spark_vs_bfs.py                    # TwoPhase rm7 and PIP-473 fixed
     .venv/bin/python bench/spark_vs_bfs.py --case twophase-rm7 --master 'local[2]'
-    .venv/bin/python bench/spark_vs_bfs.py --case pip473 --max-seconds 300
+    .venv/bin/python bench/spark_vs_bfs.py --case pip473 --master 'local[2]'          # an hour on 2 cores
+    .venv/bin/python bench/spark_vs_bfs.py --case pip473 --master 'local[2]' --max-seconds 150
     .venv/bin/python bench/spark_vs_bfs.py --case twophase-rm6 --master 'local[2]'   # a minute
 
 Cases:
   twophase-rm6  TwoPhase with 6 RMs (TLC: 50,816 distinct, 402,306 generated)
   twophase-rm7  TwoPhase with 7 RMs (TLC: 296,448 distinct, 2,744,706 generated)
-  pip473        the shipped PIP-473 safety model with the most states among those
-                a bfs probe of --probe-states completes (models/pip473/*.toml without
-                temporal properties), or --pip473-model; checked in full unless
-                --max-seconds cuts both runs
+  pip473        models/pip473/fixed.toml (6,025,047 distinct, 32,881,930 generated,
+                depth 29), or --pip473-model; checked in full unless --max-seconds
+                cuts both runs, and then the sizes of the levels both completed
+                are compared
 
 The Spark session is started before the Spark run (its JVM's start is
 printed apart) and warmed up on a small model with every level on Spark
@@ -54,7 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from txncheck.checker.api import check_model  # noqa: E402
-from txncheck.checker.model import find_models, load_model  # noqa: E402
+from txncheck.checker.model import load_model  # noqa: E402
 
 from spark_cpu import SparkCpu, self_cpu  # noqa: E402
 
@@ -119,21 +120,6 @@ def twophase_rm7():
     return replace(m, constants={"rm": 7}, path=m.path.with_name("twophase-rm7.toml"))
 
 
-def largest_pip473(probe_states: int):
-    """The PIP-473 safety model with the most states among those bfs explores
-    completely within `probe_states` (larger ones are listed, not chosen)."""
-    best, best_n = None, -1
-    for p in find_models(ROOT / "models" / "pip473"):
-        m = load_model(p)
-        if m.raw.get("temporal"):
-            continue
-        o = check_model(m, max_states=probe_states, keep_graph=False).outcome
-        print(f"  probe {p.relative_to(ROOT)}: {o.verdict}, {o.distinct_states:,} distinct", flush=True)
-        if o.verdict == "ok" and o.distinct_states > best_n:
-            best, best_n = m, o.distinct_states
-    return best
-
-
 def start_spark(master: str, warm_up: bool) -> None:
     """Start the session, and unless told not to, warm it up: TwoPhase with 5
     RMs with every level on Spark starts the Python workers and lets the
@@ -193,7 +179,9 @@ def report(name: str, model, args) -> None:
     same = (ob.verdict, ob.distinct_states, ob.states_generated, ob.depth) == \
         (os_.verdict, os_.distinct_states, os_.states_generated, os_.depth)
     print(f"ratio spark/bfs: wall x{ws / wb:.1f}, throughput x{(os_.states_generated / ws) / (ob.states_generated / wb):.3f}"
-          f"; figures {'identical' if same else 'DIFFER (budget cut?)'}")
+          f"; figures {'identical' if same else 'differ'}")
+    if not same:
+        print(level_sizes(ob, os_))
     sp = os_.extra.get("spark", {})
     phases = sp.get("phase_seconds", {})
     print("spark driver phases (wall s): " + ", ".join(f"{k} {v:.1f}" for k, v in phases.items()))
@@ -204,6 +192,19 @@ def report(name: str, model, args) -> None:
             print(f"{label}: " + ", ".join(f"{k} {v:.1f}" for k, v in parts.items())
                   + f" (sum {sum(parts.values()):.1f})")
     levels_side_by_side(sp.get("per_level", []), clock.cpus, bfs_clock.seconds(), cores(os_.extra))
+
+
+def level_sizes(ob, os_) -> str:
+    """When a budget cut either run: the sizes of the levels both completed, compared."""
+    lv = list(ob.exploration.levels) if ob.exploration is not None else []
+    bfs = [b - a for a, b in zip(lv, lv[1:])]   # bfs's levels before the one it was expanding
+    spark = os_.extra.get("spark", {}).get("levels", [])
+    n = min(len(bfs), len(spark))
+    if n == 0:
+        return "no complete level to compare"
+    if bfs[:n] == spark[:n]:
+        return f"sizes of levels 1..{n}, complete in both runs: identical ({spark[n - 1]:,} states at depth {n})"
+    return f"sizes of levels 1..{n} DIFFER: bfs {bfs[:n]}, spark {spark[:n]}"
 
 
 def cores(extra: dict) -> int:
@@ -252,9 +253,8 @@ def main() -> int:
     ap.add_argument("--case", action="append", choices=["twophase-rm6", "twophase-rm7", "pip473"],
                     help="which case (repeatable; default both)")
     ap.add_argument("--master", default="local[*]")
-    ap.add_argument("--pip473-model", metavar="TOML", help="the PIP-473 model to use (default: probe for the largest)")
-    ap.add_argument("--probe-states", type=int, default=200000,
-                    help="largest-model probe: bfs budget per model (default 200000)")
+    ap.add_argument("--pip473-model", metavar="TOML", default=str(ROOT / "models" / "pip473" / "fixed.toml"),
+                    help="the PIP-473 model (default models/pip473/fixed.toml)")
     ap.add_argument("--max-seconds", type=float, default=None, help="budget per engine run (incomplete when hit)")
     ap.add_argument("--cold", action="store_true",
                     help="no warm-up: the measured run also pays the Python workers' start and the JVM's compiling")
@@ -265,15 +265,7 @@ def main() -> int:
     if "twophase-rm7" in cases:
         report("TwoPhase, 7 RMs", twophase_rm7(), args)
     if "pip473" in cases:
-        if args.pip473_model:
-            m = load_model(args.pip473_model)
-        else:
-            print(f"\nfinding the largest PIP-473 safety model that bfs completes within {args.probe_states:,} states:")
-            m = largest_pip473(args.probe_states)
-        if m is None:
-            print("no PIP-473 safety model shipped")
-        else:
-            report("largest PIP-473 model", m, args)
+        report("PIP-473", load_model(args.pip473_model), args)
     return 0
 
 
