@@ -35,15 +35,19 @@ CPU seconds, shuffled S_k bytes, and wrote L_k bytes of Parquet. On N cores,
 with m = N / 8 machines of 8 cores, B = 1.25 GB/s per machine (10 GbE,
 full bisection), D = 1 GB/s of shared storage for the level written, the
 frontier read and the visited fingerprints (8 bytes for each of the D_k
-distinct states), eta the parallel efficiency and F the fixed cost per level,
-both measured here (eta: executor CPU over cores x the levels' wall less F;
-F: the median over the Spark levels of wall less CPU / cores); a level
-expanded in the driver costs what it cost here. Levels beyond the last one
-measured (to `--project-depth`, 17: issue 40's bar) grow as the last one
-did: new states per frontier state, generated per frontier state, CPU,
-shuffle and Parquet bytes per state all as measured on the last level.
-Every figure is printed with its inputs; a loaded machine shows in eta and F
-(CPU seconds are much less affected than wall seconds).
+distinct states). eta, the parallel efficiency, is measured here: the
+executors' CPU over their cores x the wall of the Spark levels (but each
+run's first, which also starts the executors' Python workers), so every
+overhead of this run counts against it. F, a fixed cost per level that more
+cores do not shrink (two stages of tasks to schedule, the driver's manifest
+write), is an assumption: `--fixed-seconds`, 2 s by default, several times
+what a small level costs on `local[2]` (docs/performance.md, "Spark levels").
+A level expanded in the driver costs what it cost here. Levels beyond the
+last one measured (to `--project-depth`, 17: issue 40's bar) grow as the
+last one did: new states per frontier state, generated per frontier state,
+CPU, shuffle and Parquet bytes per state all as measured on the last level.
+Every figure is printed with its inputs; a loaded machine shows in eta (CPU
+seconds are much less affected than wall seconds).
 """
 
 from __future__ import annotations
@@ -258,16 +262,17 @@ def print_rows(rows: list[dict]) -> None:
 
 
 # -- the projection -----------------------------------------------------------------------
-def project(rows: list[dict], cores: int, targets: list[int], depth_to: int) -> dict:
+def project(rows: list[dict], cores: int, targets: list[int], depth_to: int, fixed: float) -> dict:
     """Projected seconds for each N in `targets` (see the module doc)."""
     spark = [r for r in rows if r["where"] == "spark" and r.get("cpu_executors") and r["new"] is not None]
     driver = [r for r in rows if r["where"] == "driver"]
     if not spark:
         return {"error": "no level ran on Spark: nothing to project from"}
-    over = [max(0.0, r["seconds"] - r["cpu_executors"] / cores) for r in spark]
-    F = statistics.median(over)
-    busy = sum(max(r["seconds"] - F, 1e-9) for r in spark)
-    eta = min(1.0, sum(r["cpu_executors"] for r in spark) / (cores * busy))
+    # eta: how busy the executor cores were over the Spark levels (a run's first also starts
+    # the executors' Python workers: left out unless it is all there is)
+    later = [r for r in spark if any(q["run"] == r["run"] and q["depth"] < r["depth"] for q in spark)] or spark
+    eta = min(1.0, sum(r["cpu_executors"] for r in later) / (cores * sum(r["seconds"] for r in later)))
+    F = fixed
     last = spark[-1]
     per_state = {   # per frontier state of the last measured level
         "new": last["new"] / last["frontier"], "generated": last["generated"] / last["frontier"],
@@ -286,8 +291,8 @@ def project(rows: list[dict], cores: int, targets: list[int], depth_to: int) -> 
         seen += frontier
         prev_bytes = new * per_state["parquet"]
         frontier, depth = new, depth + 1
-    fixed = sum(r["seconds"] for r in driver)
-    out = {"F": F, "eta": eta, "measured_cores": cores, "per_state": per_state, "driver_levels_s": fixed,
+    in_driver = sum(r["seconds"] for r in driver)
+    out = {"F": F, "eta": eta, "measured_cores": cores, "per_state": per_state, "driver_levels_s": in_driver,
            "assumptions": ASSUME, "levels": [(r["depth"], r["frontier"], r.get("extrapolated", False)) for r in levels],
            "seconds": {}}
     prev = {r["depth"]: r["bytes"] for r in rows}
@@ -303,7 +308,7 @@ def project(rows: list[dict], cores: int, targets: list[int], depth_to: int) -> 
                 extra += t
             else:
                 measured += t
-        out["seconds"][n] = {"measured_levels": fixed + measured, "to_depth": fixed + measured + extra}
+        out["seconds"][n] = {"measured_levels": in_driver + measured, "to_depth": in_driver + measured + extra}
     return out
 
 
@@ -317,7 +322,8 @@ def print_projection(p: dict, depth_to: int, rows: list[dict]) -> None:
     print(f"\nprojection (bench/spark_cluster.py `project`): T_k(N) = W_k/(N eta) + S_k(1-1/m)/(m B) + "
           f"(L_k + L_k-1 + 8 D_k)/D + F per Spark level, the driver's levels as measured "
           f"({p['driver_levels_s']:.0f} s)")
-    print(f"  measured here on {p['measured_cores']} executor cores: eta {p['eta']:.2f}, F {p['F']:.2f} s per level; "
+    print(f"  eta {p['eta']:.2f} (the executor cores' utilisation on the Spark levels here, "
+          f"{p['measured_cores']} cores), F {p['F']:.1f} s per level (--fixed-seconds); "
           f"m = N/{a['cores_per_machine']} machines, B {a['network_bytes_per_s'] / GB:.2f} GB/s per machine, "
           f"D {a['storage_bytes_per_s'] / GB:.2f} GB/s shared storage")
     ext = [d for d, _, e in p["levels"] if e]
@@ -326,6 +332,11 @@ def print_projection(p: dict, depth_to: int, rows: list[dict]) -> None:
               f"{ps['new']:.2f} new, {ps['generated']:.2f} generated, {ps['cpu'] * 1e6:.0f} executor CPU-us, "
               f"{ps['shuffle']:.0f} shuffle bytes; {ps['parquet']:.0f} Parquet bytes per new state; sizes "
               + ", ".join(f"{d}: {f:,.0f}" for d, f, e in p["levels"] if e))
+    if ext:
+        d, f, _ = p["levels"][-1]
+        print(f"  level {d} would hold {f:,.0f} frontier states: {f * ps['shuffle'] / 1e12:.2f} TB shuffled, "
+              f"{f * ps['new'] * ps['parquet'] / 1e9:.0f} GB of Parquet written, "
+              f"{f * ps['cpu'] / 3600:,.0f} executor CPU-hours")
     print(f"  {'cores':>6} {'levels measured (to depth ' + str(measured_to) + ')':>34} {'to depth ' + str(depth_to):>16}")
     for n, s in p["seconds"].items():
         print(f"  {n:>6} {s['measured_levels'] / 60:>31.1f} min {s['to_depth'] / 3600:>14.2f} h")
@@ -347,6 +358,8 @@ def main(argv=None) -> int:
     budget.add_argument("--max-states", type=int, help="run 2 stops at this many distinct states")
     ap.add_argument("--resume-at", type=int, help="with --max-states: run 1 stops at this many distinct states")
     ap.add_argument("--project-depth", type=int, default=17)
+    ap.add_argument("--fixed-seconds", type=float, default=2.0,
+                    help="the projection's fixed cost per Spark level (scheduling, the driver's writes)")
     ap.add_argument("--keep", metavar="DIR", help="keep the checkpoint in DIR (default: a temporary folder)")
     ap.add_argument("--out", metavar="JSON", help="write every figure to this file")
     args = ap.parse_args(argv)
@@ -395,7 +408,7 @@ def main(argv=None) -> int:
     if last["verdict"] == "incomplete" and sp.get("checked_depth"):
         d = sp["checked_depth"]
         print(f"  every state up to depth {d} was checked: no violation within {d - 1} steps of an initial state")
-    p = project(rows, args.workers, [8, 32, 128], args.project_depth)
+    p = project(rows, args.workers, [8, 32, 128], args.project_depth, args.fixed_seconds)
     print_projection(p, args.project_depth, rows)
     print(f"\nbench wall time {time.monotonic() - t0:.0f} s (the cluster's start included)")
     if args.out:
