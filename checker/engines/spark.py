@@ -140,8 +140,7 @@ class _Search:
     def _write_first(self, cols) -> None:
         spark_level.new_level(self.root, 1)
         for j, c in enumerate(cols):
-            order = sorted(range(len(c[0])), key=c[0].__getitem__)
-            spark_level.write_part(self.root, 1, j, spark_level.table([[col[i] for i in order] for col in c]))
+            spark_level.write_part(self.root, 1, j, spark_level.by_state(spark_level.table(c)))
 
     def write(self, do):
         """A write of the checkpoint: a disk that refuses it is an environment fault (exit 3)."""

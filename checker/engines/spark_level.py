@@ -2,7 +2,8 @@
 
 Every state is owned by one of the run's P partitions, `fp mod P` (its
 signed 64-bit fingerprint; P is fixed for the run and kept in the
-manifest). Level k is one Parquet file per partition, sorted by fingerprint:
+manifest). Level k is one Parquet file per partition, in the order of the
+packed states (`by_state`):
 
     DIR/level-NNNN/part-PPPPP.parquet   fp long, state binary, pfp long, act binary, aname string
 
@@ -16,7 +17,7 @@ empty one too, so a missing file is a damaged checkpoint, not a silent loss.
 level k sent it (each already reduced to one per successor within its
 task): it keeps one row per fingerprint, the smallest (pfp, act) (so the
 choice does not depend on the order tasks finish), drops the fingerprints
-that levels 1..k hold, and writes the rest, sorted. The write goes to a
+that levels 1..k hold, and writes the rest (`by_state`). The write goes to a
 temporary file renamed into place, so a task run twice (a retry, a lost
 executor) writes the same file once. It runs in Spark's Python workers and,
 for small levels, in the driver (`spark_driver`): the rows are the same.
@@ -124,6 +125,17 @@ def visited(root: str, k: int, j: int):
     return pa.chunked_array(chunks, type=pa.int64()).combine_chunks() if chunks else pa.array([], pa.int64())
 
 
+def by_state(t):
+    """`t` in the order of its packed states. States that share their first
+    fields then sit together in a part, so an expansion's chunk holds states
+    that reach the same successors, and fewer duplicates leave it: on
+    PIP-473 `fixed`, a level of 86,875 states in chunks of 20,000 gave 39%
+    fewer candidates than in fingerprint order, and took a quarter less CPU."""
+    import pyarrow.compute as pc
+
+    return t.take(pc.sort_indices(t, sort_keys=[("state", "ascending")])).combine_chunks()
+
+
 def merge(root: str, k: int, j: int, tables: list) -> dict[str, int]:
     """Write partition j of level k+1 from its candidates (see the module
     doc); returns the new states per action name."""
@@ -140,7 +152,7 @@ def merge(root: str, k: int, j: int, tables: list) -> dict[str, int]:
         seen = visited(root, k, j)
         if len(seen):
             t = t.filter(pc.invert(pc.is_in(t.column("fp"), value_set=seen)))
-    write_part(root, k + 1, j, t.combine_chunks() if t.num_rows else empty_table())
+    write_part(root, k + 1, j, by_state(t) if t.num_rows else empty_table())
     if not t.num_rows:
         return {}
     return {str(r["values"]): int(r["counts"]) for r in pc.value_counts(t.column("aname")).to_pylist()}
