@@ -4,8 +4,9 @@ The run's states are owned by P partitions (`fp mod P`, P fixed for the
 run: the session's cores, or TXNCHECK_SPARK_PARTITIONS), and level k is one
 Parquet file per partition (`spark_level`). Each level is one Spark job of
 two stages:
-  1. one task per core, each expanding its share of the frontier's parts
-     (level k) in chunks (`spark_worker.Expansion`): it checks the
+  1. one task per core, each expanding a range of the frontier's packed
+     states (level k; `spark_level.ranges`) in chunks
+     (`spark_worker.Expansion`): it checks the
      invariants and pending witnesses on each frontier state, calls `next`,
      counts every successor and keeps one candidate per distinct successor
      per chunk, fingerprinted once and packed a field at a time
@@ -238,9 +239,13 @@ class _Search:
         to their owners, merge each partition (see the module doc)."""
         P, root = self.partitions, self.root
         sc = self.session.sparkContext
-        E = min(P, max(1, sc.defaultParallelism))
+        E = max(1, sc.defaultParallelism)
+        try:
+            split = spark_level.ranges(root, k, P, E)
+        except (ValueError, OSError, ArrowError()) as exc:
+            raise self.damaged(k, exc) from None
         rows = (sc.parallelize(range(E), E)
-                .mapPartitions(expand_task(self.wj, pending, self.shapes, root, k, P, E))
+                .mapPartitions(expand_task(self.wj, pending, self.shapes, root, k, P, split))
                 .partitionBy(P, _identity)
                 .mapPartitionsWithIndex(merge_task(root, k))
                 .collect())

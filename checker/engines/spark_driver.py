@@ -24,7 +24,7 @@ import os
 
 from . import spark_level
 from .spark_revive import Shapes
-from .spark_worker import Expansion, WorkerJob, expand_parts, failure
+from .spark_worker import CHUNK, Expansion, WorkerJob, expand_rows, failure
 
 DEFAULT_THRESHOLD = 10_000
 ENV = "TXNCHECK_SPARK_DRIVER_BELOW"
@@ -66,7 +66,8 @@ def expand(wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, root: str, k
     `Expansion` over the whole frontier, as one task would."""
     e = Expansion(wj, pending, shapes, partitions)
     tables: list[list] = [[] for _ in range(partitions)]
-    it = expand_parts(e, root, k, list(range(partitions)))
+    batches = (b for j in range(partitions) for b in spark_level.part_batches(root, k, j, CHUNK))
+    it = expand_rows(e, batches, k)
     while True:
         try:
             o, t = next(it)

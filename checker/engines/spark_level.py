@@ -33,6 +33,7 @@ import tempfile
 from pathlib import Path
 
 COLUMNS = ("fp", "state", "pfp", "act", "aname")
+ROW_GROUP = 1024   # rows at least in a row group; a part has up to 64 (their first states guide `ranges`)
 
 
 def schema():
@@ -83,8 +84,7 @@ def read_part(root: str, k: int, j: int, columns=COLUMNS):
     return t
 
 
-def part_batches(root: str, k: int, j: int, rows: int):
-    """(fps, packed states) of part j of level k, `rows` at a time."""
+def _open(root: str, k: int, j: int):
     import pyarrow.parquet as pq
 
     path = part_path(root, k, j)
@@ -95,8 +95,83 @@ def part_batches(root: str, k: int, j: int, rows: int):
     for name in ("fp", "state"):
         if f.schema_arrow.field(name).type != want.field(name).type:
             raise ValueError(f"{path}: column {name} is {f.schema_arrow.field(name).type}")
+    return f
+
+
+def part_batches(root: str, k: int, j: int, rows: int):
+    """(fps, packed states) of part j of level k, `rows` at a time."""
+    f = _open(root, k, j)
     for b in f.iter_batches(batch_size=rows, columns=["fp", "state"], use_threads=False):
         yield b.column(0).to_pylist(), b.column(1).to_pylist()
+
+
+def _state_stats(f, i: int):
+    """(min, max) packed state of row group i of file f, or None if not recorded."""
+    st = f.metadata.row_group(i).column(f.schema_arrow.get_field_index("state")).statistics
+    return (st.min, st.max) if st is not None and st.has_min_max else None
+
+
+def ranges(root: str, k: int, partitions: int, tasks: int) -> list[tuple[bytes | None, bytes | None]]:
+    """`tasks` ranges of packed states, [lo, hi) (None: unbounded), that
+    split level k about evenly, from its row groups' statistics only. A
+    task that expands one range expands states alike, whose successors
+    overlap (`by_state`), where a task per part would get a sample of the
+    whole level: on TwoPhase with 7 RMs, two tasks by range sent 19% fewer
+    candidates than two by part, on PIP-473 `fixed` 25% fewer.
+
+    Each part is a sample of the whole level (its states are those whose
+    fingerprint falls in it), sorted, so the first state of a row group that
+    starts at row r of a part of n rows is near the level's r/n quantile: a
+    cut is the median, over the parts, of the row-group start nearest it."""
+    if tasks <= 1:
+        return [(None, None)] * tasks
+    marks = []   # per part: (fraction of the part before the row group, its first state)
+    for j in range(partitions):
+        f = _open(root, k, j)
+        n, before, part = f.metadata.num_rows, 0, []
+        for i in range(f.metadata.num_row_groups):
+            mm = _state_stats(f, i)
+            if mm is None:   # no statistics: one task does it all
+                return [(None, None)] + [(b"", b"")] * (tasks - 1)
+            part.append((before / n, mm[0]))
+            before += f.metadata.row_group(i).num_rows
+        if part:
+            marks.append(part)
+    cuts: list[bytes] = []
+    for b in range(1, tasks):
+        near = sorted(min(part, key=lambda m: abs(m[0] - b / tasks))[1] for part in marks)
+        if near and near[len(near) // 2] > (cuts[-1] if cuts else b""):
+            cuts.append(near[len(near) // 2])
+    bounds = [None, *cuts, None]
+    out = list(zip(bounds, bounds[1:]))
+    return out + [(b"", b"")] * (tasks - len(out))   # an empty range for each task left over
+
+
+def range_batches(root: str, k: int, partitions: int, lo: bytes | None, hi: bytes | None, rows: int):
+    """(fps, packed states) of level k whose state is in [lo, hi), `rows` at
+    a time at most: the row groups whose statistics overlap the range, then
+    the rows in it."""
+    import pyarrow.compute as pc
+
+    if lo is not None and hi is not None and lo >= hi:
+        return
+    for j in range(partitions):
+        f = _open(root, k, j)
+        for i in range(f.metadata.num_row_groups):
+            mm = _state_stats(f, i)
+            if mm is not None and ((lo is not None and mm[1] < lo) or (hi is not None and mm[0] >= hi)):
+                continue
+            t = f.read_row_group(i, columns=["fp", "state"], use_threads=False)
+            mask = None
+            if lo is not None:
+                mask = pc.greater_equal(t.column(1), lo)
+            if hi is not None:
+                below = pc.less(t.column(1), hi)
+                mask = below if mask is None else pc.and_(mask, below)
+            if mask is not None:
+                t = t.filter(mask)
+            for b in t.to_batches(max_chunksize=rows):
+                yield b.column(0).to_pylist(), b.column(1).to_pylist()
 
 
 def write_part(root: str, k: int, j: int, t) -> None:
@@ -107,7 +182,7 @@ def write_part(root: str, k: int, j: int, t) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".tmp", dir=level_path(root, k))
     os.close(fd)
     try:
-        pq.write_table(t, tmp, row_group_size=1 << 16)
+        pq.write_table(t, tmp, row_group_size=max(ROW_GROUP, min(1 << 16, t.num_rows // 64)))
         os.replace(tmp, path)
     except BaseException:
         try:

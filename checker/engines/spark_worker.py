@@ -225,27 +225,25 @@ def failure(exc: BaseException, k: int) -> dict | None:
     return None
 
 
-def _chunks(root: str, k: int, parts: list[int]):
-    """(fps, packed states) of the given parts of level k, CHUNK rows at a
-    time (a chunk may span parts: the more a chunk holds, the fewer
-    duplicate candidates leave it)."""
+def _chunks(batches):
+    """The frontier rows of `batches`, CHUNK at a time (the more a chunk
+    holds, the fewer duplicate candidates leave it)."""
     fps: list[int] = []
     states: list[bytes] = []
-    for j in parts:
-        for f, s in spark_level.part_batches(root, k, j, CHUNK):
-            fps += f
-            states += s
-            while len(fps) >= CHUNK:
-                yield fps[:CHUNK], states[:CHUNK]
-                fps, states = fps[CHUNK:], states[CHUNK:]
+    for f, s in batches:
+        fps += f
+        states += s
+        while len(fps) >= CHUNK:
+            yield fps[:CHUNK], states[:CHUNK]
+            fps, states = fps[CHUNK:], states[CHUNK:]
     if fps:
         yield fps, states
 
 
-def expand_parts(e: Expansion, root: str, k: int, parts: list[int]):
-    """Expand the given parts of level k with `e`; yields (owner, table).
-    Returns None, or a `failure` if a read failed."""
-    chunks = _chunks(root, k, parts)
+def expand_rows(e: Expansion, batches, k: int):
+    """Expand the frontier rows of `batches` (of level k) with `e`; yields
+    (owner, table). Returns None, or a `failure` if a read failed."""
+    chunks = _chunks(batches)
     while True:
         try:
             fps, states = next(chunks)
@@ -262,10 +260,10 @@ def expand_parts(e: Expansion, root: str, k: int, parts: list[int]):
 
 
 def expand_task(wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, root: str, k: int, partitions: int,
-                tasks: int):
-    """mapPartitions over the task numbers 0..tasks-1: task i expands the
-    parts j of level k with j mod tasks = i; yields (owner, ("c", IPC table))
-    and, once, (i mod partitions, ("n", notes))."""
+                ranges: list):
+    """mapPartitions over the task numbers: task i expands the states of
+    level k in `ranges[i]` (`spark_level.ranges`); yields (owner, ("c", IPC
+    table)) and, once, (i mod partitions, ("n", notes))."""
 
     def run(numbers):
         with gc_paused():
@@ -274,7 +272,8 @@ def expand_task(wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, root: s
     def _expand(numbers):
         for i in numbers:
             e = Expansion(wj, pending, shapes, partitions)
-            it = expand_parts(e, root, k, list(range(i, partitions, tasks)))
+            lo, hi = ranges[i]
+            it = expand_rows(e, spark_level.range_batches(root, k, partitions, lo, hi, CHUNK), k)
             while True:
                 try:
                     o, t = next(it)

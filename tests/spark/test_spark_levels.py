@@ -140,3 +140,27 @@ def test_a_bad_threshold_is_one_line(tmp_path, monkeypatch, value):
     with pytest.raises(EngineError, match=f"{ENV}=.*expected a whole number of states") as info:
         check_model(TWOPHASE, engine="spark")
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("tasks", [1, 2, 3, 7])
+def test_the_expansion_ranges_split_a_level_exactly(tmp_path, tasks):
+    """Every state of a level is in exactly one task's range of packed
+    states, and the ranges are about even (spark_level.ranges; no Spark)."""
+    import random
+
+    from txncheck.checker.engines import spark_level
+
+    rnd = random.Random(tasks)
+    root, P = str(tmp_path), 3
+    rows = [(rnd.getrandbits(63) * rnd.choice((1, -1)), bytes([rnd.randrange(4), rnd.randrange(256)]) + b"x" * 30)
+            for _ in range(50_000)]
+    spark_level.new_level(root, 1)
+    for j in range(P):
+        part = [r for r in rows if r[0] % P == j]
+        cols = [[r[0] for r in part], [r[1] for r in part], [None] * len(part), [None] * len(part), [None] * len(part)]
+        spark_level.write_part(root, 1, j, spark_level.by_state(spark_level.table(cols)))
+    split = spark_level.ranges(root, 1, P, tasks)
+    assert len(split) == tasks
+    got = [[fp for fps, _ in spark_level.range_batches(root, 1, P, lo, hi, 4096) for fp in fps] for lo, hi in split]
+    assert sorted(fp for g in got for fp in g) == sorted(fp for fp, _ in rows)
+    assert max(len(g) for g in got) <= 1.6 * len(rows) / tasks
