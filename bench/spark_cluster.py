@@ -78,14 +78,15 @@ ASSUME = {"cores_per_machine": 8, "network_bytes_per_s": 1.25 * GB, "storage_byt
 
 
 # -- /proc: CPU and memory per role ---------------------------------------------------------
-def _proc(pid: int) -> tuple[int, int, float, int] | None:
-    """(parent, process group, CPU seconds with reaped children, RSS KiB)."""
+def _proc(pid: int) -> tuple[int, int, float, int, int] | None:
+    """(parent, process group, CPU seconds of its own, RSS KiB, start time in ticks)."""
     try:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     f = text[text.rfind(")") + 2:].split()
-    return int(f[1]), int(f[2]), sum(int(x) for x in f[11:15]) / TICK, int(f[21]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    return (int(f[1]), int(f[2]), (int(f[11]) + int(f[12])) / TICK, int(f[21]) * os.sysconf("SC_PAGE_SIZE") // 1024,
+            int(f[19]))
 
 
 class Roles(threading.Thread):
@@ -96,8 +97,10 @@ class Roles(threading.Thread):
     def __init__(self, driver: int, groups: set[int]) -> None:   # groups: the worker JVMs (group leaders)
         super().__init__(daemon=True)
         self.driver, self.groups = driver, groups
+        self.cpu_lock = threading.Lock()
         self.roles: dict[int, str | None] = {}
         self.peak: dict[str, float] = {}
+        self.seen: dict[tuple[int, int], tuple[str, float]] = {}   # (pid, start) -> (side, CPU s)
         self.cpu0 = self.cpu_now()
         self.halt = threading.Event()
         self.lock = threading.Lock()
@@ -128,14 +131,21 @@ class Roles(threading.Thread):
         return r
 
     def cpu_now(self) -> dict[str, float]:
-        """CPU seconds so far: the driver's tree; the executors' JVMs and Python workers."""
-        cpu = {"driver": 0.0, "executors": 0.0}
-        for pid, (side, p) in self.members().items():
-            if side == "driver" or self.role_of(pid) in ("executor-jvm", "python-worker"):
-                cpu[side] += p[2]
-        return cpu
+        """CPU seconds so far: the driver's tree; the executors' JVMs and
+        Python workers. Each process counts its own CPU as last read, also
+        once it is gone (so a JVM that exits with its run, or a Python
+        worker, is neither lost nor counted again in its parent's)."""
+        with self.cpu_lock:   # the sampling thread and cut() both read
+            for pid, (side, p) in self.members().items():
+                if side == "driver" or self.role_of(pid) in ("executor-jvm", "python-worker"):
+                    self.seen[(pid, p[4])] = (side, p[2])
+            cpu = {"driver": 0.0, "executors": 0.0}
+            for side, c in self.seen.values():
+                cpu[side] += c
+            return cpu
 
     def sample(self) -> None:
+        self.cpu_now()   # keeps every process's CPU as last read
         mem: dict[str, float] = {}
         workers: dict[int, float] = {}
         for pid, (side, p) in self.members().items():

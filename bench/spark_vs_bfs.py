@@ -191,7 +191,10 @@ def report(name: str, model, args) -> None:
         if parts:
             print(f"{label}: " + ", ".join(f"{k} {v:.1f}" for k, v in parts.items())
                   + f" (sum {sum(parts.values()):.1f})")
-    levels_side_by_side(sp.get("per_level", []), clock.cpus, bfs_clock.seconds(), cores(os_.extra))
+    bfs_seconds = bfs_clock.seconds()
+    if ob.verdict != "ok":   # bfs stopped in the middle of its last depth: no figure for it
+        bfs_seconds = {d: x for d, x in bfs_seconds.items() if d < ob.depth}
+    levels_side_by_side(sp.get("per_level", []), clock.cpus, bfs_seconds, cores(os_.extra))
 
 
 def level_sizes(ob, os_) -> str:
