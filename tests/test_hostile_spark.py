@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from .test_hostile_outputs import full_out  # noqa: F401  (a fixture: a full 64 KiB tmpfs)
+
 REPO = Path(__file__).resolve().parent.parent
 MODEL = REPO / "models" / "pip473" / "orphan-op.toml"
 
@@ -105,20 +107,16 @@ def test_ctrl_c_on_spark_is_one_line_and_leaves_no_jvm(tmp_path):
 # -- issue 38, item 11: a full disk, a malformed local master, where Spark listens ----------
 
 @pytest.mark.slow
-def test_spark_checkpoint_on_a_full_disk_is_an_environment_fault(tmp_path):
+def test_spark_checkpoint_on_a_full_disk_is_an_environment_fault(tmp_path, full_out):
     """The first level's write meets a full disk: exit 3 and one line naming
     the checkpoint and the system's reason. It used to be a *spec* error
     (exit 2) at pyarrow/error.pxi."""
     from .test_hostile_inputs import one_error_line, txncheck
-    from .test_hostile_outputs import _tmpfs
 
-    out = tmp_path / "work" / "out"
-    with _tmpfs(out, "size=64k"):
-        _fill(out)
-        p = txncheck(tmp_path, "check", str(REPO / "models" / "classic" / "diehard.toml"), "--engine", "spark",
-                     "--master", "local[1]", "--checkpoint", "out/ck", "--quiet")
-        line = one_error_line(p, 3, "out/ck: cannot write checkpoint (No space left on device)")
-        assert "pyarrow" not in line and "spec error" not in line
+    p = txncheck(tmp_path, "check", str(REPO / "models" / "classic" / "diehard.toml"), "--engine", "spark",
+                 "--master", "local[1]", "--checkpoint", "out/ck", "--quiet")
+    line = one_error_line(p, 3, "out/ck: cannot write checkpoint (No space left on device)")
+    assert "pyarrow" not in line and "spec error" not in line
 
 
 @pytest.mark.slow
@@ -137,17 +135,6 @@ def test_spark_checkpoint_that_fills_up_on_the_executors_is_an_environment_fault
         one_error_line(p, 3, "out/ck: cannot write checkpoint (No space left on device)")
         levels = sorted(d.name for d in (out / "ck").iterdir() if d.name.startswith("level-"))
         assert len(levels) > 2   # some levels were written before the disk filled up
-
-
-def _fill(folder: Path) -> None:
-    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
-    try:
-        while os.write(fd, b"\0" * 4096):
-            pass
-    except OSError:   # ENOSPC: full
-        pass
-    finally:
-        os.close(fd)
 
 
 @pytest.mark.parametrize("master", ["local[abc]", "local[0]", "local[2", "local[2,x]", "localhost"])

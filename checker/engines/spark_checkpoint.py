@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..errors import EngineError
-from .spark_level import level_path, part_path
+from .spark_level import level_path, part_path, replace_atomically
 
 FORMAT = "txncheck-spark-levels"
 VERSION = 3  # 2: fingerprints write a bool as the int it equals (encoding._fcode); 3: owned parts, packed states
@@ -66,19 +66,8 @@ def write_manifest(root: str, m: Manifest) -> None:
     if is_remote(root):
         raise EngineError(f"{root}: checkpoints on remote storage are not supported yet; use a shared mount")
     doc = {"format": FORMAT, "version": VERSION, **asdict(m)}
-    path = Path(root) / MANIFEST
-    # mkstemp (O_EXCL): a symlink planted in the folder cannot redirect the write
-    fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=root)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(doc, indent=1) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_atomically(str(Path(root) / MANIFEST),
+                       lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8"))
 
 
 def check_writable(root: str) -> None:

@@ -33,30 +33,8 @@ from __future__ import annotations
 
 from hashlib import blake2b
 
-from ..encoding import EncodingError, decode, encode
+from ..encoding import EncodingError, _read_varint, _varint, decode, encode
 from .spark_revive import Shapes
-
-
-def _varint(n: int, out: bytearray) -> None:
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    n = shift = 0
-    while True:
-        if pos >= len(data):
-            raise EncodingError("truncated state")
-        b = data[pos]
-        pos += 1
-        n |= (b & 0x7F) << shift
-        if b < 0x80:
-            return n, pos
-        shift += 7
-        if shift > 63:
-            raise EncodingError("varint too long in a state")
 
 
 def _has_bool(v) -> bool:

@@ -175,14 +175,21 @@ def range_batches(root: str, k: int, partitions: int, lo: bytes | None, hi: byte
 
 
 def write_part(root: str, k: int, j: int, t) -> None:
-    """Write part j of level k, atomically (a temporary file renamed)."""
+    """Write part j of level k, atomically."""
     import pyarrow.parquet as pq
 
-    path = part_path(root, k, j)
-    fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".tmp", dir=level_path(root, k))
+    replace_atomically(part_path(root, k, j),
+                       lambda tmp: pq.write_table(t, tmp, row_group_size=max(ROW_GROUP, min(1 << 16, t.num_rows // 64))))
+
+
+def replace_atomically(path: str, write) -> None:
+    """`write(tmp)` a temporary file in path's folder, then rename it to
+    `path`: a reader sees the old file or the new one, never half of one.
+    mkstemp (O_EXCL): a link planted in the folder cannot redirect the write."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
     os.close(fd)
     try:
-        pq.write_table(t, tmp, row_group_size=max(ROW_GROUP, min(1 << 16, t.num_rows // 64)))
+        write(tmp)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -34,7 +34,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from ..encoding import encode
+from ..encoding import EncodingError, encode
 from ..exploration import gc_paused
 from . import spark_level
 from .spark_codec import FieldCodec
@@ -214,8 +214,6 @@ def failure(exc: BaseException, k: int) -> dict | None:
     file that does not read as a level is a damaged checkpoint; None for
     anything else (a spec's error goes up as it is)."""
     import pyarrow as pa
-
-    from ..encoding import EncodingError
 
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
     if isinstance(exc, OSError) and exc.errno is not None and not isinstance(exc, FileNotFoundError):
