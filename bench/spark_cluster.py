@@ -70,7 +70,7 @@ sys.path.insert(0, str(ROOT))
 from spark_cpu import TICK  # noqa: E402
 from spark_memory import _cmdline, _pss, role, versions  # noqa: E402
 
-MODEL = ROOT / "bench" / "models" / "pip473-fixed-standard.toml"
+MODEL = ROOT / "models" / "pip473" / "fixed-standard.toml"
 INTERVAL = 0.5   # seconds between two reads of /proc
 EXECUTOR_ARGS = "--conf spark.executor.memory={mem} --conf spark.executor.cores=1 pyspark-shell"
 GB = 1e9
@@ -123,9 +123,12 @@ class Roles(threading.Thread):
         return out
 
     def role_of(self, pid: int) -> str | None:
+        """spark_memory.role's, and "driver-python" for the CLI's processes (the
+        command runs in a child of the one started: checker/supervisor.py)."""
         r = self.roles.get(pid)
         if r is None:
-            r = "driver-python" if pid == self.driver else role(_cmdline(pid))
+            cmd = _cmdline(pid)
+            r = role(cmd) or ("driver-python" if "txncheck.checker.cli" in cmd else None)
             if r is not None:
                 self.roles[pid] = r
         return r

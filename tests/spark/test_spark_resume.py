@@ -133,3 +133,12 @@ def test_a_bad_partition_count_is_one_line(monkeypatch, value):
     monkeypatch.setattr(spark, "spark_session", lambda *a, **k: pytest.fail("Spark was started"))
     with pytest.raises(EngineError, match="TXNCHECK_SPARK_PARTITIONS=.*expected a whole number of partitions"):
         check_model(TCOMMIT, engine="spark")
+
+
+def test_an_incomplete_run_says_the_depth_it_checked(spark):
+    """Spark checks a level's states when it expands the level: stopped after
+    writing 5 levels of TwoPhase rm3 (117 states >= 100), it expanded 4."""
+    o = check_model(MODELS / "classic" / "twophase-rm3.toml", engine="spark", max_states=100).outcome
+    assert (o.verdict, o.extra["spark"]["levels"]) == ("incomplete", [1, 7, 21, 38, 50])
+    assert o.checked_depth == 4
+    assert o.checked_depth_text().startswith("every state up to depth 4 was checked: no violation within 3 steps")
