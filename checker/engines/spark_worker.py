@@ -189,8 +189,9 @@ def _by_name(actions: dict) -> dict[str, int]:
 
 def to_ipc(t) -> bytes:
     """An Arrow IPC stream of `t`, its buffers LZ4-compressed: a chunk's
-    candidates share most of their fields (about 12 to 1 on PIP-473), so the
-    shuffle moves and stores a tenth of their size."""
+    candidates share most of their fields, so the shuffle moves and stores a
+    fifth of their size (PIP-473 at the standard bounds, level 10: 95 bytes
+    a candidate, 514 uncompressed)."""
     import pyarrow as pa
 
     sink = pa.BufferOutputStream()
