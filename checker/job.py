@@ -117,7 +117,8 @@ class Outcome:
     def checked_depth(self) -> int | None:
         """The depth to which every state was found and checked: all of them when
         the run finished; for an incomplete bfs run, the level it was expanding (or
-        stopped at, for max_depth), since bfs checks a state when it finds it. None
+        stopped at, for max_depth), since bfs checks a state when it finds it; for
+        spark, the levels it expanded, since it checks a level's states then. None
         when unknown: a violation, another engine, or --por (whose paths may be
         longer than the shortest). Deadlock is checked when a state is expanded,
         so only below this depth in an incomplete run."""
@@ -126,6 +127,8 @@ class Outcome:
         if self.verdict == Verdict.INCOMPLETE and self.engine == "bfs" and self.depth \
                 and "por" not in (self.extra.get("reductions") or {}):
             return self.depth
+        if self.verdict == Verdict.INCOMPLETE and self.engine == "spark":   # the levels it expanded
+            return (self.extra.get("spark") or {}).get("checked_depth") or None
         return None
 
     def checked_depth_text(self) -> str:

@@ -59,7 +59,9 @@ CHECKED = {
        for cmd in ("spark_memory.py --driver-below 0", "spark_memory.py",
                    "spark_levels.py models/classic/twophase-rm6.toml",
                    "spark_levels.py models/classic/twophase-rm6.toml --driver-below 0",
-                   "spark_vs_bfs.py --case twophase-rm7 --master 'local[2]'")},
+                   "spark_vs_bfs.py --case twophase-rm7 --master 'local[2]'",
+                   "spark_vs_bfs.py --case pip473 --master 'local[2]' --max-seconds 150",
+                   "spark_cluster.py --max-states 600000 --resume-at 40000")},
 }
 
 
