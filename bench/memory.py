@@ -3,10 +3,12 @@
     .venv/bin/python bench/memory.py            # TwoPhase, 6 RMs
     .venv/bin/python bench/memory.py --rm 7
 
-Runs the bfs engine in process under tracemalloc and divides the memory
-the finished exploration still holds (states, visited set, parent
+Runs the exact bfs engine in process under tracemalloc and divides the
+memory the finished exploration still holds (states, visited set, parent
 pointers, edges) by the distinct states. tracemalloc slows the run, so
-the seconds here are not throughput figures (see bench/suite.py).
+the seconds here are not throughput figures (see bench/suite.py). The
+fingerprint search holds nothing once it ends (its table and rows are
+gone): bench/capacity.py measures its peak memory and disk per state.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ MODES = {
     "--compact --no-graph": ({"compact": True}, False),
     "graph kept (default)": ({}, True),
     "--no-graph": ({}, False),
-    "--fingerprints": ({"fingerprints": True}, False),
 }
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..spec.api import Spec
 from .engines import get_engine
+from .errors import EngineError, explained
 from .failures import budget_alarm
 from .invariants import check_sanity
 from .itf import write_trace
@@ -50,6 +51,7 @@ class Report:
             ],
             "witnesses": o.witnesses_found,
             "incomplete_reason": o.incomplete_reason,
+            "checked_depth": o.checked_depth,
             "coverage": o.coverage,
             **o.extra,
         }
@@ -62,6 +64,7 @@ def check_model(
     z3_eval: bool = False,
     max_states: int | None = None,
     max_seconds: float | None = None,
+    max_depth: int | None = None,
     out_dir: str | Path | None = None,
     progress=None,
     keep_graph: bool = True,
@@ -80,6 +83,10 @@ def check_model(
     if m.temporal:
         resolve_temporal(m, spec)
     options.validate(m, engine, keep_graph=keep_graph)  # before exploring; liveness needs the whole bfs graph
+    if max_depth is not None and engine != "bfs":
+        raise EngineError(f"--max-depth bounds the bfs engine only, not {engine!r}")
+    if max_depth is None and engine == "bfs":  # a model file's max_depth bounds bfs; other engines have their own
+        max_depth = m.raw.get("max_depth")
     run = get_engine(engine)
     job = Job(
         spec=spec,
@@ -89,13 +96,20 @@ def check_model(
         z3_eval=z3_eval,
         max_states=max_states if max_states is not None else m.raw.get("max_states"),
         max_seconds=max_seconds if max_seconds is not None else m.raw.get("max_seconds"),
+        max_depth=max_depth,
         keep_graph=keep_graph,
         progress=progress,
         options=options,
         model=m,
     )
     with budget_alarm(job.max_seconds if engine != "spark" else None) as expired:  # Spark runs specs elsewhere
-        outcome = run(job)
+        try:
+            outcome = run(job)
+        except Exception as exc:  # a user spec's bug that made the engine fail: its guard names it
+            why = explained(spec, exc)
+            if why is exc:
+                raise
+            raise why from exc
     if expired and outcome.incomplete_reason == "interrupted":  # the budget stopped code that did not return
         outcome.incomplete_reason = f"max-seconds {job.max_seconds:g} reached"
     if options.resume:

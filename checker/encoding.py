@@ -108,12 +108,13 @@ def _int_code(n: int) -> bytes:
     return bytes(out)
 
 
-def _fcode(v, cache: dict | None) -> bytes:
+def _fcode(v, cache: dict | None, remember: bool = True) -> bytes:
     """The fingerprint's encoding of `v`: `encode`'s, except that a bool is
     written as the int it equals. Values equal in Python (1 == True,
     (1,) == (True,)) then have one code, so the fingerprint follows the
     states' equality, as the exact visited set does, and `cache` may
-    remember the code of each tuple and frozenset by value."""
+    remember the code of each tuple and frozenset by value (of v itself
+    too, unless `remember` is false)."""
     t = type(v)
     if t is int or t is bool:
         return _int_code(int(v))
@@ -136,7 +137,7 @@ def _fcode(v, cache: dict | None) -> bytes:
     if t is frozenset:
         codes.sort()
     code = bytes(head) + b"".join(codes)
-    if cache is not None:
+    if cache is not None and remember:
         cache[v] = code
     return code
 

@@ -33,3 +33,12 @@ class ReductionError(EngineError):
 
 class EnvironmentFault(CheckerError):
     """The machine, not the input: a missing Java, a JVM that does not start (exit 3)."""
+
+
+def explained(spec, exc: BaseException) -> BaseException:
+    """`exc`, or the bug in the spec's own code that caused it. A spec loaded
+    from outside txncheck is guarded (checker/spec_errors.py) without checking
+    each successor: one that holds a list fails in the engine, which cannot
+    hash it, and the guard then names the action and the value."""
+    explain = getattr(spec, "explain_failure", None)
+    return exc if explain is None else explain(exc)

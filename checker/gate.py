@@ -7,10 +7,11 @@ expected shortest length, when one is given), and a model with no `[expect]`
 must hold. The verdicts become one test case per model and property, which the
 JUnit and SARIF reports (checker/reports/) and the pytest plugin render.
 
-Case statuses: passed, failed (the expectation does not hold), error (the
-model could not be checked: bad file, bad spec, engine error) and skipped
-(the search stopped at another property's violation before it could settle
-this one).
+A model's [expect] may also record the run's figures and the depth to which
+it expects no violation (checker/expectations.py judges them), and a runtime
+class: a model whose `runtime = "heavy"` is run only when the gate is asked
+for the heavy models (`--runtime heavy` or `all`, as CI does), else it is
+listed as skipped; `--runtime heavy` leaves the quick ones out.
 
 Exit code of the gate, worst first: 2 if a model could not be checked, 1 if an
 expectation failed, 3 if a run stopped at a limit it was not expected to hit
@@ -25,22 +26,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .api import Report, check_model, write_traces
+from .expectations import ERROR, FAILED, PASSED, SKIPPED, Case, judge  # noqa: F401 - the reports' names
 from .model import HOLDS_FOR, Model, ModelError, find_models, load_model
 from .options import Options
 
-PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
-
-
-@dataclass
-class Case:
-    """One test case: a property of a model (or the model itself, when it cannot load)."""
-
-    name: str
-    status: str
-    message: str = ""
-    kind: str = "invariant"  # invariant | witness | deadlock | liveness | model
-    violation: Any = None    # the job.Violation behind the case, if any
-    detail: str = ""         # the trace table of a violation
+HEAVY_NOT_RUN = "heavy: not run (--runtime all runs it, as CI does)"
+QUICK_LEFT_OUT = "quick: not run (--runtime heavy)"
 
 
 @dataclass
@@ -54,6 +45,7 @@ class ModelResult:
     seconds: float = 0.0
     interrupted: bool = False
     note: str | None = None        # how the gate ran this model differently from the command line
+    not_run: str | None = None     # why the gate did not run it (a heavy model without --heavy)
     fault: str | None = None       # an environment fault: a missing extra, a trace the disk refused (exit 3)
 
     @property
@@ -139,6 +131,8 @@ class GateResult:
                 entry["error"] = r.error
             if r.note is not None:
                 entry["note"] = r.note
+            if r.not_run is not None:
+                entry["not_run"] = r.not_run
             entry["cases"] = [{"name": c.name, "kind": c.kind, "status": c.status, "message": c.message}
                               for c in r.cases]
             models.append(entry)
@@ -179,15 +173,20 @@ def run_gate(
     progress_factory: Callable[[str], Any] | None = None,
     on_result: Callable[[ModelResult], None] | None = None,
     options: Options | dict | None = None,
+    runtime: str = "all",
 ) -> GateResult:
-    """Check every model under `roots` against its expectation."""
+    """Check every model under `roots` against its expectation: those whose
+    [expect] runtime is `runtime` ("quick", "heavy"), or all of them ("all")."""
     paths = collect(roots)
     results = []
     for k, path in enumerate(paths):
         r = check_one(path, engine=engine, out_dir=_trace_dir(out_dir, path, roots), max_seconds=max_seconds,
-                      max_states=max_states, options=options,
+                      max_states=max_states, options=options, runtime=runtime,
                       progress=progress_factory(f"{shown_path(path)}: ") if progress_factory else None)
         results.append(r)
+        if r.not_run == QUICK_LEFT_OUT:  # --runtime heavy: the quick models are not its business
+            results.pop()
+            continue
         if on_result:
             on_result(r)
         if r.interrupted:  # Ctrl-C: stop the gate, report what was done
@@ -210,8 +209,9 @@ def _trace_dir(out_dir, path: Path, roots) -> Path:
 
 def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "out", progress=None,
               max_seconds: float | None = None, max_states: int | None = None,
-              options: Options | dict | None = None) -> ModelResult:
-    """Check one model file and judge it; never raises for a bad model."""
+              options: Options | dict | None = None, runtime: str = "all") -> ModelResult:
+    """Check one model file and judge it, if its [expect] runtime is `runtime`
+    (or that is "all"); never raises for a bad model."""
     from .cli import bad_input_errors
     from .failures import classify, is_interrupt
 
@@ -219,6 +219,10 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
     t0 = time.monotonic()
     try:
         r.model = load_model(path)
+        if runtime not in ("all", r.model.expect.get("runtime", "quick")):
+            r.not_run = HEAVY_NOT_RUN if runtime == "quick" else QUICK_LEFT_OUT
+            r.cases = [Case("run", SKIPPED, r.not_run, kind="model")]
+            return r
         engine_name = engine or r.model.raw.get("engine") or "bfs"
         if not isinstance(engine_name, str):
             raise ModelError(f"{path}: 'engine' must be a string")
@@ -249,97 +253,3 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
         r.interrupted = r.report.outcome.incomplete_reason == "interrupted"
         r.report.outcome.exploration = None  # the state graph is not needed any more; a gate holds many models
     return r
-
-
-def property_names(m: Model, report: Report) -> list[tuple[str, str]]:
-    """(name, kind) of everything the model checks, in the order reports show them."""
-    names = [(n, "invariant") for n in m.selected_properties(report.spec)]
-    names += [(w, "witness") for w in m.witnesses]
-    if m.deadlock:
-        names.append(("Deadlock", "deadlock"))
-    names += [(t, "liveness") for t in getattr(m, "temporal", {}) or {}]
-    known = {n for n, _ in names}
-    names += [(v.property, v.kind) for v in report.outcome.violations if v.property not in known]
-    return names
-
-
-def judge(m: Model, report: Report) -> list[Case]:
-    o = report.outcome
-    expect = m.expect
-    want = expect.get("verdict", "ok")
-    want_prop = expect.get("property")
-    want_len = expect.get("length")
-    violated = {v.property: v for v in o.violations}
-    names = property_names(m, report)
-    stopped_at = next((v.property for v in o.violations if v.kind != "witness"), None)
-    cases = []
-    if want_prop is not None and want_prop not in {n for n, _ in names}:
-        cases.append(Case("expect", ERROR, f"{m.path}: [expect] property {want_prop!r} is not checked by this model",
-                          kind="model"))
-    for name, kind in names:
-        v = violated.get(name)
-        expected_here = want == "violation" and (want_prop == name or (want_prop is None and v is not None))
-        if v is not None:
-            if expected_here:
-                if want_len is not None and v.length != want_len:
-                    c = Case(name, FAILED, f"expected a shortest counterexample of {want_len} states, "
-                                           f"found one of {v.length}", kind, v)
-                else:
-                    c = Case(name, PASSED, f"violated as expected, in {v.length} states", kind, v)
-            elif kind == "witness":
-                c = Case(name, FAILED, "no reachable state satisfies this witness", kind, v)
-            else:
-                c = Case(name, FAILED, f"{kind} {name} violated; shortest counterexample has {v.length} states",
-                         kind, v)
-            c.detail = trace_table(report, v)
-        elif expected_here:
-            if o.verdict == "incomplete":
-                c = Case(name, FAILED, f"incomplete ({o.incomplete_reason}): the expected violation of {name} "
-                                       "was not found in the explored part", kind)
-            elif stopped_at is not None:
-                c = Case(name, FAILED, f"expected a violation of {name}; the search stopped at a violation of "
-                                       f"{stopped_at} first", kind)
-            else:
-                c = Case(name, FAILED, f"expected a violation of {name}; it holds in all "
-                                       f"{o.distinct_states:,} reachable states", kind)
-        elif o.verdict == "ok" or (kind == "witness" and o.witnesses_found.get(name)):
-            c = Case(name, PASSED, _held(kind, o), kind)
-        elif o.verdict == "violation":
-            c = Case(name, SKIPPED, f"not settled: the search stopped at the violation of {stopped_at}", kind)
-        elif want == "incomplete":
-            c = Case(name, PASSED, f"no violation in the explored part ({o.incomplete_reason}), as expected", kind)
-        else:
-            c = Case(name, FAILED, f"incomplete ({o.incomplete_reason}): not settled", kind)
-        cases.append(c)
-    if want == "violation" and want_prop is None and not o.violations:
-        cases.append(Case("expect", FAILED, "expected a violation; every property holds" if o.verdict == "ok"
-                          else f"incomplete ({o.incomplete_reason}): the expected violation was not found", "model"))
-    if want == "incomplete" and o.verdict == "ok":
-        cases.append(Case("expect", FAILED, "expected the run to stop at a limit, but it completed", "model"))
-    if want == "ok" and o.verdict == "incomplete" and not names:
-        cases.append(Case("expect", FAILED, f"incomplete ({o.incomplete_reason})", "model"))
-    return cases
-
-
-def _held(kind: str, o) -> str:
-    if kind == "witness":
-        return "some reachable state satisfies it"
-    if kind == "liveness":
-        return "holds on every behaviour"
-    return f"holds in all {o.distinct_states:,} reachable states"
-
-
-def trace_table(report: Report, v) -> str:
-    """The violation's trace as the step table of `txncheck show`."""
-    if not v.path:
-        return ""
-    from .itf import parse_trace, read_trace, trace_document
-    from .render.table import render_table
-
-    try:
-        trace = read_trace(v.trace_file) if v.trace_file else parse_trace(trace_document(
-            report.spec, v.path, loop=v.loop, meta={"property": v.property, "kind": v.kind,
-                                                    "model": str(report.model.path)}))
-        return render_table(trace)
-    except Exception as exc:  # the table is a courtesy; the verdict stands without it
-        return f"(trace table unavailable: {exc})"

@@ -124,8 +124,14 @@ class _Compiler:
 
 
 def compile_predicate(schema: Schema, formula: z3.BoolRef) -> Callable[[Mapping], bool]:
+    return compile_reading(schema, formula)[0]
+
+
+def compile_reading(schema: Schema, formula: z3.BoolRef) -> tuple[Callable[[Mapping], bool], frozenset[str]]:
+    """The compiled predicate, and the symbols it reads."""
     comp = _Compiler(schema)
-    return comp.function("holds", [f"return {comp.py(formula)}"])
+    body = [f"return {comp.py(formula)}"]
+    return comp.function("holds", body), frozenset(comp.reads)
 
 
 def compile_checker(schema: Schema, props: Mapping[str, z3.BoolRef]) -> Callable[[Mapping], str | None]:

@@ -177,7 +177,9 @@ def trace_document(spec, path, *, meta: Mapping[str, Any], loop: int | None = No
         "txncheck_version": __version__,
         "spec": spec.name,
         "variant": spec.variant,
-        "bounds": {k: v for k, v in spec.constants.items()},
+        # a reduction's bound is recorded at its default: the path is a run of the unreduced spec
+        "bounds": {k: (spec.bounds[k].default if getattr(spec.bounds.get(k), "reduction", False) else v)
+                   for k, v in spec.constants.items()},
         "length": len(path),
         **meta,
     }

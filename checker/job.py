@@ -29,6 +29,7 @@ class Job:
     z3_eval: bool = False
     max_states: int | None = None
     max_seconds: float | None = None
+    max_depth: int | None = None  # bfs: stop once every state to this depth is found and checked
     keep_graph: bool = True
     progress: Any = None  # checker.progress.Progress or None
     options: Options = field(default_factory=Options)  # a dict of the same names is read into one
@@ -40,6 +41,13 @@ class Job:
     def validate(self, engine: str) -> None:
         """Fail with one line if the options do not go with this engine or model."""
         self.options.validate(self.model, engine, keep_graph=self.keep_graph)
+
+    def depth_reached(self, depth: int) -> str | None:
+        """The incomplete reason once a bfs has found and checked every state of
+        level `depth` and that is `max_depth`; None to go on."""
+        if self.max_depth is not None and depth >= self.max_depth:
+            return f"max-depth {self.max_depth} reached"
+        return None
 
     def invariant_checker(self) -> Callable[[Mapping], str | None]:
         """obs -> name of the first violated property, or None."""
@@ -104,6 +112,30 @@ class Outcome:
     witnesses_found: dict[str, bool] = field(default_factory=dict)
     exploration: Any = None  # engine-specific handle (bfs: the Exploration with the graph)
     extra: dict = field(default_factory=dict)
+
+    @property
+    def checked_depth(self) -> int | None:
+        """The depth to which every state was found and checked: all of them when
+        the run finished; for an incomplete bfs run, the level it was expanding (or
+        stopped at, for max_depth), since bfs checks a state when it finds it; for
+        spark, the levels it expanded, since it checks a level's states then. None
+        when unknown: a violation, another engine, or --por (whose paths may be
+        longer than the shortest). Deadlock is checked when a state is expanded,
+        so only below this depth in an incomplete run."""
+        if self.verdict == Verdict.OK:
+            return self.depth
+        if self.verdict == Verdict.INCOMPLETE and self.engine == "bfs" and self.depth \
+                and "por" not in (self.extra.get("reductions") or {}):
+            return self.depth
+        if self.verdict == Verdict.INCOMPLETE and self.engine == "spark":   # the levels it expanded
+            return (self.extra.get("spark") or {}).get("checked_depth") or None
+        return None
+
+    def checked_depth_text(self) -> str:
+        """What `checked_depth` establishes, in words (for an incomplete run)."""
+        d = self.checked_depth
+        return (f"every state up to depth {d} was checked: no violation within "
+                f"{d - 1} step{'' if d == 2 else 's'} of an initial state")
 
     @property
     def states_per_second(self) -> float:

@@ -19,6 +19,13 @@
     verdict = "violation"
     property = "NotSolved"
     length = 7
+    distinct = 16                  # optional: the run's figures, judged by the gate
+    generated = 97                 # (scripts/record_figures.py writes them)
+    depth = 7
+    runtime = "heavy"              # optional: "quick" (the default) or "heavy": the
+                                   # gate runs heavy models only with --heavy (CI)
+    max_depth = 8                  # top level, optional: bfs checks every state to
+                                   # this depth, then stops (verdict incomplete)
     fairness = ["WF(*)"]           # optional: WF/SF conditions for [temporal]
     [temporal]                     # optional: liveness, checked by checker.liveness
     Decided = "eventually AllDecided"
@@ -29,8 +36,11 @@ Every problem is reported as a `ModelError` naming the file, in one line.
 
 from __future__ import annotations
 
+import difflib
 import math
+import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,12 +54,15 @@ from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, pa
 TOP_KEYS = {
     "spec", "variant", "description", "properties", "witnesses", "deadlock", "constants",
     "expect", "label", "temporal", "fairness", "symmetry", "por", "fingerprints", "engine", "max_states", "max_seconds",
-    "vacuous",
+    "max_depth", "vacuous",
 }
 # Reductions a model file can switch on (as the check command's flags do).
 REDUCTION_KEYS = ("symmetry", "por", "fingerprints")
-EXPECT_KEYS = {"verdict", "property", "length"}
+EXPECT_KEYS = {"verdict", "property", "length", "distinct", "generated", "depth", "runtime"}
+FIGURES = ("distinct", "generated", "depth")  # [expect]'s figures of the run, as TLC counts them
+MEASURED = (*FIGURES, "runtime")  # the [expect] keys scripts/record_figures.py writes from a run
 VERDICTS = ("ok", "violation", "incomplete")
+RUNTIMES = ("quick", "heavy")  # [expect] runtime: the gate runs heavy models only when asked (--heavy)
 # [label] holds_for: what a model's verdict is evidence about.
 HOLDS_FOR = {"code": "the current code", "release": "a past release", "text": "the document's text"}
 MAX_MODEL_BYTES = 1024 * 1024
@@ -72,6 +85,7 @@ class Model:
     temporal: dict[str, TemporalProperty] = field(default_factory=dict)
     fairness: list[Fairness] = field(default_factory=list)
     label: dict[str, str] = field(default_factory=dict)  # [label]: holds_for, source
+    text: str = ""  # the file's text, for the line of a bad key
 
     def reductions(self, cli: dict | None = None) -> dict:
         """The engine options: the model file's reductions, then the command
@@ -98,6 +112,10 @@ class Model:
         from .spec_errors import SpecCodeError, guard, own_failure, spec_code_error
 
         found = self.resolve_spec()
+        bounds = getattr(found.cls, "bounds", None)
+        if isinstance(bounds, Mapping) and bounds:  # a misspelt bound: its line and the nearest name
+            for k in sorted(set(self.constants) - set(bounds)):
+                _unknown_key(self.path, self.text, k, "constants", bounds, "bound", f" for spec {self.spec_name}")
         try:
             spec = found.cls(self.variant, **self.constants)
         except SpecCodeError:
@@ -110,18 +128,14 @@ class Model:
             raise spec_code_error(found.cls, exc, "constructing the spec (setup)") from exc
         if not found.builtin:
             spec = guard(spec, found)
-        for p in self.properties or []:
-            if p not in spec.invariants:
-                raise ModelError(
-                    f"{self.path}: unknown property {p!r} for spec {self.spec_name} "
-                    f"(known: {', '.join(spec.invariants) or 'none'})"
-                )
-        for w in self.witnesses:
-            if w not in spec.witnesses:
-                raise ModelError(
-                    f"{self.path}: unknown witness {w!r} for spec {self.spec_name} "
-                    f"(known: {', '.join(spec.witnesses) or 'none'})"
-                )
+        for key, what, names, known in (("properties", "property", self.properties or [], spec.invariants),
+                                        ("witnesses", "witness", self.witnesses, spec.witnesses)):
+            for n in names:
+                if n not in known:
+                    near = difflib.get_close_matches(n, list(known), n=1)
+                    _fail(self.path, f"unknown {what} {n!r} for spec {self.spec_name}"
+                          + (f"; did you mean {near[0]!r}?" if near else "")
+                          + f" (known: {', '.join(known) or 'none'})", key_line(self.text, key))
         return spec
 
     def selected_properties(self, spec: Spec) -> dict:
@@ -129,14 +143,15 @@ class Model:
         return {n: spec.invariants[n] for n in names}
 
 
-def _fail(path: Path, msg: str):
-    raise ModelError(f"{path}: {msg}")
+def _fail(path: Path, msg: str, line: int | None = None):
+    raise ModelError(f"{path}:{line}: {msg}" if line else f"{path}: {msg}")
 
 
 def load_model(path: str | Path) -> Model:
     path = Path(path)
     try:  # untrusted: a regular file, capped, and a parser that can run out of stack or digits
-        raw = tomllib.loads(read_untrusted_text(path, MAX_MODEL_BYTES, "model"))
+        text = read_untrusted_text(path, MAX_MODEL_BYTES, "model")
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         _fail(path, f"malformed TOML: {exc}")
     except RecursionError:
@@ -145,7 +160,7 @@ def load_model(path: str | Path) -> Model:
         _fail(path, str(exc).splitlines()[0])
     unknown = sorted(set(raw) - TOP_KEYS)
     if unknown:
-        _fail(path, f"unknown key {unknown[0]!r} (known: {', '.join(sorted(TOP_KEYS))})")
+        _unknown_key(path, text, unknown[0], None, TOP_KEYS)
     spec = raw.get("spec")
     if not isinstance(spec, str) or not spec:
         _fail(path, "missing 'spec' (the name of the spec to check)")
@@ -170,11 +185,12 @@ def load_model(path: str | Path) -> Model:
     for key in REDUCTION_KEYS:
         if not isinstance(raw.get(key, False), bool):
             _fail(path, f"'{key}' must be true or false")
-    for key in ("max_states", "max_seconds"):
+    for key in ("max_states", "max_seconds", "max_depth"):
         v = raw.get(key)
+        whole = key != "max_seconds"
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf
-                              or key == "max_states" and not isinstance(v, int)):
-            _fail(path, f"'{key}' must be a positive {'integer' if key == 'max_states' else 'number'}")
+                              or whole and not isinstance(v, int)):
+            _fail(path, f"'{key}' must be a positive {'integer' if whole else 'number'}")
     if not isinstance(raw.get("engine", "bfs"), str):
         _fail(path, "'engine' must be a string")
     expect = raw.get("expect", {})
@@ -182,12 +198,15 @@ def load_model(path: str | Path) -> Model:
         _fail(path, "[expect] must be a table")
     bad = sorted(set(expect) - EXPECT_KEYS)
     if bad:
-        _fail(path, f"unknown key {bad[0]!r} in [expect] (known: {', '.join(sorted(EXPECT_KEYS))})")
+        _unknown_key(path, text, bad[0], "expect", EXPECT_KEYS)
     if "verdict" in expect and expect["verdict"] not in VERDICTS:
         _fail(path, f"[expect] verdict must be one of {', '.join(VERDICTS)}")
-    if "length" in expect and (isinstance(expect["length"], bool) or not isinstance(expect["length"], int)):
-        _fail(path, "[expect] length must be an integer")
-    label = _label(path, raw.get("label", {}))
+    for key in ("length", *FIGURES):
+        if key in expect and (isinstance(expect[key], bool) or not isinstance(expect[key], int) or expect[key] < 0):
+            _fail(path, f"[expect] {key} must be a whole number")
+    if "runtime" in expect and expect["runtime"] not in RUNTIMES:
+        _fail(path, f"[expect] runtime must be one of {', '.join(RUNTIMES)}")
+    label = _label(path, raw.get("label", {}), text)
     desc = raw.get("description", "")
     try:
         temporal = parse_temporal(raw.get("temporal", {}))
@@ -195,10 +214,38 @@ def load_model(path: str | Path) -> Model:
     except TemporalSyntaxError as exc:
         _fail(path, str(exc))
     return Model(path, spec, variant, dict(constants), props, list(witnesses), deadlock,
-                 desc if isinstance(desc, str) else "", dict(expect), raw, temporal, fairness, label)
+                 desc if isinstance(desc, str) else "", dict(expect), raw, temporal, fairness, label, text)
 
 
-def _label(path: Path, label) -> dict[str, str]:
+def _unknown_key(path: Path, text: str, key: str, table: str | None, known, what: str = "key",
+                 where: str | None = None) -> None:
+    """A misspelt key: its line, the nearest known key, then every known key."""
+    near = difflib.get_close_matches(key, sorted(known), n=1)
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    if where is None:
+        where = f" in [{table}]" if table else ""
+    head = f"unknown {what} {key!r}{where}"
+    _fail(path, f"{head}{hint} (known: {', '.join(sorted(known))})", key_line(text, key, table))
+
+
+def key_line(text: str, key: str, table: str | None = None) -> int | None:
+    """The line (from 1) where `key` is set in the top level (table None) or in
+    [table] of a TOML text, or where [key] opens; None when not found so."""
+    current = None
+    for n, line in enumerate(text.splitlines(), 1):
+        head = re.match(r"\s*\[\s*([^\]\s]+)\s*\]", line)
+        if head:
+            current = head.group(1)
+            if table is None and current.strip("\"'") == key:
+                return n
+            continue
+        m = re.match(r"\s*([\"']?)([^=\s\"']+)\1\s*=", line)
+        if m and current == table and m.group(2) == key:
+            return n
+    return None
+
+
+def _label(path: Path, label, text: str) -> dict[str, str]:
     """[label]: holds_for (one of HOLDS_FOR) and source (non-empty text), both required;
     upstream (optional, non-empty text): where the finding is already known upstream."""
     if not isinstance(label, dict):
@@ -207,7 +254,7 @@ def _label(path: Path, label) -> dict[str, str]:
         return {}
     bad = sorted(set(label) - {"holds_for", "source", "upstream"})
     if bad:
-        _fail(path, f"unknown key {bad[0]!r} in [label] (known: holds_for, source, upstream)")
+        _unknown_key(path, text, bad[0], "label", ("holds_for", "source", "upstream"))
     if label.get("holds_for") not in HOLDS_FOR:
         _fail(path, f"[label] holds_for must be one of {', '.join(HOLDS_FOR)}")
     if not isinstance(label.get("source"), str) or not label["source"].strip():

@@ -128,6 +128,9 @@ class Options:
                 raise EngineError("--workers needs the fork start method, which this platform lacks")
         if self.fingerprints and self.exact:
             raise ReductionError("--exact and --fingerprints exclude each other")
+        if self.fingerprints and self.compact:
+            raise ReductionError("--compact shares the parts of stored states, and --fingerprints stores none; "
+                                 "use one or the other")
         if self.fingerprints and (self.checkpoint or self.resume):
             raise ReductionError("--fingerprints does not keep the states a checkpoint needs; use one or the other")
         if (self.por or self.symmetry) and temporal:

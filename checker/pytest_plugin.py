@@ -101,8 +101,9 @@ class ModelFile(pytest.File):
 
 
 def _property_names(path: str) -> list[str]:
-    """The items of a model file: its properties, witnesses, deadlock and temporal properties."""
-    from .model import load_model
+    """The items of a model file: its properties, witnesses, deadlock and temporal
+    properties, and its figures when [expect] records them (the gate's case)."""
+    from .model import FIGURES, load_model
 
     try:
         m = load_model(path)
@@ -112,7 +113,8 @@ def _property_names(path: str) -> list[str]:
         return []
     if m.deadlock:
         names.append("Deadlock")
-    return names + list(getattr(m, "temporal", {}) or {})
+    names += list(getattr(m, "temporal", {}) or {})
+    return names + (["figures"] if any(k in m.expect for k in FIGURES) else [])
 
 
 def _judge(path: str, engine: str | None, out: str) -> dict:

@@ -6,7 +6,16 @@ entry point) is guarded: an exception in `setup`, `init_states`, `next` or
 a set), and an observation that disagrees with the schema each become a
 `SpecCodeError` whose message names the spec file and line (or the symbol),
 the action and the state. The original exception is chained (`__cause__`)
-for `--debug`. The built-in specs are not guarded: `next` is the hot path.
+for `--debug`. The built-in specs are not guarded.
+
+The guard stays off the hot path, so a spec loaded by path runs as fast as
+a built-in one: it never looks at a generated successor. A successor that
+holds a list, a dict or a set cannot be hashed, so the engine fails on it;
+the engine's caller then asks the guard (`errors.explained`), which runs
+`next` again on the state last expanded with every check on, and names the
+action and the value. A value that hashes but is not canonical (a float, an object) is
+found when its state is expanded, once per distinct state, by a walk that
+remembers the parts it has already found canonical (`CanonicalParts`).
 """
 
 from __future__ import annotations
@@ -86,12 +95,64 @@ def bad_value(v: Any, path: str = "") -> str | None:
     return f"{path.lstrip('.') or 'the state'} holds a {type(v).__name__} ({_short(v, 60)})"
 
 
+_EXACT_ATOMS = frozenset(map(type, (0, "", True, None)))  # the atoms' own types: a fast first test
+
+
+class CanonicalParts:
+    """`admit(s)`: whether `s` holds only nested tuples, frozensets and atoms.
+    A state shares most of its parts with the states around it, so the
+    tuples and frozensets found canonical are remembered by value (a
+    frozenset's hash is cached; the engine has computed it already), and of
+    a new frozenset only the members not remembered are walked. The memory
+    is dropped when it holds `limit` parts. Remembering by value admits a
+    part equal to one admitted before, so a float equal to an int (1.0)
+    inside it is not seen."""
+
+    def __init__(self, limit: int = 1 << 16) -> None:
+        self.known: set = set()
+        self.limit = limit
+
+    def admit(self, s: Any) -> bool:
+        """Raises TypeError when a part is not hashable."""
+        if not isinstance(s, (tuple, frozenset)):
+            return isinstance(s, ATOMS)
+        known = self.known
+        for x in s:
+            if type(x) in _EXACT_ATOMS or x in known:
+                continue
+            if not self._walk(x):
+                return False
+        return True
+
+    def _walk(self, x: Any) -> bool:
+        if not isinstance(x, (tuple, frozenset)):
+            return isinstance(x, ATOMS)
+        known = self.known
+        for y in x.difference(known) if type(x) is frozenset else x:
+            if type(y) in _EXACT_ATOMS or y in known:
+                continue
+            if not self._walk(y):
+                return False
+        if len(known) >= self.limit:
+            known.clear()
+        known.add(x)
+        return True
+
+
 def guard(spec, found: Resolved):
-    """`spec` with its code's failures turned into SpecCodeErrors."""
+    """`spec` with its code's failures turned into SpecCodeErrors, and
+    `spec.explain_failure(exc)` for the engines' callers (errors.explained):
+    the SpecCodeError behind an engine's failure on a successor, or `exc`."""
     cls = type(spec)
     src = found.source or cls.__name__
     orig_init, orig_next, orig_observe = spec.init_states, spec.next, spec.observe
     checked = itertools.count()
+    parts = CanonicalParts()
+    expanding: list = [None]  # the state whose successors the engine is taking
+
+    def not_immutable(action: Any, bad: str, s: Any) -> SpecCodeError:
+        return SpecCodeError(f"{src}: spec {cls.__name__}: action {_fmt_action(action)} made a state "
+                             f"that is not immutable: {bad} (use tuples and frozensets) from state {_short(s)}")
 
     def init_states():
         try:
@@ -107,7 +168,9 @@ def guard(spec, found: Resolved):
                                     "(use tuples and frozensets)")
         return states
 
-    def next_(s):
+    def checked_next(s):
+        """`next(s)` with every check: each item a pair, each successor
+        canonical. Run only to explain a failure."""
         last = None
         it = orig_next(s)
         while True:
@@ -127,10 +190,39 @@ def guard(spec, found: Resolved):
                                     "not (action, state)") from None
             bad = bad_value(t)
             if bad:
-                raise SpecCodeError(f"{src}: spec {cls.__name__}: action {_fmt_action(action)} made a state "
-                                    f"that is not immutable: {bad} (use tuples and frozensets) from state {_short(s)}")
+                raise not_immutable(action, bad, s)
             last = action
             yield item
+
+    def next_(s):
+        try:
+            ok = parts.admit(s)
+        except TypeError:
+            ok = False
+        if not ok:  # hashable but not canonical: found as the state is expanded, so its maker is unknown
+            raise SpecCodeError(f"{src}: spec {cls.__name__}: next made a state that is not immutable: "
+                                f"{bad_value(s)} (use tuples and frozensets): {_short(s)}")
+        expanding[0] = s
+        try:
+            return list(orig_next(s))
+        except BaseException as exc:
+            if not own_failure(exc):
+                raise
+            for _ in checked_next(s):  # raises the SpecCodeError naming the action before the failure
+                pass
+            raise spec_code_error(cls, exc, "computing a successor in next", s) from exc  # next is not a function of s
+
+    def explain_failure(exc: BaseException) -> BaseException:
+        s = expanding[0]
+        if isinstance(exc, SpecCodeError) or s is None:
+            return exc
+        try:
+            for _ in checked_next(s):
+                pass
+        except SpecCodeError as found:
+            found.__cause__ = exc
+            return found
+        return exc
 
     def observe(s):
         try:
@@ -147,4 +239,5 @@ def guard(spec, found: Resolved):
         return obs
 
     spec.init_states, spec.next, spec.observe = init_states, next_, observe
+    spec.explain_failure = explain_failure
     return spec

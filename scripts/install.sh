@@ -10,6 +10,21 @@ cd "$(dirname "$0")/.."
 # PIP-473 model with a fifth less CPU than pyenv's shared-library build
 # (ADR 0007). Elsewhere (no /usr/bin/python3.11, no apt): python3.
 SYSTEM_PY=/usr/bin/python3.11
+
+# apt-get, waiting for another apt-get or dpkg (or unattended-upgrades) that
+# holds its lock: DPkg::Lock::Timeout waits for dpkg's lock, and a run that
+# still fails on a lock (apt-get update's lists lock) is tried again, for up
+# to ten minutes in all. Any other failure is not retried.
+apt_get() {
+  local err waited=0
+  while :; do
+    if err=$($SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 "$@" 2>&1 >/dev/null)
+    then return 0; fi
+    if ! grep -qi "lock" <<<"$err" || [ "$waited" -ge 600 ]; then echo "$err" >&2; return 1; fi
+    echo "install.sh: apt-get $1 waits for another package manager's lock" >&2
+    sleep 10; waited=$((waited + 10))
+  done
+}
 missing=()
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
@@ -21,15 +36,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   echo "install.sh: installing ${missing[*]} with apt-get" >&2
-  $SUDO apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  apt_get update -q
+  apt_get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
 if [ -z "${PYTHON:-}" ] && ! "$SYSTEM_PY" -c 'import ensurepip' >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   echo "install.sh: installing python3.11 and python3.11-venv with apt-get" >&2
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-  { $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
-      python3.11 python3.11-venv; } >/dev/null 2>&1 || echo "install.sh: could not; using python3" >&2
+  { apt_get update -q && apt_get install -y -q --no-install-recommends \
+      python3.11 python3.11-venv; } 2>/dev/null || echo "install.sh: could not; using python3" >&2
 fi
 if [ -n "${PYTHON:-}" ]; then PY=$PYTHON
 elif "$SYSTEM_PY" -c 'import ensurepip' >/dev/null 2>&1; then PY=$SYSTEM_PY

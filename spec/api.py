@@ -52,6 +52,11 @@ class Bound:
     lo: int | None = None
     hi: int | None = None
     choices: tuple = field(default=())
+    # A reduction: a value other than the default only shrinks the state
+    # space and changes no verdict and no shortest counterexample (each is
+    # audited: tests/test_reduction_audit.py). Traces record the default, so
+    # that they are runs of the unreduced spec (`Spec.complete_trace`).
+    reduction: bool = False
 
     @property
     def kind(self) -> type:
@@ -154,6 +159,21 @@ class Spec:
         raise NotImplementedError
 
     # -- optional -----------------------------------------------------------
+    def observation_parts(self):
+        """Optional, for speed: `observe` as parts, [(fields, part)], each
+        `part(state)` a dict of some symbols computed from those fields of the
+        (NamedTuple) state only, every symbol from one part, their union
+        `observe`'s. The fingerprint search then remembers each part's values
+        and each property's verdict per combination of the fields it reads
+        (checker/verdicts.py). None: observe is one piece."""
+        return None
+
+    def complete_trace(self, path: list, prop: str) -> list:
+        """A counterexample found with a reduction bound on, made a run of the
+        spec without it (the steps a reduction leaves out, appended); as given
+        by default."""
+        return path
+
     def state_vars(self, s: State) -> Mapping[str, object]:
         """The state as named variables, for traces. NamedTuples need nothing."""
         if hasattr(s, "_asdict"):
@@ -192,7 +212,9 @@ class Spec:
         return None
 
     def describe(self) -> str:
-        consts = ", ".join(f"{k}={v}" for k, v in self.constants.items())
+        """name[variant](bounds); a reduction bound is named only when it is on."""
+        consts = ", ".join(f"{k}={v}" for k, v in self.constants.items()
+                           if not (self.bounds[k].reduction and v == self.bounds[k].default))
         return f"{self.name}[{self.variant}]({consts})"
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from . import durations as tier
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
@@ -15,5 +18,42 @@ settings.register_profile("dev", deadline=None, suppress_health_check=[HealthChe
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
+# Tests that share one server run on one xdist worker (`pytest -n 2`), so that it
+# starts once and two JVMs never race: the Spark session of tests/spark/ and the
+# ZooKeeper server of tests/zk/. Every other test file is a unit of its own, so
+# that its module fixtures run once. (xdist's own `--dist loadgroup` does not
+# group under pytest 9.2, which keeps node ids where xdist cannot rename them.)
+SHARED = {"tests/spark/": "spark", "tests/test_hostile_spark.py": "spark", "tests/zk/": "zookeeper"}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneWorkerPerServer(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            if path != "tests/spark/test_cluster_options.py":  # no Spark there
+                for prefix, server in SHARED.items():
+                    if path.startswith(prefix):
+                        return server
+            return path
+
+    return OneWorkerPerServer(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects
+def pytest_collection_modifyitems(config, items):
+    """The `slow` tier: every test under tests/ whose recorded duration is
+    SLOW_SECONDS or more. The examples of README.md and docs/ are never left
+    out: they run in order in one folder, and each is a promise to the reader."""
+    slow = tier.slow(tier.read())
+    for item in items:
+        if item.nodeid in slow and item.nodeid.startswith("tests/"):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: long-running checks (deselect with -m 'not slow')")
+    config.addinivalue_line("markers", "slow: the CI tier: a recorded duration of SLOW_SECONDS or more "
+                                       "(tests/durations.py), or marked so (deselect with -m 'not slow')")
+    config.addinivalue_line("markers", "spark: starts Spark (needs pyspark and Java; deselect with -m 'not spark')")
+    config.addinivalue_line("markers", "zookeeper: needs the ZooKeeper server of tests/zk/ (deselect with -m 'not zookeeper')")

@@ -61,3 +61,28 @@ def test_the_pip473_glossary_lists_every_state_field():
     text = (ROOT / "docs" / "pip473-state.md").read_text()
     rows = set(re.findall(r"^\| `(\w+)` \|", text, re.M))
     assert rows == set(S._fields) | set(Part._fields)
+
+
+def test_the_readme_quotes_the_spec_error_line_the_cli_prints(tmp_path, capsys):
+    """README's exit-code table quotes the line a spec whose `next` raises gets."""
+    from txncheck.checker.cli import main
+
+    quoted = re.search(r"e\.g\. `(txncheck: error: lock\.py:9: in next: [^`]+)`",
+                       (ROOT / "README.md").read_text())
+    assert quoted, "README no longer quotes the spec-error line"
+    (tmp_path / "lock.py").write_text(
+        "from txncheck.spec.api import Spec\n\n\nclass Lock(Spec):\n    name = 'lock'\n\n"
+        "    def next(self, s):\n        yield from ()\n        raise ValueError('boom')\n\n"
+        "    def setup(self):\n        pass\n\n    def init_states(self):\n        yield 0\n\n"
+        "    def observe(self, s):\n        return {}\n")
+    (tmp_path / "lock.toml").write_text('spec = "lock.py:Lock"\n')
+    assert main(["check", str(tmp_path / "lock.toml"), "--quiet", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().replace(f"{tmp_path}/", "") == quoted.group(1)
+
+
+def test_tests_readme_lists_every_test_file():
+    """tests/README.md says what each test file guards: every one is listed."""
+    listed = set(re.findall(r"^\| `([\w/]+\.py)` \|", (ROOT / "tests" / "README.md").read_text(), re.M))
+    files = {p.relative_to(ROOT / "tests").as_posix() for p in (ROOT / "tests").rglob("test_*.py")}
+    assert files - listed == set(), "say in tests/README.md what these files guard"
+    assert listed - files == set(), "tests/README.md lists files that are gone"

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from txncheck.checker.model import load_model
+
 from .docs_examples import DOCUMENTS, _env, _loose, _matches
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,11 +32,12 @@ REASON = re.compile(r'^"[^"]+"$')
 
 # (document, first line of the block) of every example skipped with a reason -> the test here that checks it
 CHECKED = {
-    ("README.md", "make check   # the main job: install, then check every shipped model"):
+    ("README.md", "make check   # the main job: install, then check every quick model"):
         "test_the_readme_commands_are_what_ci_runs",
     ("docs/guide.md", "$ txncheck check --all models/ --out out/traces --junit out/txncheck.xml "
                       "--sarif out/txncheck.sarif"): "test_the_gate_example_is_the_ci_gate",
     ("docs/guide.md", "name: txncheck"): "test_the_workflow_steps_run_on_a_subset",
+    ("docs/tutorial.md", "make -C path/to/txncheck dist"): "test_the_wheel_installs_and_gates_a_users_models",
     ("docs/guide.md", "txncheck check MODEL.toml --engine spark --master spark://host:7077 --checkpoint /shared/run1"):
         "test_skipped_txncheck_commands_parse",
     ("docs/guide.md", "txncheck sweep models/sweeps/classic.toml --master 'local[2]' --out out/classic-sweep"):
@@ -47,11 +50,18 @@ CHECKED = {
     ("docs/performance.md", "$ .venv/bin/python bench/suite.py --only twophase-rm7"): "test_the_bench_table_has_the_suites_shape",
     ("docs/performance.md", "$ .venv/bin/python bench/suite.py --only pip473-fixed --max-seconds 1200"):
         "test_the_pip473_bench_table_is_the_suites_runs_of_fixed",
+    ("docs/performance.md", "$ .venv/bin/python bench/by_path.py --rounds 2"): "test_the_by_path_table_is_the_benchs",
+    ("docs/performance.md", "$ .venv/bin/python bench/tlc_paxos.py --tlc-jar /work/tlc/dist/tla2tools.jar "
+                            "--tla /work/tlc/paxos"): "test_the_tlc_table_is_the_benchs",
+    ("docs/performance.md", "$ txncheck profile models/pip473/fixed-standard.toml --max-states 600000"):
+        "test_the_standard_models_profile_has_the_commands_shape",
     **{("docs/performance.md", f"$ .venv/bin/python bench/{cmd}"): "test_the_spark_bench_commands_are_the_scripts"
        for cmd in ("spark_memory.py --driver-below 0", "spark_memory.py",
                    "spark_levels.py models/classic/twophase-rm6.toml",
                    "spark_levels.py models/classic/twophase-rm6.toml --driver-below 0",
-                   "spark_vs_bfs.py --case twophase-rm7 --master 'local[2]'")},
+                   "spark_vs_bfs.py --case twophase-rm7 --master 'local[2]'",
+                   "spark_vs_bfs.py --case pip473 --master 'local[2]' --max-seconds 150",
+                   "spark_cluster.py --max-states 600000 --resume-at 40000")},
 }
 
 
@@ -104,35 +114,46 @@ def makefile_recipes() -> dict[str, tuple[list[str], list[str]]]:
 
 
 def test_the_readme_commands_are_what_ci_runs():
-    """README's two commands are make targets, and CI (.ci/run) runs `make
-    test` and the gate script `make check` runs, nothing else; the closing
-    lines README quotes have the format pytest and the gate print, and the
-    gate's model count is that of models/."""
+    """README's two commands are make targets: the quick gate and the fast
+    tier. CI (.ci/run) installs, then runs the whole suite and every model
+    with the gate script `make check` runs, each as a timed stage; the
+    closing lines README quotes have the format pytest and the gate print,
+    and the gate's model counts are those of models/."""
     key = key_of("test_the_readme_commands_are_what_ci_runs")
     commands = [line.split("#")[0].strip() for line in block(*key).splitlines() if line.strip()]
     assert commands == ["make check", "make test"]
     recipes = makefile_recipes()
     assert recipes["install"] == ([], ["bash scripts/install.sh"])
     assert recipes["check"] == (["install"], ["bash scripts/check-models.sh"])
-    assert recipes["test"] == (["install"], [".venv/bin/python -m pytest -q"])
-    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
-          if line.strip() and not line.lstrip().startswith("#") and not re.match(r"(set|cd|export) ", line)]
-    assert ci == ["make test", "bash scripts/check-models.sh"]
+    assert recipes["test"] == (["install"], ['.venv/bin/python -m pytest -q -n auto -m "not slow"'])
+    assert recipes["check-all"] == (["install"], ["bash scripts/check-models.sh --runtime all"])
+    assert recipes["test-all"] == (["install"], [".venv/bin/python -m pytest -q -n auto"])
+    ci = [line.split(" || ")[0].split(" > ")[0] for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if re.match(r"(OUT=\S+ )?stage ", line)]
+    assert ci == ["stage install bash scripts/install.sh",
+                  "OUT=out/heavy stage gate-heavy bash scripts/check-models.sh --runtime heavy --quiet",
+                  "stage tests .venv/bin/python -m pytest -q -n auto",
+                  "stage gate bash scripts/check-models.sh --quiet"]  # the heavy models, the suite, the quick ones
 
     readme = (ROOT / "README.md").read_text()
-    assert re.search(r"`\d+ passed, \d+ skipped in \d+\.\d\ds`", readme)
-    assert "`out/txncheck.xml:\n  valid JUnit XML`, `out/txncheck.sarif: valid SARIF 2.1.0`" in readme
-    models = re.search(r"`gate: (\d+) models, 0 not as expected; cases: \d+ passed, \.\.\.`", readme)
-    assert models and int(models.group(1)) == shipped_model_count()
+    assert "`N passed, N skipped, N xfailed in S.SSs`" in readme  # the words pytest -n closes with
+    assert "`out/txncheck.xml: valid JUnit XML`, `out/txncheck.sarif: valid SARIF 2.1.0`" in readme.replace("\n  ", " ")
+    models = re.search(r"`gate: (\d+) models, 0 not as expected, (\d+) heavy not run \(--runtime all runs them\); "
+                       r"cases: \d+ passed, \.\.\.`", readme)
+    assert models and (int(models.group(1)), int(models.group(2))) == (len(_shipped()) - len(_heavy()), len(_heavy()))
 
 
 # -- the gate: scripts/check-models.sh ---------------------------------------------------
 
 
-def shipped_model_count() -> int:
+def _shipped() -> list[Path]:
     from txncheck.checker.gate import collect
 
-    return len(collect([ROOT / "models"]))
+    return collect([ROOT / "models"])
+
+
+def _heavy() -> list[Path]:
+    return [p for p in _shipped() if load_model(p).expect.get("runtime") == "heavy"]
 
 
 def test_the_gate_example_is_the_ci_gate(tmp_path):
@@ -145,19 +166,20 @@ def test_the_gate_example_is_the_ci_gate(tmp_path):
     lines = block(*key).splitlines()
     script = (ROOT / "scripts" / "check-models.sh").read_text()
     [gate] = [line for line in script.splitlines() if "txncheck check" in line]
-    assert shlex.split(lines[0][2:])[1:] == shlex.split(gate)[1:]
+    assert shlex.split(gate)[-1] == "$@"  # the script's arguments go to the gate (CI: --runtime heavy)
+    assert shlex.split(lines[0][2:])[1:] == shlex.split(gate.replace("$out", "out"))[1:-1]  # $OUT: out/ by default
 
     expected = lines[1:]
-    closing = re.fullmatch(r"gate: (\d+) models, 0 not as expected; cases: \d+ passed, 0 failed, 0 errors, \d+ skipped",
-                           expected[-1])
-    assert closing and int(closing.group(1)) == shipped_model_count()
+    closing = re.fullmatch(r"gate: (\d+) models, 0 not as expected, (\d+) heavy not run \(--runtime all runs them\); "
+                           r"cases: \d+ passed, 0 failed, 0 errors, \d+ skipped", expected[-1])
+    assert closing and (int(closing.group(1)), int(closing.group(2))) == (len(_shipped()) - len(_heavy()), len(_heavy()))
 
     shown = [re.match(r"PASS +(\S+\.toml):", line).group(1) for line in expected if line.startswith("PASS")]
     assert len(shown) >= 3
     (tmp_path / "scripts").mkdir()
     shutil.copy(ROOT / "scripts" / "check-models.sh", tmp_path / "scripts")
     (tmp_path / ".venv").symlink_to(Path(sys.prefix))
-    for rel in shown:
+    for rel in [*shown, _heavy()[-1].relative_to(ROOT).as_posix()]:  # a heavy model (the last): listed, not run
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).symlink_to(ROOT / rel)
     r = subprocess.run(["bash", "scripts/check-models.sh"], cwd=tmp_path, env=_env(), capture_output=True,
@@ -315,9 +337,10 @@ def _bench_suite():
 def test_the_pip473_bench_table_is_the_suites_runs_of_fixed():
     """The PIP-473 table: its command is the suite's configuration for
     models/pip473/fixed.toml, its rows are that configuration's runs in
-    order, and every row has the model's current counts (the ones
-    tests/test_pip473.py pins), so the table goes stale with the model."""
-    from .test_pip473 import FIXED_FIGURES
+    order, and every row has the model's current counts (its [expect]
+    figures, which the gate judges), so the table goes stale with the model."""
+    expect = load_model(ROOT / "models" / "pip473" / "fixed.toml").expect
+    fixed_figures = (expect["distinct"], expect["generated"], expect["depth"])
 
     lines = block(*key_of("test_the_pip473_bench_table_is_the_suites_runs_of_fixed")).splitlines()
     suite = _bench_suite()
@@ -327,7 +350,7 @@ def test_the_pip473_bench_table_is_the_suites_runs_of_fixed():
     rows = [[c.strip() for c in ln.split("|")[1:-1]] for ln in lines[5:]]
     assert [(r[0], r[1], r[2]) for r in rows] == [("pip473-fixed", run, "ok") for run in suite.PIP473_RUNS]
     figures = {tuple(int(c.replace(",", "")) for c in r[3:6]) for r in rows}   # distinct, generated, depth
-    assert figures == {FIXED_FIGURES}, figures
+    assert figures == {fixed_figures}, figures
 
 
 def test_the_bench_table_has_the_suites_shape(capsys, monkeypatch, tmp_path):
@@ -389,3 +412,146 @@ def test_the_spark_bench_commands_are_the_scripts():
             spec.loader.exec_module(mod)
             header = "| " + " | ".join(mod.COLUMNS) + " |"
             assert header in body.splitlines(), header
+
+
+@pytest.mark.slow  # builds a wheel: half a minute, and setuptools from the package index
+def test_the_wheel_installs_and_gates_a_users_models(tmp_path):
+    """The tutorial's way into a user's CI: `make dist`'s wheel, installed into
+    a fresh venv, checks a user's folder with the venv's own txncheck. The
+    venv gets txncheck's dependencies from this one (a .pth line, offline)."""
+    import site
+    import sysconfig
+
+    lines = block(*key_of("test_the_wheel_installs_and_gates_a_users_models")).splitlines()
+    assert lines[0] == "make -C path/to/txncheck dist"
+    assert makefile_recipes()["dist"] == (["install"], ["rm -rf dist", ".venv/bin/python -m build --outdir dist ."])
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)], check=True,
+                   capture_output=True, timeout=600)
+    [wheel] = dist.glob("txncheck-*-py3-none-any.whl")
+    assert wheel.name in lines[1]
+    user = tmp_path / "user"
+    user.mkdir()
+    subprocess.run([sys.executable, "-m", "venv", "ci"], cwd=user, check=True, timeout=300)
+    venv_site = Path(subprocess.run([str(user / "ci/bin/python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                    check=True, capture_output=True, text=True).stdout.strip())
+    deps = [p for p in site.getsitepackages() if Path(p).is_dir()] or [sysconfig.get_paths()["purelib"]]
+    (venv_site / "txncheck-deps.pth").write_text("\n".join(deps) + "\n")  # appended after the venv's own
+    subprocess.run([str(user / "ci/bin/pip"), "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True,
+                   capture_output=True, timeout=300)
+    where = subprocess.run([str(user / "ci/bin/python"), "-c", "import txncheck; print(txncheck.__file__)"],
+                           check=True, capture_output=True, text=True).stdout
+    assert where.startswith(str(venv_site)), where  # the wheel's txncheck, not this checkout's
+    run = subprocess.run([str(user / "ci/bin/txncheck"), "new", "my_lock"], cwd=user, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    argv = shlex.split(lines[2])
+    assert argv[:2] == ["ci/bin/txncheck", "check"]
+    run = subprocess.run([str(user / argv[0]), *argv[1:]], cwd=user, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "gate: 2 models, 0 not as expected" in run.stdout and (user / "report.xml").is_file()
+
+
+# -- issue 40's benches and profile in docs/performance.md ------------------------------
+
+
+PAXOS_TLC = ("1,321,761", "16,959,159", "28")  # TLC's counts of PaxosCommit.cfg (tlaplus/Examples' manifest)
+
+
+def _bench_module(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}_under_test", ROOT / "bench" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _help(name: str) -> str:
+    return subprocess.run([sys.executable, str(ROOT / "bench" / f"{name}.py"), "--help"], capture_output=True,
+                          text=True, env=_env(), cwd=ROOT, timeout=120, check=True).stdout
+
+
+def _table_rows(lines: list[str], header: str) -> list[list[str]]:
+    at = lines.index(header)
+    rows = []
+    for ln in lines[at + 2:]:
+        if not ln.startswith("|"):
+            break
+        rows.append([c.strip() for c in ln.split("|")[1:-1]])
+    return rows
+
+
+def test_the_by_path_table_is_the_benchs():
+    """The by-path table: the bench's command and header, both ways in each
+    round, every row at TLC's counts of PaxosCommit, and the ratio line the
+    bench prints, of those rows' median CPU seconds."""
+    lines = block(*key_of("test_the_by_path_table_is_the_benchs")).splitlines()
+    mod = _bench_module("by_path")
+    argv = shlex.split(lines[0])[1:]
+    assert argv[:2] == [".venv/bin/python", "bench/by_path.py"]
+    assert all(a in _help("by_path") for a in argv[2:] if a.startswith("--"))
+    rounds = int(argv[argv.index("--rounds") + 1])
+    rows = _table_rows(lines, mod.HEADER)
+    assert lines[lines.index(mod.HEADER) + 1] == mod.ALIGN
+    assert sorted((r[0], r[1]) for r in rows) == sorted((how, str(k)) for k in range(1, rounds + 1)
+                                                        for how in ("built-in", "by path"))
+    assert all((r[2], *r[3:6]) == ("ok", *PAXOS_TLC) for r in rows)
+    import statistics
+
+    med = {how: statistics.median(float(r[7]) for r in rows if r[0] == how) for how in ("by path", "built-in")}
+    ratio = f"by path / built-in, median CPU s: {med['by path']:.1f} / {med['built-in']:.1f} = "
+    assert any(ln.startswith(ratio) for ln in lines), ratio
+
+
+def test_the_tlc_table_is_the_benchs():
+    """The TLC table: the bench's options and header, TLC then txncheck at 1
+    and 2 workers, every row at TLC's counts, and each ratio the row's
+    seconds over TLC's with as many workers."""
+    lines = block(*key_of("test_the_tlc_table_is_the_benchs")).splitlines()
+    mod = _bench_module("tlc_paxos")
+    argv = shlex.split(lines[0])[1:]
+    assert argv[:2] == [".venv/bin/python", "bench/tlc_paxos.py"]
+    assert all(a in _help("tlc_paxos") for a in argv[2:] if a.startswith("--"))
+    rows = _table_rows(lines, mod.HEADER)
+    assert [(r[0], r[1]) for r in rows] == [("TLC", "1"), ("txncheck (in process)", "1"),
+                                            ("TLC", "2"), ("txncheck --workers 2", "2")]
+    assert all(tuple(r[2:5]) == PAXOS_TLC for r in rows)
+    for tlc, ours in (rows[0], rows[1]), (rows[2], rows[3]):
+        for col, ratio in ((5, 7), (6, 8)):
+            assert ours[ratio] == f"{float(ours[col]) / float(tlc[col]):.2f}", (ours, tlc)
+
+
+@pytest.mark.slow
+def test_the_standard_models_profile_has_the_commands_shape(tmp_path):
+    """The profile of pip473-fixed-standard: its command parses, and the
+    profiler, run on the same model to 2,000 states, prints the same
+    sections in the same order, the same fields in its Fields table (the
+    layout of the model's state, which goes stale with the spec), and the
+    same actions."""
+    from txncheck.checker.cli import build_parser
+
+    body = block(*key_of("test_the_standard_models_profile_has_the_commands_shape"))
+    lines = body.splitlines()
+    argv = shlex.split(lines[0][2:])[1:]
+    build_parser().parse_args(argv)
+    got = subprocess.run([sys.executable, "-m", "txncheck.checker.cli", *argv[:2], "--max-states", "2000",
+                          "--probes", "4", "--por-states", "4", "--quiet"], capture_output=True, text=True,
+                         env=_env(), cwd=ROOT, timeout=600, check=True).stdout.splitlines()
+    want = lines[1:]
+
+    heads = re.compile(r"(profile of |prefix: |Levels: |Actions over |Fields, |Top-level |Candidates |- [a-z]|time: )")
+
+    def sections(text: list[str]) -> list[str]:
+        return [ln.split(":")[0].split(" (")[0] for ln in text if heads.match(ln)]
+
+    assert sections(got) == sections(want)
+
+    def table(text: list[str], title: str) -> set[str]:
+        at = next(i for i, ln in enumerate(text) if ln.startswith(title))
+        out = set()
+        for ln in text[at + 2:]:
+            if not ln.strip():
+                break
+            out.add(ln.split()[0])
+        return out
+
+    assert table(got, "Fields") == table(want, "Fields")
+    assert table(got, "Actions") <= table(want, "Actions")

@@ -16,31 +16,31 @@ from txncheck.spec.classic.twophase import TwoPhase
 from .conftest import MODELS
 from .helpers import explore
 
-SHIPPED = {
-    "tcommit-rm3": ("ok", 34, 94, 7),
-    "twophase-rm3": ("ok", 288, 1146, 11),
-    "twophase-rm6": ("ok", 50816, 402306, 20),
-}
+SHIPPED = ("tcommit-rm3", "twophase-rm3", "twophase-rm6")
 
 
-@pytest.mark.parametrize("name", sorted(SHIPPED))
-@pytest.mark.parametrize("z3_eval", [False, True], ids=["compiled", "z3-eval"])
-def test_shipped_classic_models_match_tlc(name, z3_eval, tmp_path, capsys):
-    verdict, distinct, generated, depth = SHIPPED[name]
-    argv = ["check", str(MODELS / "classic" / f"{name}.toml"), "--json", "--quiet", "--out", str(tmp_path)]
-    rc = main(argv + (["--z3-eval"] if z3_eval else []))
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_classic_models_match_tlc_under_z3_evaluation(name, tmp_path, capsys):
+    """The gate checks these models' TLC figures ([expect]) with the compiled
+    predicates; evaluating the properties with Z3 itself gives the same."""
+    from txncheck.checker.model import load_model
+
+    path = MODELS / "classic" / f"{name}.toml"
+    e = load_model(path).expect
+    rc = main(["check", str(path), "--json", "--quiet", "--out", str(tmp_path), "--z3-eval"])
     report = json.loads(capsys.readouterr().out)
     assert rc == 0
     assert (report["verdict"], report["distinct_states"], report["states_generated"], report["depth"]) == (
-        verdict, distinct, generated, depth)
+        e["verdict"], e["distinct"], e["generated"], e["depth"])
     assert report["engine"] == "bfs" and report["violations"] == []
-    assert sum(c["generated"] for c in report["coverage"].values()) == generated - 1  # minus the initial state
-    assert sum(c["distinct"] for c in report["coverage"].values()) == distinct - 1
+    assert sum(c["generated"] for c in report["coverage"].values()) == e["generated"] - 1  # minus the initial state
+    assert sum(c["distinct"] for c in report["coverage"].values()) == e["distinct"] - 1
 
 
-TCOMMIT_ROWS = {1: (4, 5, 3), 2: (12, 23, 5), 3: (34, 94, 7), 4: (96, 357, 9), 5: (274, 1296, 11), 6: (792, 4567, 13)}
-TWOPHASE_ROWS = {1: (12, 20, 5), 2: (56, 154, 8), 3: (288, 1146, 11), 4: (1568, 8258, 14), 5: (8832, 58146, 17),
-                 6: (50816, 402306, 20)}
+# TLC's scaling rows (reference-figures.md) but those of the shipped models
+# (TCommit 3, TwoPhase 3 and 6), whose [expect] the gate judges.
+TCOMMIT_ROWS = {1: (4, 5, 3), 2: (12, 23, 5), 4: (96, 357, 9), 5: (274, 1296, 11), 6: (792, 4567, 13)}
+TWOPHASE_ROWS = {1: (12, 20, 5), 2: (56, 154, 8), 4: (1568, 8258, 14), 5: (8832, 58146, 17)}
 
 
 @pytest.mark.parametrize("n", sorted(TCOMMIT_ROWS))

@@ -72,6 +72,23 @@ def test_bad_model_files(tmp_path, capsys, text, needle):
     assert out == ""
 
 
+@pytest.mark.parametrize("text, message", [
+    ('spec = "twophase"\n\ndeadlok = true\n', ":3: unknown key 'deadlok'; did you mean 'deadlock'?"),
+    ('spec = "twophase"\n[expect]\nverdict = "ok"\ndistinc = 3\n',
+     ":4: unknown key 'distinc' in [expect]; did you mean 'distinct'?"),
+    ('spec = "twophase"\n[constants]\nrms = 3\n', ":3: unknown bound 'rms' for spec twophase; did you mean 'rm'?"),
+    ('spec = "twophase"\nproperties = ["TPTypeOk"]\n',
+     ":2: unknown property 'TPTypeOk' for spec twophase; did you mean 'TPTypeOK'?"),
+    ('spec = "twophase"\n[label]\nholds_fr = "code"\n', ":3: unknown key 'holds_fr' in [label]; did you mean 'holds_for'?"),
+    ('spec = "twophase"\n[expect]\nruntime = "slow"\n', ": [expect] runtime must be one of quick, heavy"),
+    ('spec = "twophase"\nmax_depth = 0\n', ": 'max_depth' must be a positive integer"),
+])
+def test_a_misspelt_key_gets_its_line_and_the_nearest_name(tmp_path, capsys, text, message):
+    path = write(tmp_path, "m.toml", text)
+    rc, _, err = run_cli(["check", path, "--quiet"], capsys)
+    assert rc == 2 and err.startswith(f"txncheck: error: {path}{message}"), err
+
+
 def test_missing_model_file(tmp_path, capsys):
     path = str(tmp_path / "absent.toml")
     rc, _, err = run_cli(["check", path], capsys)

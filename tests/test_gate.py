@@ -210,7 +210,7 @@ def test_plugin_collects_models_and_shows_the_trace_table(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")  # not a model: not collected
     p = run_pytest("--txncheck", ".", cwd=tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
-    assert "1 failed, 1 passed, 1 skipped" in p.stdout
+    assert "1 failed, 2 passed, 1 skipped" in p.stdout  # diehard: NotSolved, its figures; TypeOK not settled
     assert "FAILED bad.toml::NotSolved" in p.stdout
     assert "step  action" in p.stdout and "FillBigJug" in p.stdout  # the trace table of the failure
 
@@ -233,3 +233,103 @@ def test_unexpected(txncheck):
     assert "1 failed, 2 passed" in p.stdout, p.stdout + p.stderr
     assert "bad.toml: NotSolved: invariant NotSolved violated" in p.stdout
     assert "BigToSmall" in p.stdout
+
+
+# -- [expect]'s figures, runtime class and bounded verdict ---------------------------------------------
+
+RM3 = 'spec = "twophase"\ndeadlock = true\n[constants]\nrm = 3\n[expect]\nverdict = "ok"\n'
+
+
+def test_the_figures_in_expect_are_judged(tmp_path, capsys):
+    (tmp_path / "right.toml").write_text(RM3 + "distinct = 288\ngenerated = 1146\ndepth = 11\n")
+    (tmp_path / "wrong.toml").write_text(RM3 + "distinct = 289\ngenerated = 1146\n")
+    (tmp_path / "bug.toml").write_text(WRONG_LENGTH.replace("length = 6", "length = 7") + "distinct = 14\ngenerated = 73\n")
+    code, doc, _ = gate(str(tmp_path), "--out", str(tmp_path / "t"), capsys=capsys)
+    m = by_model(doc)
+    assert code == 1 and m["right.toml"]["exit_code"] == m["bug.toml"]["exit_code"] == 0
+    assert cases(m["right.toml"])["figures"] == {"name": "figures", "kind": "model", "status": "passed",
+                                                 "message": "distinct 288, generated 1,146, depth 11, as recorded"}
+    wrong = cases(m["wrong.toml"])["figures"]
+    assert wrong["status"] == "failed" and "distinct 288, generated 1,146; [expect] records distinct 289" in wrong["message"]
+    assert cases(m["bug.toml"])["figures"]["status"] == "passed"  # a violation's, with the in-process bfs
+    # with --workers, where a violation's figures depend on the engine, they are not judged
+    code, doc, _ = gate(str(tmp_path / "bug.toml"), "--workers", "2", "--out", str(tmp_path / "t"), capsys=capsys)
+    assert code == 0 and cases(doc["models"][0])["figures"]["status"] == "skipped"
+
+
+def test_a_heavy_model_runs_only_when_asked(tmp_path, capsys):
+    (tmp_path / "quick.toml").write_text(RM3)
+    (tmp_path / "heavy.toml").write_text(RM3 + 'runtime = "heavy"\n')
+    code = main(["check", "--all", str(tmp_path), "--quiet", "--out", str(tmp_path / "t"),
+                 "--junit", str(tmp_path / "o.xml")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f"SKIP       {tmp_path / 'heavy.toml'}: heavy: not run (--runtime all runs it, as CI does)" in out
+    assert "gate: 1 models, 0 not as expected, 1 heavy not run (--runtime all runs them);" in out
+    xml = ET.parse(tmp_path / "o.xml").getroot()
+    assert xml.find(".//testsuite[@name='%s']/testcase/skipped" % (tmp_path / "heavy.toml")) is not None
+    for runtime, ran in (("all", {"quick.toml", "heavy.toml"}), ("heavy", {"heavy.toml"})):
+        code, doc, _ = gate(str(tmp_path), "--runtime", runtime, "--out", str(tmp_path / "t"), capsys=capsys)
+        assert code == 0 and set(by_model(doc)) == ran and "not_run" not in str(doc["models"])
+
+
+RM6_TO_DEPTH_8 = 'spec = "twophase"\nmax_depth = 8\n[constants]\nrm = 6\n[expect]\nverdict = "incomplete"\n'
+
+
+def test_a_bounded_expectation_is_no_violation_to_max_depth(tmp_path, capsys):
+    (tmp_path / "rm6.toml").write_text(RM6_TO_DEPTH_8)
+    code, doc, _ = gate(str(tmp_path), "--out", str(tmp_path / "t"), "--junit", str(tmp_path / "o.xml"),
+                        "--sarif", str(tmp_path / "o.sarif"), capsys=capsys)
+    [m] = doc["models"]
+    assert code == 0 and m["report"]["incomplete_reason"] == "max-depth 8 reached"
+    assert m["report"]["checked_depth"] == 8 and m["report"]["depth"] == 8
+    assert cases(m)["TPTypeOK"]["message"] == ("no violation to depth 8 (every state to depth 8 checked; "
+                                               "max_depth 8), as expected")
+    props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "o.xml").getroot().iter("property")}
+    assert props["checked_depth"] == "8"
+    [bounded] = [r for r in json.loads((tmp_path / "o.sarif").read_text())["runs"][0]["results"]
+                 if r["ruleId"] == "txncheck/bounded"]
+    assert bounded["kind"] == "pass" and bounded["properties"]["checked_depth"] == 8
+    assert "every state up to depth 8 was checked: no violation within 7 steps" in bounded["message"]["text"]
+    assert check_sarif(tmp_path / "o.sarif") is None and check_junit(tmp_path / "o.xml") is None
+    # stopped short of the depth by another limit: not as expected
+    code, doc, _ = gate(str(tmp_path), "--max-states", "5000", "--out", str(tmp_path / "t"), capsys=capsys)
+    assert code == 3 and cases(doc["models"][0])["TPTypeOK"]["message"] == (
+        "incomplete (max-states 5000 reached): checked to depth 7 only; [expect] wants no violation to depth 8 "
+        "(max_depth)")
+    # a bound past the end of the state space: the run finishes, and the expectation must say ok
+    (tmp_path / "rm6.toml").write_text(RM6_TO_DEPTH_8.replace("max_depth = 8", "max_depth = 25"))
+    code, doc, _ = gate(str(tmp_path), "--out", str(tmp_path / "t"), capsys=capsys)
+    assert code == 1 and cases(doc["models"][0])["expect"]["message"] == \
+        "expected the run to stop at a limit, but it completed"
+
+
+def test_check_all_without_a_folder_checks_the_models_folder_here(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--all", "--quiet"]) == 2
+    assert capsys.readouterr().err == ("txncheck: error: no folder given and no models/ here: give the folders "
+                                       "of model files (txncheck check --all DIR ...)\n")
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "mine.toml").write_text(RM3)
+    code, doc, _ = gate(capsys=capsys)
+    assert code == 0 and [m["model"] for m in doc["models"]] == ["models/mine.toml"]
+
+
+def test_record_figures_writes_what_the_gate_then_holds(tmp_path, capsys):
+    """scripts/record_figures.py: the figures of a run into [expect], the other keys kept."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("record_figures", ROOT / "scripts" / "record_figures.py")
+    record = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(record)
+    (tmp_path / "rm3.toml").write_text(RM3.replace('verdict = "ok"', 'verdict = "ok"  # kept\ndistinct = 1') +
+                                       "\n[label]\nholds_for = \"text\"\nsource = \"s\"\n")
+    (tmp_path / "rm6.toml").write_text(RM6_TO_DEPTH_8)
+    assert record.main([str(tmp_path)]) == 0
+    text = (tmp_path / "rm3.toml").read_text()
+    assert '[expect]\nverdict = "ok"  # kept\ndistinct = 288\ngenerated = 1146\ndepth = 11\n\n[label]' in text
+    assert (tmp_path / "rm6.toml").read_text().endswith(
+        '[expect]\nverdict = "incomplete"\ndistinct = 10044\ngenerated = 54225\ndepth = 8\n')
+    capsys.readouterr()
+    code, doc, _ = gate(str(tmp_path), "--out", str(tmp_path / "t"), capsys=capsys)
+    assert code == 0 and all(cases(m)["figures"]["status"] == "passed" for m in doc["models"])

@@ -275,7 +275,7 @@ def test_gate_with_a_read_only_out_keeps_every_verdict(tmp_path, read_only_out):
     p = txncheck(tmp_path, "check", "--all", str(models), "--out", "out", "--quiet")
     assert (p.returncode, p.stderr, "Traceback" in p.stdout) == (3, "", False), p.stdout
     assert "violation of NotSolved (7 states); expected violation of NotSolved" in p.stdout
-    assert "diehard.itf.json: trace not written (" in p.stdout and "cases: 5 passed, 0 failed, 0 errors" in p.stdout
+    assert "diehard.itf.json: trace not written (" in p.stdout and "cases: 7 passed, 0 failed, 0 errors" in p.stdout  # with each model's figures
 
 
 # -- a reader that goes away (issue 38): the exit code and the reports stay ---------------------------
@@ -324,5 +324,5 @@ def test_a_lost_stdout_keeps_the_gates_exit_code_and_reports(tmp_path, stdout):
                      "--junit", "out/gate.xml", "--sarif", "out/gate.sarif")
     assert (p.returncode, p.stderr) == (1, "")
     junit = (tmp_path / "work" / "out" / "gate.xml").read_text()
-    assert junit.count("<testcase") == 4 and "<failure" in junit
+    assert junit.count("<testcase") == 5 and "<failure" in junit  # diehard: NotSolved, TypeOK, figures
     assert json.loads((tmp_path / "work" / "out" / "gate.sarif").read_text())["version"] == "2.1.0"

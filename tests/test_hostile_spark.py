@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from .test_hostile_outputs import full_out  # noqa: F401  (a fixture: a full 64 KiB tmpfs)
+
 REPO = Path(__file__).resolve().parent.parent
 MODEL = REPO / "models" / "pip473" / "orphan-op.toml"
 
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # starts Spark: the CI tier, as tests/spark/conftest.py says
 pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
     pytest.skip("Spark needs Java", allow_module_level=True)
@@ -99,3 +102,123 @@ def test_ctrl_c_on_spark_is_one_line_and_leaves_no_jvm(tmp_path):
     for j in alive:
         os.kill(j, signal.SIGKILL)
     assert not alive, "Spark's JVM outlived the interrupted run"
+
+
+# -- issue 38, item 11: a full disk, a malformed local master, where Spark listens ----------
+
+@pytest.mark.slow
+def test_spark_checkpoint_on_a_full_disk_is_an_environment_fault(tmp_path, full_out):
+    """The first level's write meets a full disk: exit 3 and one line naming
+    the checkpoint and the system's reason. It used to be a *spec* error
+    (exit 2) at pyarrow/error.pxi."""
+    from .test_hostile_inputs import one_error_line, txncheck
+
+    p = txncheck(tmp_path, "check", str(REPO / "models" / "classic" / "diehard.toml"), "--engine", "spark",
+                 "--master", "local[1]", "--checkpoint", "out/ck", "--quiet")
+    line = one_error_line(p, 3, "out/ck: cannot write checkpoint (No space left on device)")
+    assert "pyarrow" not in line and "spec error" not in line
+
+
+@pytest.mark.slow
+def test_spark_checkpoint_that_fills_up_on_the_executors_is_an_environment_fault(tmp_path):
+    """Every level on Spark, on a disk of 256 KiB: a level's part, written by
+    a Python worker, is what no longer fits; the failure comes back from the
+    executor as the same one line, exit 3."""
+    from .test_hostile_inputs import one_error_line, txncheck
+    from .test_hostile_outputs import _tmpfs
+
+    out = tmp_path / "work" / "out"
+    with _tmpfs(out, "size=256k"):
+        p = txncheck(tmp_path, "check", str(REPO / "models" / "classic" / "twophase-rm6.toml"), "--engine", "spark",
+                     "--master", "local[1]", "--checkpoint", "out/ck", "--quiet",
+                     env={"TXNCHECK_SPARK_DRIVER_BELOW": "0"})
+        one_error_line(p, 3, "out/ck: cannot write checkpoint (No space left on device)")
+        levels = sorted(d.name for d in (out / "ck").iterdir() if d.name.startswith("level-"))
+        assert len(levels) > 2   # some levels were written before the disk filled up
+
+
+@pytest.mark.parametrize("master", ["local[abc]", "local[0]", "local[2", "local[2,x]", "localhost"])
+def test_a_malformed_local_master_is_one_line_before_spark_starts(capsys, tmp_path, monkeypatch, master):
+    """`--master local[abc]` started the JVM, failed after 14 s and blamed
+    Java 17 (exit 3). Spark's own forms are checked first: exit 2, one line."""
+    from txncheck.checker.cli import main
+    from txncheck.checker.engines import spark
+
+    def must_not_start(*a, **k):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(spark, "spark_session", must_not_start)
+    rc = main(["check", str(REPO / "models" / "classic" / "diehard.toml"), "--engine", "spark", "--master", master,
+               "--quiet", "--out", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (rc, len(err)) == (2, 1), err
+    assert err[0].startswith(f"txncheck: error: --master {master}: ") and "Java" not in err[0]
+
+
+def test_spark_s_own_local_masters_pass_the_check():
+    from txncheck.checker.engines.spark_session import check_local_master
+
+    for master in ["local", "local[1]", "local[*]", "local[4, 2]", "local[*,3]", "local-cluster[2, 1, 1024]"]:
+        check_local_master(master)
+
+
+LISTENERS = """
+import json, os, sys
+from txncheck.checker.engines.spark_session import spark_session
+from pyspark import SparkContext
+session = spark_session(sys.argv[1])
+session.sparkContext.parallelize(range(4), 2).map(lambda x: x + 1).sum()   # Python workers and block manager up
+pid = SparkContext._gateway.proc.pid
+inodes = set()
+for fd in os.listdir(f"/proc/{pid}/fd"):
+    try:
+        link = os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        continue
+    if link.startswith("socket:["):
+        inodes.add(link[8:-1])
+found = []
+for name in ("tcp", "tcp6"):
+    for line in open(f"/proc/{pid}/net/{name}").read().splitlines()[1:]:
+        f = line.split()
+        if f[3] == "0A" and f[9] in inodes:   # LISTEN, and the JVM's
+            found.append(f[1].split(":")[0])
+print(json.dumps(found))
+"""
+
+
+def _address(hexaddr: str):
+    """/proc/net/tcp{,6}'s local address (32-bit words in host order) as an ip_address."""
+    import ipaddress
+    import sys
+
+    raw = bytes.fromhex(hexaddr)
+    if sys.byteorder == "little":
+        raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    ip = ipaddress.ip_address(raw)
+    return ip.ipv4_mapped or ip if ip.version == 6 else ip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("asked", [None, "127.0.0.2"])
+def test_a_local_spark_listens_on_loopback_only(tmp_path, asked):
+    """Spark's driver bound its RPC and block-manager ports to the host's
+    network address, reachable from outside, for a run that is all in one
+    process. Now every port the JVM listens on is on loopback; an address
+    the user asks for (SPARK_LOCAL_IP) is still where it binds."""
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    env.pop("SPARK_LOCAL_IP", None)
+    if asked:
+        env["SPARK_LOCAL_IP"] = asked
+    p = subprocess.run([sys.executable, "-c", LISTENERS, "local[1]"], env=env, capture_output=True, text=True,
+                       cwd=tmp_path, timeout=300, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr[-3000:]
+    addresses = [_address(h) for h in json.loads(p.stdout.strip().splitlines()[-1])]
+    assert len(addresses) >= 2, addresses   # py4j's gateway, the driver's RPC (and block manager)
+    assert all(a.is_loopback for a in addresses), addresses
+    if asked:
+        assert asked in {str(a) for a in addresses}, addresses

@@ -1,5 +1,8 @@
 """`checker/` has no import cycle, and each module imports only from its own
-layer or a lower one (docs/adr/0009-layers-of-the-checker.md).
+layer or a lower one (docs/adr/0009-layers-of-the-checker.md); `spec/` never
+imports `checker/`, `reference/` imports nothing of the project outside itself
+(it follows the real code, not the spec or the checker), and `counterexamples/`
+has no import cycle either.
 
 The graph is read from the source with `ast`, so an import inside a function
 counts as much as one at the top: a lazy import hides a cycle from Python,
@@ -17,6 +20,7 @@ import txncheck.checker
 
 CHECKER = Path(txncheck.checker.__file__).resolve().parent
 PACKAGE = "txncheck.checker"
+SOURCE = CHECKER.parent  # the folders of the txncheck.* packages (pyproject.toml's package-dir)
 
 # Lowest first. A module belongs to the first layer with a prefix of its name;
 # every other module of checker/ is in the top layer, "front" (the API, the
@@ -32,26 +36,26 @@ LAYERS = [
 ]
 
 
-def module_name(path: Path, root: Path = CHECKER) -> str:
+def module_name(path: Path, root: Path = CHECKER, package: str = PACKAGE) -> str:
     parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
-    return ".".join([PACKAGE, *parts])
+    return ".".join([package, *parts])
 
 
-def import_graph(root: Path = CHECKER) -> nx.DiGraph:
-    """Module -> the modules of checker/ it imports, anywhere in its body."""
-    modules = {module_name(p, root): p for p in root.rglob("*.py")}
-    g = nx.DiGraph()
+def imports(root: Path = CHECKER, package: str = PACKAGE):
+    """(module, imported name, line) for every import under `root`, anywhere in
+    a module's body (`if TYPE_CHECKING:` too), relative imports made absolute;
+    `from X import y` gives X.y when that is a module of `root`, else X."""
+    modules = {module_name(p, root, package): p for p in root.rglob("*.py")}
     for name, path in modules.items():
-        g.add_node(name)
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        here = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
-                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = here.split(".")[: len(here.split(".")) - node.level + 1]
                     source = ".".join(base + ([node.module] if node.module else []))
                 else:
                     source = node.module or ""
@@ -61,8 +65,16 @@ def import_graph(root: Path = CHECKER) -> nx.DiGraph:
             else:
                 continue
             for t in targets:
-                if t in modules and t != name:
-                    g.add_edge(name, t, line=node.lineno)
+                yield name, t, node.lineno
+
+
+def import_graph(root: Path = CHECKER, package: str = PACKAGE) -> nx.DiGraph:
+    """Module -> the modules of `root` it imports, anywhere in its body."""
+    g = nx.DiGraph()
+    g.add_nodes_from(module_name(p, root, package) for p in root.rglob("*.py"))
+    for name, t, line in imports(root, package):
+        if t in g and t != name:
+            g.add_edge(name, t, line=line)
     return g
 
 
@@ -92,6 +104,32 @@ def test_each_module_imports_from_its_layer_or_below():
     upward = [f"{a} ({names[layer(a)]}) imports {b} ({names[layer(b)]}) at line {g.edges[a, b]['line']}"
               for a, b in g.edges if layer(b) > layer(a)]
     assert not upward, "imports against the layers of ADR 0009:\n" + "\n".join(sorted(upward))
+
+
+def outside(folder: str, allowed: tuple[str, ...]) -> list[str]:
+    """The imports of txncheck packages by `folder`'s modules other than `allowed`."""
+    return sorted(f"{m} imports {t} at line {line}" for m, t, line in imports(SOURCE / folder, f"txncheck.{folder}")
+                  if t.startswith("txncheck.") and not t.startswith(allowed) or t.split(".")[0] in
+                  {"spec", "checker", "reference", "counterexamples"})
+
+
+def test_the_spec_never_imports_the_checker():
+    """A spec is the document made executable: it needs the spec API, not the checker."""
+    assert outside("spec", ("txncheck.spec",)) == []
+
+
+def test_the_reference_imports_nothing_of_the_project_outside_itself():
+    """reference/ follows the real code: no spec, no checker, no replay."""
+    assert outside("reference", ("txncheck.reference",)) == []
+
+
+def test_the_counterexamples_have_no_import_cycle():
+    """Replay's handlers import the Step and the Bridge protocol (replay_pip473/step.py),
+    not the bridge that dispatches to them."""
+    g = import_graph(SOURCE / "counterexamples", "txncheck.counterexamples")
+    assert len(g) > 10
+    cycles = sorted(nx.simple_cycles(g), key=len)
+    assert not cycles, "import cycles in counterexamples/:\n" + "\n".join(describe(g, c) for c in cycles[:10])
 
 
 def test_the_cycle_test_finds_a_lazy_import_cycle(tmp_path):

@@ -24,16 +24,11 @@ def _max_pending_per_txn(states) -> int:
     return worst
 
 
-@pytest.mark.parametrize("name, figures, pending", [
-    ("zk-oneshot", (63780, 194710, 20), 1),
-    ("zk-oneshot-point", (95728, 304923, 23), 2),
-])
-def test_oneshot_watches_keep_the_properties_and_never_queue_twice(name, figures, pending):
-    r = check_model(MODELS / "pip473" / f"{name}.toml")
+@pytest.mark.parametrize("name, pending", [("zk-oneshot", 1), ("zk-oneshot-point", 2)])
+def test_oneshot_watches_never_queue_twice(name, pending):
+    """Both models keep every property (their [expect], which the gate judges)."""
+    r = check_model(MODELS / "pip473" / f"{name}.toml", keep_graph=False)
     o = r.outcome
-    assert o.verdict == "ok"
-    assert (o.distinct_states, o.states_generated, o.depth) == figures
-    assert all(o.witnesses_found.values())
     # point watches queue a second event for the same txn (the GC's delete after
     # the decision); a one-shot watch never holds more than one
     assert _max_pending_per_txn(o.exploration.states) == pending

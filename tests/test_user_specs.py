@@ -118,6 +118,9 @@ BUGS = {
     # a list in a state: the field and the action that made it
     "list": ('yield ("Take", (("p", p),)), S(s.pc[:i] + ("crit",) + s.pc[i + 1:], True)',
              'yield ("Take", (("p", p),)), S(list(s.pc[:i] + ("crit",) + s.pc[i + 1:]), True)'),
+    # a value that hashes but is not canonical: found when its state is expanded
+    "float": ('yield ("Take", (("p", p),)), S(s.pc[:i] + ("crit",) + s.pc[i + 1:], True)',
+              'yield ("Take", (("p", p),)), S(s.pc[:i] + ("crit",) + s.pc[i + 1:], 1.5)'),
     # observe misses a symbol
     "missing": ('return {"pc": dict(zip(self.ps, s.pc))}', 'return {}'),
     # a Bool-valued function observed as a dict
@@ -143,7 +146,9 @@ def _plant(user_dir, bug):
 
 @pytest.mark.parametrize("bug, needles", [
     ("raise", ["mutex.py:", "in next", "ZeroDivisionError", "while computing the first successor in next", "from state S(pc=('checked', 'idle')", "[1 // 0]"]),
-    ("list", ["mutex.py", "action Take(p='p1')", "pc holds a list"]),
+    ("list", ["mutex.py", "action Take(p='p1')", "pc holds a list", "from state S(pc=('checked', 'idle')"]),
+    ("float", ["mutex.py", "next made a state that is not immutable", "lock holds a float (1.5)",
+               "S(pc=('crit', 'idle'), lock=1.5)"]),
     ("missing", ["mutex.py", "observe disagrees with the schema", "symbol pc is declared but missing"]),
     ("set-as-dict", ["mutex.py", "symbol holder is a set", "got dict"]),
     ("import", ["mutex.py:5: spec", "failed to import", "NameError"]),
@@ -155,6 +160,46 @@ def test_a_bug_in_the_spec_is_one_line_naming_where(user_dir, capsys, bug, needl
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     for n in needles:
         assert n in err, (n, err)
+
+
+def test_a_list_made_in_a_forked_worker_is_named_by_the_guard(user_dir, capsys, monkeypatch):
+    """--workers 2 forks once a level holds 4 states (4 processes): the
+    workers take the successors, fail to fingerprint the list, and the
+    guard names it in the worker."""
+    from txncheck.checker.engines import parallel
+
+    monkeypatch.setattr(parallel.coordinator, "SPLIT_AT", 2)
+    _plant(user_dir, "list")
+    m = user_dir / "four.toml"
+    m.write_text('spec = "mutex.py:Mutex"\nvariant = "racy"\n[constants]\nprocs = 4\n')
+    rc, out, err = run_cli(["check", m, "--quiet", "--workers", "2"], capsys)
+    assert rc == 2, out + err
+    assert len(err.strip().splitlines()) == 1 and "--workers: worker" in err, err
+    assert "action Take(p='p1') made a state that is not immutable: pc holds a list" in err, err
+
+
+def test_the_guard_looks_at_each_distinct_state_once_and_never_at_a_successor(user_dir, monkeypatch):
+    """What keeps a spec loaded by path as fast as a built-in one: the walk of
+    a state's parts runs once per distinct state, as it is expanded, and the
+    full check (bad_value) only on the initial states, never per successor."""
+    from txncheck.checker import spec_errors
+    from txncheck.checker.api import check_model as check
+
+    walks, full = [], []
+    admit, bad_value = spec_errors.CanonicalParts.admit, spec_errors.bad_value
+
+    def counted(v, path=""):
+        if not path:  # the outermost call
+            full.append(v)
+        return bad_value(v, path)
+
+    monkeypatch.setattr(spec_errors.CanonicalParts, "admit", lambda self, s: walks.append(s) or admit(self, s))
+    monkeypatch.setattr(spec_errors, "bad_value", counted)
+    (user_dir / "three.toml").write_text('spec = "mutex.py:Mutex"\nvariant = "fixed"\n[constants]\nprocs = 3\n')
+    o = check(user_dir / "three.toml").outcome
+    assert o.verdict == "ok" and o.states_generated > o.distinct_states
+    assert len(walks) == len(set(walks)) == o.distinct_states
+    assert len(full) == 1  # the one initial state
 
 
 def test_the_original_exception_is_kept_for_debug(user_dir):

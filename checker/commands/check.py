@@ -35,6 +35,10 @@ def register(sub) -> None:
     p.add_argument("--z3-eval", action="store_true", help="evaluate the properties with Z3 itself (slow)")
     p.add_argument("--max-states", type=_positive_int, metavar="N", help="stop after N distinct states (exit 3)")
     p.add_argument("--max-seconds", type=_positive_float, metavar="S", help="stop after S seconds (exit 3)")
+    p.add_argument("--max-depth", type=_positive_int, metavar="D",
+                   help="bfs: stop once every state to depth D is checked (exit 3 if more remain)")
+    p.add_argument("--runtime", choices=("quick", "heavy", "all"),
+                   help="with --all: the models to check by their [expect] runtime (default quick; CI: all)")
     p.add_argument("--no-graph", action="store_true", help="keep parent pointers only, not the state graph")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     # Engine options, passed through Job.options; an engine that does not
@@ -90,8 +94,8 @@ def run(args) -> int:
         from .check_all import run_gate_command
 
         return run_gate_command(args, engine_options(args))
-    if args.junit or args.sarif:
-        raise UsageError("--junit and --sarif go with --all (the CI gate)")
+    if args.junit or args.sarif or args.runtime:
+        raise UsageError("--junit, --sarif and --runtime go with --all (the CI gate)")
     if len(args.model) != 1:
         raise UsageError("check takes one MODEL file (or --all [DIR ...] for every model under folders)")
     args.model = args.model[0]
@@ -103,6 +107,7 @@ def run(args) -> int:
             z3_eval=args.z3_eval,
             max_states=args.max_states,
             max_seconds=args.max_seconds,
+            max_depth=args.max_depth,
             out_dir=None,  # written below, so a write that fails cannot lose the verdict
             progress=progress,
             keep_graph=not args.no_graph,
@@ -177,11 +182,8 @@ def human_report(report: Report) -> str:
         lines.append(f"verdict: ok ({props} hold in every reachable state)")
     elif o.verdict == "incomplete":
         lines.append(f"verdict: incomplete ({o.incomplete_reason}); no violation found so far")
-        if o.engine == "bfs" and o.depth and "por" not in (o.extra.get("reductions") or {}):
-            # bfs checks a state when it finds it, and it found every state of the level it
-            # was expanding when it stopped; POR's paths may be longer than the shortest.
-            lines.append(f"  every state up to depth {o.depth} was checked: no violation within "
-                         f"{o.depth - 1} step{'' if o.depth == 2 else 's'} of an initial state")
+        if o.checked_depth:
+            lines.append("  " + o.checked_depth_text())
         if o.witnesses_found:  # how far the search got: which witnesses it reached
             reached = [n for n, ok in o.witnesses_found.items() if ok]
             missed = [n for n, ok in o.witnesses_found.items() if not ok]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import nullcontext
+from pathlib import Path
 
 from ..gate import ERROR, FAILED, GateResult, ModelResult, run_gate
-from ..model import ModelError, shipped_models_dir
+from ..model import ModelError
 from ..options import Options
 from ..progress import Progress
 from ..render import terminal_safe
@@ -21,18 +22,21 @@ def run_gate_command(args, options: Options) -> int:
 
     if options.checkpoint or options.resume:
         raise UsageError("--checkpoint and --resume go with one MODEL, not with --all")
+    if args.max_depth:
+        raise UsageError("--max-depth goes with one MODEL; in the gate a model file's max_depth bounds it")
     roots = args.model
-    if not roots:
-        shipped = shipped_models_dir()
-        if shipped is None:
-            raise ModelError("models/: no such folder (give the folder of model files)")
-        roots = [shipped]
+    if not roots:  # the folder models/ where the command is typed, as the README's layout has it
+        if not Path("models").is_dir():
+            raise ModelError("no folder given and no models/ here: give the folders of model files "
+                             "(txncheck check --all DIR ...)")
+        roots = ["models"]
     progress = None if args.quiet else (lambda label: Progress(label))
     # a model file's name and the gate's messages are untrusted text: no escape reaches the terminal
     echo = None if args.json else (lambda r: print(terminal_safe(model_line(r)), flush=True))
     with stdout_to_stderr() if args.json else nullcontext():  # what specs print: stdout holds one JSON object
         result = run_gate(roots, engine=args.engine, out_dir=args.out, max_seconds=args.max_seconds,
-                          max_states=args.max_states, progress_factory=progress, on_result=echo, options=options)
+                          max_states=args.max_states, progress_factory=progress, on_result=echo, options=options,
+                          runtime=args.runtime or "quick")
     from ..reports.output import ReportError
 
     write_error = None
@@ -61,6 +65,8 @@ def run_gate_command(args, options: Options) -> int:
 
 
 def model_line(r: ModelResult) -> str:
+    if r.not_run:
+        return f"{'SKIP':<10} {r.shown}: {r.not_run}"
     head = f"{MARK[r.exit_code]:<10} {r.shown}"
     if r.error is not None:
         return f"{MARK[r.exit_code]:<10} {r.error}" if str(r.path) in r.error else f"{head}: {r.error}"
@@ -76,6 +82,8 @@ def model_line(r: ModelResult) -> str:
         lines.append(f"           {r.label}")
     if r.note:
         lines.append(f"           {r.note}")
+    if o.checked_depth and o.verdict == "incomplete":
+        lines.append(f"           {o.checked_depth_text()}")
     for c in r.cases:
         if c.status in (FAILED, ERROR):
             lines.append(f"           {c.name}: {c.message}")
@@ -87,5 +95,7 @@ def model_line(r: ModelResult) -> str:
 def summary_line(result: GateResult) -> str:
     n = result.counts()
     bad = sum(1 for r in result.results if r.exit_code)
-    return (f"gate: {len(result.results)} models, {bad} not as expected; cases: {n['passed']} passed, "
-            f"{n['failed']} failed, {n['error']} errors, {n['skipped']} skipped")
+    heavy = sum(1 for r in result.results if r.not_run)
+    return (f"gate: {len(result.results) - heavy} models, {bad} not as expected"
+            + (f", {heavy} heavy not run (--runtime all runs them)" if heavy else "")
+            + f"; cases: {n['passed']} passed, {n['failed']} failed, {n['error']} errors, {n['skipped']} skipped")

@@ -12,6 +12,7 @@ import io
 import sys
 
 from ..engines import EngineError
+from ..errors import explained
 from ..job import Job
 from ..model import load_model
 
@@ -42,7 +43,13 @@ def run(args) -> int:
 
     m = load_model(args.model)
     spec = m.instantiate()
-    outcome = bfs(Job(spec=spec, properties={}, keep_graph=True, max_states=args.max_states + 1))
+    try:
+        outcome = bfs(Job(spec=spec, properties={}, keep_graph=True, max_states=args.max_states + 1))
+    except Exception as exc:
+        why = explained(spec, exc)
+        if why is exc:
+            raise
+        raise why from exc
     ex = outcome.exploration
     if outcome.verdict == "incomplete" and (args.depth is None or args.depth + 1 >= len(ex.levels)):
         raise EngineError(f"{args.model}: the state graph has more than {args.max_states} states; "

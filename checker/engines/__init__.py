@@ -35,8 +35,10 @@ def get_engine(name: str):
 
 
 def run_bfs(job):
-    """The bfs engine: in process, or in forked workers with --workers N > 1."""
-    if job.options.workers > 1:
+    """The bfs engine: with exact states in process (`bfs.py`), or with
+    fingerprints (`--fingerprints`, or --workers N > 1) in `parallel/`, in
+    process or in forked workers."""
+    if job.options.workers > 1 or job.options.fingerprints:
         from .parallel import run
     else:
         from .bfs import run

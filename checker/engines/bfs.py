@@ -1,12 +1,13 @@
-"""The `bfs` engine: in-process breadth-first search, so every counterexample
-is a shortest one.
+"""The `bfs` engine with exact states: in-process breadth-first search, so
+every counterexample is a shortest one.
 
 The hot loop keeps the visited states in the `Exploration`
 (checker/exploration.py): a dict (state -> index), exact, and the edges as
 integer arrays.
 
-With `--workers N` (N > 1) `checker.engines` runs `parallel/` instead,
-whose forked worker processes expand the levels (ADR 0005).
+With `--fingerprints` or `--workers N` (N > 1) `checker.engines` runs
+`parallel/` instead: the fingerprint search, in process or in forked
+workers (ADR 0005, ADR 0010).
 
 Statistics follow TLC: distinct states; states generated (initial states
 plus every successor, duplicates and self-loops included); depth (BFS
@@ -31,8 +32,9 @@ def run(job: Job) -> Outcome:
     """The in-process search; `checker.engines.get_engine("bfs")` runs
     parallel/ instead when the job asks for more than one worker."""
     job.validate("bfs")
-    if job.options.workers > 1:
-        raise EngineError("--workers N runs through checker.engines.get_engine('bfs'), not engines.bfs.run")
+    if job.options.workers > 1 or job.options.fingerprints:
+        raise EngineError("--fingerprints and --workers N run through checker.engines.get_engine('bfs') "
+                          "(engines/parallel/), not engines.bfs.run")
     with gc_paused():
         return _explore(job)
 
@@ -45,11 +47,10 @@ def _explore(job: Job) -> Outcome:
     verdicts = Verdicts(spec, job.invariant_checker(), witness_check, pending_witnesses)
     found_witnesses: dict[str, bool] = {n: False for n in job.witnesses}
 
-    ex = reductions.exploration(job, spec)  # fingerprint-only for --fingerprints
-    release = getattr(ex, "release", None)  # drops expanded levels in that mode
+    ex = reductions.exploration(job, spec)
     share = reductions.sharer(job)  # --compact: stored states share equal parts
     states, index = ex.states, ex.index
-    stored = getattr(index, "recent", index).get  # exact lookup (with fingerprints: the levels in memory)
+    stored = index.get
     parent, parent_action = ex.parent, ex.parent_action
     src, dst, act = ex.src, ex.dst, ex.act
     keep = job.keep_graph and ex.edges_kept
@@ -108,6 +109,8 @@ def _explore(job: Job) -> Outcome:
         depth = 1 if states else 0
         lo, hi = 0, len(states)
         start = lo
+        if states and violation is None:
+            incomplete = job.depth_reached(depth)
 
     try:
         while lo < hi and violation is None and incomplete is None:
@@ -169,13 +172,12 @@ def _explore(job: Job) -> Outcome:
                         progress.update(distinct=len(states), generated=generated,
                                         queue=len(states) - i - 1, depth=depth)
             else:
-                if release is not None:
-                    release(lo, hi)
                 start = lo = hi
                 hi = len(states)
                 if lo < hi:
                     depth += 1
                     ex.levels.append(lo)
+                    incomplete = job.depth_reached(depth)
                 continue
             break
     except KeyboardInterrupt:

@@ -1,24 +1,32 @@
 """The `spark` engine: level-synchronous breadth-first search on PySpark.
 
-Each level (depth k, the initial states being level 1):
-  1. expand the frontier (level k) in Python workers with `mapPartitions`
-     (`spark_worker.expander`): check the invariants and witnesses on each
-     frontier state, call `next`, count every successor, keep one candidate
-     per distinct successor per task;
-  2. deduplicate the candidates by fingerprint (one shuffle), keeping the
-     smallest (parent fingerprint, action), so the choice is deterministic;
-  3. anti-join them against the visited set (the `fp` of levels 1..k), by a
-     sort-merge join: a broadcast join would collect it into the driver;
-  4. write the new states, hash-partitioned by fingerprint, with their parent
-     pointers as level k+1 (`spark_checkpoint`), then update the manifest.
+The run's states are owned by P partitions (`fp mod P`, P fixed for the
+run: the session's cores, or TXNCHECK_SPARK_PARTITIONS), and level k is one
+Parquet file per partition (`spark_level`). Each level is one Spark job of
+two stages:
+  1. one task per core, each expanding a range of the frontier's packed
+     states (level k; `spark_level.ranges`) in chunks
+     (`spark_worker.Expansion`): it checks the
+     invariants and pending witnesses on each frontier state, calls `next`,
+     counts every successor and keeps one candidate per distinct successor
+     per chunk, fingerprinted once and packed a field at a time
+     (`spark_codec`), and sends each partition its candidates as Arrow
+     tables (`partitionBy`, the only shuffle), its findings (`notes`) along;
+  2. P tasks, one per partition: keep the smallest (parent fingerprint,
+     action) per fingerprint, drop those the partition's part of levels 1..k
+     holds (a hash lookup in its fingerprints: never a join over Parquet
+     rows, never in the driver), write part j of level k+1.
+The driver then reads the notes and updates the manifest (`spark_checkpoint`).
 So every state is checked exactly once, when its level is expanded, and a
 violation found at level k is reported after the whole level is expanded,
 for the smallest fingerprint violating the first property (model order);
-`spark_trace.rebuild` gives its shortest trace.
+`spark_trace.rebuild` gives its shortest trace. A frontier below a threshold
+is expanded in the driver by the same code (`spark_driver`).
 
 Statistics match `bfs`: distinct states, states generated (initial states
 plus every successor, duplicates included) and depth. States cross process
-boundaries only as `encoding.encode` bytes with blake2b fingerprints.
+boundaries only as `encoding.encode` bytes (field by field) with blake2b
+fingerprints.
 
 Options: `master` (default local[*]), `checkpoint` DIR (keep the run
 directory; required on a cluster, where it must be shared storage),
@@ -28,31 +36,24 @@ once that many levels are complete: a kill at a known point).
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
 
-from ..encoding import decode, encode
 from ..job import Job, Outcome, Verdict, Violation, ViolationKind
-from ..errors import EngineError
-from ..exploration import peak_memory_mb
-from . import spark_driver
+from ..errors import EngineError, EnvironmentFault
+from ..exploration import gc_paused, peak_memory_mb
+from . import spark_driver, spark_level
 from .spark_checkpoint import (
-    Manifest, check_identity, check_writable, identity, is_remote, level_path, read_manifest, write_manifest,
+    Manifest, check_identity, check_writable, identity, is_remote, read_manifest, write_manifest,
 )
+from .spark_codec import FieldCodec
 from .spark_revive import ShapeError, Shapes, class_name, resolve_class
 from .spark_session import check_master, is_local, spark_session
 from .spark_job import worker_job
 from .spark_trace import ArrowError, rebuild
-from .spark_worker import OUT_DDL, WorkerJob, expander, signed_fingerprint
-
-# Set for the run (and restored): the dedupe shuffle hash-partitions the new level by
-# fingerprint into exactly `partitions` parts, the next level's expansion tasks; small
-# files are packed into few read tasks, so the visited set's many level files cost few.
-SQL_CONF = {"spark.sql.shuffle.partitions": None, "spark.sql.adaptive.coalescePartitions.enabled": "false",
-            "spark.sql.files.openCostInBytes": "1024"}
-LEVEL_DDL = "fp long, state binary, pfp long, act binary, aname string"
-OUT_COLUMNS = ("fp", "state", "pfp", "act", "aname", "note", "n")   # OUT_DDL's order
+from .spark_worker import WorkerJob, expand_task, merge_task
 
 
 def run(job: Job) -> Outcome:
@@ -66,7 +67,7 @@ def run(job: Job) -> Outcome:
     if resume:
         manifest = read_manifest(resume)  # fail on a bad checkpoint before starting Spark
         check_identity(resume, manifest, identity(wj))
-    below = spark_driver.threshold()
+    below, asked = spark_driver.threshold(), spark_driver.asked_partitions()
     check_master(job.options.master, resume or ckpt)   # before Spark starts, in seconds
     if resume or ckpt:
         check_writable(resume or ckpt)
@@ -77,25 +78,16 @@ def run(job: Job) -> Outcome:
         if not is_local(session):
             raise EngineError("engine 'spark' on a cluster needs --checkpoint DIR on storage every executor shares")
         root = tempfile.mkdtemp(prefix="txncheck-spark-")
-    saved = {k: session.conf.get(k, None) for k in SQL_CONF}
-    search = _Search(job, wj, session, root, manifest, below)
     try:
-        for k, v in SQL_CONF.items():
-            session.conf.set(k, str(search.partitions) if v is None else v)
-        return search.run()
+        return _Search(job, wj, session, root, manifest, below, asked).run()
     finally:
-        for k, v in saved.items():
-            if v is None:
-                session.conf.unset(k)
-            else:
-                session.conf.set(k, v)
         if temporary:
             shutil.rmtree(root, ignore_errors=True)
 
 
 class _Search:
     def __init__(self, job: Job, wj: WorkerJob, session, root: str, manifest: Manifest | None,
-                 below: int = spark_driver.DEFAULT_THRESHOLD) -> None:
+                 below: int = spark_driver.DEFAULT_THRESHOLD, partitions: int | None = None) -> None:
         self.job, self.wj, self.session, self.root = job, wj, session, root
         self.m = manifest
         self.shapes = Shapes()
@@ -106,38 +98,57 @@ class _Search:
             except (ShapeError, TypeError, ValueError) as exc:
                 raise EngineError(f"{root}: corrupt checkpoint manifest (shapes: {exc})") from None
         self.shapes.freeze()
-        self.partitions = max(2, 2 * session.sparkContext.defaultParallelism)
-        # Wall seconds per driver phase, and CPU seconds in the workers (summed over tasks).
-        self.phases = {"driver": 0.0, "expand": 0.0, "dedupe+write": 0.0, "count": 0.0, "trace": 0.0}
-        self.worker: dict[str, float] = {}      # expansion CPU seconds by part, in Spark's Python workers
-        self.in_driver: dict[str, float] = {}   # ... and in the driver (small levels)
+        if manifest is not None:
+            self.partitions = manifest.partitions   # a resumed run keeps its owners
+        else:
+            self.partitions = partitions or max(2, session.sparkContext.defaultParallelism)
+        # Wall seconds per driver phase; CPU seconds of the expansion by part, on Spark's Python
+        # workers (summed over tasks) and in the driver (small levels).
+        self.phases = {"driver": 0.0, "spark": 0.0, "trace": 0.0}
+        self.worker: dict[str, float] = {}
+        self.in_driver: dict[str, float] = {}
         self.threshold = below   # a frontier below this many states is expanded in the driver
-        self.per_level: list[dict] = []   # this run's levels: depth, frontier, new, seconds, where
-
-    def read(self, *levels: int):
-        try:
-            return self.session.read.schema(LEVEL_DDL).parquet(*[level_path(self.root, k) for k in levels])
-        except Exception as exc:  # AnalysisException: a level directory that is not Parquet
-            raise EngineError(f"{self.root}: unreadable checkpoint level ({_first_line(exc)})") from None
+        self.per_level: list[dict] = []   # this run's levels: depth, frontier, new, seconds, where, ...
+        self.shuffled: dict = {}          # the last level's candidates (and bytes shuffled, on Spark)
 
     # -- level 1 ------------------------------------------------------------
     def start(self) -> None:
-        rows: dict[int, tuple] = {}
+        learner = Shapes()
+        codec = FieldCodec(self.shapes, learner)
+        P = self.partitions
+        cols: list[list[list]] = [[[], [], [], [], []] for _ in range(P)]
+        seen: set[int] = set()
         generated = 0
         for s0 in self.job.spec.init_states():
             generated += 1
-            data = encode(s0)
-            fp = signed_fingerprint(s0)
-            if fp not in rows:
-                rows[fp] = (fp, data, None, None, None)
-                self.learn(s0)
-        self.write_level(1, list(rows.values()))
-        self.m = Manifest(job=identity(self.wj), levels=[len(rows)] if rows else [], generated=generated,
-                          witnesses={w: False for w in self.wj.witnesses}, done=not rows,
-                          shapes=self.shape_records())
-        self.shapes.freeze()
-        if rows:
-            write_manifest(self.root, self.m)
+            try:
+                fp, data = codec.pack(s0)
+            except ShapeError as exc:
+                raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {exc}") from None
+            if fp not in seen:
+                seen.add(fp)
+                c = cols[spark_level.owner(fp, P)]
+                for col, v in zip(c, (fp, data, None, None, None)):
+                    col.append(v)
+        self.learn_records([[list(p), n, class_name(c)] for p, n, c in learner.new])
+        self.write(lambda: self._write_first(cols))
+        self.m = Manifest(job=identity(self.wj), levels=[len(seen)] if seen else [], generated=generated,
+                          witnesses={w: False for w in self.wj.witnesses}, done=not seen,
+                          shapes=self.shape_records(), partitions=P)
+        if seen:
+            self.write(lambda: write_manifest(self.root, self.m))
+
+    def _write_first(self, cols) -> None:
+        spark_level.new_level(self.root, 1)
+        for j, c in enumerate(cols):
+            spark_level.write_part(self.root, 1, j, spark_level.by_state(spark_level.table(c)))
+
+    def write(self, do):
+        """A write of the checkpoint: a disk that refuses it is an environment fault (exit 3)."""
+        try:
+            return do()
+        except OSError as exc:   # pyarrow's IOError is one
+            raise EnvironmentFault(f"{self.root}: cannot write checkpoint ({_why(exc)})") from None
 
     # -- one level ----------------------------------------------------------
     def expand(self, k: int):
@@ -148,15 +159,21 @@ class _Search:
         pending = tuple(w for w, found in m.witnesses.items() if not found)
         t = time.monotonic()
         where = "driver" if m.levels[k - 1] < self.threshold else "spark"
+        self.write(lambda: spark_level.new_level(self.root, k + 1))
+        self.shuffled = {}
         if where == "driver":
-            result = self.expand_in_driver(k, pending)
+            with gc_paused():
+                notes, per_action = self.expand_in_driver(k, pending)
+            cpu = self.in_driver
         else:
-            result = self.expand_on_spark(k, pending)
-        if isinstance(result, Violation):
+            notes, per_action = self.expand_on_spark(k, pending)
+            cpu = self.worker
+        self._lap(where, t)
+        gen, violation = self.read_notes(notes, k, cpu)
+        if violation is not None:
             self.per_level.append({"depth": k, "frontier": m.levels[k - 1], "new": None,
                                    "seconds": round(time.monotonic() - t, 3), "where": where})
-            return result
-        gen, per_action = result
+            return violation
         m.expanded = k
         m.generated += sum(gen.values())
         for name in sorted(set(gen) | set(per_action)):
@@ -169,34 +186,37 @@ class _Search:
         else:
             m.done = True
         m.shapes = self.shape_records()
-        write_manifest(self.root, m)
+        self.write(lambda: write_manifest(self.root, m))
         self.per_level.append({"depth": k, "frontier": m.levels[k - 1], "new": n_new,
-                               "generated": sum(gen.values()),
+                               "generated": sum(gen.values()), **self.shuffled,
                                "seconds": round(time.monotonic() - t, 3), "where": where})
         return None
 
-    def notes(self, rows, k: int, timing: dict):
-        """Read the expansion's note rows (OUT_DDL order): successors generated
-        per action, then the level's violation if any. Returns (gen, violation)."""
+    def read_notes(self, notes: list[dict], k: int, cpu: dict):
+        """The tasks' findings (`spark_worker.Expansion.notes`): successors
+        generated per action, witnesses, classes learned, CPU seconds; and
+        the level's violation, if any. Returns (generated, violation)."""
         m = self.m
         gen: dict[str, int] = {}
         bad: dict[str | None, int] = {}
-        for fp, state, _pfp, _act, aname, note, n in rows:
-            if note == "generated":
-                gen[aname] = gen.get(aname, 0) + n
-            elif note in ("violation", "deadlock"):
-                prop = aname if note == "violation" else None
+        for n in notes:   # the failures first: they void the rest
+            if "fault" in n:
+                raise EnvironmentFault(f"{self.root}: cannot write checkpoint ({n['fault']})")
+            if "damaged" in n:
+                raise EngineError(f"{self.root}: cannot read the checkpoint at {n['damaged']}")
+        for n in notes:
+            for name, x in n["generated"].items():
+                gen[name] = gen.get(name, 0) + x
+            for prop, fp in n["bad"].items():
                 if prop not in bad or fp < bad[prop]:
                     bad[prop] = fp
-            elif note == "witness":
-                m.witnesses[aname] = True
-            elif note == "shape":
-                self.learn_record(decode(bytes(state)), n, aname)
-            elif note == "timing":
-                timing[aname] = timing.get(aname, 0.0) + n / 1e6
-            elif note == "shape-conflict":
-                raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {aname}")
-        self.shapes.freeze()
+            for w in n["witnesses"]:
+                m.witnesses[w] = True
+            for phase, x in n["cpu"].items():
+                cpu[phase] = cpu.get(phase, 0.0) + x
+            if n["conflict"] is not None:
+                raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {n['conflict']}")
+            self.learn_records(n["shapes"])
         if bad:
             t = time.monotonic()
             try:
@@ -206,96 +226,63 @@ class _Search:
         return gen, None
 
     def expand_in_driver(self, k: int, pending):
-        """One task over the whole (small) frontier, in this process; the
-        candidates already seen at levels 1..k are dropped by a scan of the
-        levels' fp column; the rest is level k+1."""
-        t = time.monotonic()
-        try:
-            frontier = list(spark_driver.read_frontier(level_path(self.root, k)))
-        except (ValueError, OSError, ArrowError()) as exc:
-            raise self.damaged(k, exc) from None
-        cand, notes = [], []
-        for row in expander(self.wj, pending, self.shapes)(iter(frontier)):
-            (cand if row[5] is None else notes).append(row)
-        del frontier
-        gen, violation = self.notes(notes, k, self.in_driver)
-        if violation is not None:
-            self._lap("driver", t)
-            return violation
-        try:
-            seen = spark_driver.visited_among([level_path(self.root, j) for j in range(1, k + 1)],
-                                              [r[0] for r in cand])
-        except (ValueError, OSError, ArrowError()) as exc:
-            raise self.damaged(k, exc) from None
-        new = [r[:5] for r in cand if r[0] not in seen]
-        self.write_level(k + 1, new)
-        per_action: dict[str, int] = {}
-        for r in new:
-            per_action[r[4]] = per_action.get(r[4], 0) + 1
-        self._lap("driver", t)
-        return gen, per_action
-
-    def write_level(self, k: int, rows: list) -> None:
-        spark_driver.write_level(level_path(self.root, k), rows, self.partitions)
-
-    def damaged(self, k: int, exc: Exception) -> Exception:
-        if isinstance(exc, OSError) and not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
-            return exc   # a fault of the disk: exit 3
-        return EngineError(f"{self.root}: cannot read the checkpoint at level {k} ({_first_line(exc)[:200]})")
+        """The whole (small) frontier in this process, by the executors' code."""
+        notes, tables = spark_driver.expand(self.wj, pending, self.shapes, self.root, k, self.partitions)
+        if notes["bad"] or notes["conflict"] or "damaged" in notes:
+            return [notes], {}
+        counts, failed = spark_driver.merge(self.root, k, tables)
+        self.shuffled = {"candidates": sum(t.num_rows for ts in tables for t in ts)}
+        return [notes, *([failed] if failed else [])], counts
 
     def expand_on_spark(self, k: int, pending):
-        from pyspark import StorageLevel
-        from pyspark.sql import functions as F
-
-        frontier = self.read(k).select("fp", "state")
-        rdd = frontier.rdd.mapPartitions(expander(self.wj, pending, self.shapes))
-        succ = self.session.createDataFrame(rdd, OUT_DDL, verifySchema=False).persist(StorageLevel.MEMORY_AND_DISK)
-        t = time.monotonic()
+        """One Spark job: expand the frontier's parts, shuffle the candidates
+        to their owners, merge each partition (see the module doc)."""
+        P, root = self.partitions, self.root
+        sc = self.session.sparkContext
+        E = max(1, sc.defaultParallelism)
         try:
-            rows = succ.where(F.col("note").isNotNull()).select(*OUT_COLUMNS).collect()
-            gen, violation = self.notes(rows, k, self.worker)
-            self._lap("expand", t)
-            if violation is not None:
-                return violation
-            t = time.monotonic()
-            cand = (succ.where(F.col("note").isNull()).groupBy("fp")
-                    .agg(F.min(F.struct("pfp", "act", "aname", "state")).alias("c"))
-                    .select("fp", "c.state", "c.pfp", "c.act", "c.aname"))
-            visited = self.read(*range(1, k + 1)).select("fp").hint("merge")   # never broadcast
-            new = cand.join(visited, "fp", "left_anti")
-            new.write.mode("overwrite").parquet(level_path(self.root, k + 1))
-        finally:
-            succ.unpersist()
-        t = self._lap("dedupe+write", t)
-        per_action = self.level_counts(k + 1)
-        self._lap("count", t)
-        return gen, per_action
+            split = spark_level.ranges(root, k, P, E)
+        except (ValueError, OSError, ArrowError()) as exc:
+            raise self.damaged(k, exc) from None
+        rows = (sc.parallelize(range(E), E)
+                .mapPartitions(expand_task(self.wj, pending, self.shapes, root, k, P, split))
+                .partitionBy(P, _identity)
+                .mapPartitionsWithIndex(merge_task(root, k))
+                .collect())
+        notes, counts = [], {}
+        shuffled = self.shuffled = {"candidates": 0, "shuffle_bytes": 0}
+        for kind, r in rows:
+            if kind == "notes":
+                notes.append(r)
+                continue
+            for name, n in r["new"].items():
+                counts[name] = counts.get(name, 0) + n
+            self.worker["merge"] = self.worker.get("merge", 0.0) + r["cpu"]
+            shuffled["candidates"] += r["candidates"]
+            shuffled["shuffle_bytes"] += r["bytes"]
+            if r["failure"]:
+                notes.append(r["failure"])
+        return notes, counts
+
+    def damaged(self, k: int, exc: Exception) -> Exception:
+        """The error for level k's files, unreadable while a trace is rebuilt."""
+        if isinstance(exc, OSError) and not isinstance(exc, (FileNotFoundError, NotADirectoryError)) \
+                and exc.errno is not None:
+            return EnvironmentFault(f"{self.root}: cannot read the checkpoint ({_why(exc)})")
+        return EngineError(f"{self.root}: cannot read the checkpoint at level {k} ({_first_line(exc)[:200]})")
 
     # -- state classes (spark_revive) -----------------------------------------
-    def learn(self, s) -> None:
+    def learn_records(self, records: list) -> None:
+        """Classes a task (or level 1) met, into the tree the next level's tasks get."""
         try:
-            self.shapes.learn(s)
+            for path, length, name in records:
+                self.shapes.add(tuple(path), length, resolve_class(name))
         except ShapeError as exc:
             raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {exc}") from None
-
-    def learn_record(self, path, length: int, name: str) -> None:
-        try:
-            self.shapes.add(tuple(path), length, resolve_class(name))
-        except ShapeError as exc:
-            raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {exc}") from None
+        self.shapes.freeze()
 
     def shape_records(self) -> list:
         return [[list(p), n, class_name(c)] for p, n, c in self.shapes.records()]
-
-    def level_counts(self, k: int) -> dict[str, int]:
-        """New states per action name at level k: read from the Parquet files
-        on the driver when they are local, else by a Spark job."""
-        if is_local(self.session) and "://" not in self.root:
-            import pyarrow.dataset as ds
-
-            names = ds.dataset(level_path(self.root, k), format="parquet").to_table(columns=["aname"]).column(0)
-            return {str(r["values"]): int(r["counts"]) for r in names.value_counts().to_pylist()}
-        return {r.aname: r["count"] for r in self.read(k).groupBy("aname").count().collect()}
 
     def unreadable(self, exc: Exception, k: int) -> Exception:
         """A failed Spark job: a damaged checkpoint (resume) is bad input, one
@@ -319,7 +306,7 @@ class _Search:
 
     def trace(self, k: int, fp: int):
         """The shortest path to state `fp` of level k (spark_trace.rebuild)."""
-        return rebuild(self.job.spec, self.root, k, fp, self.damaged)
+        return rebuild(self.job.spec, self.root, k, fp, self.partitions, self.damaged)
 
     # -- the search ---------------------------------------------------------
     def run(self) -> Outcome:
@@ -367,7 +354,7 @@ class _Search:
             progress.done()
         m.seconds += seconds
         if self.root and m.levels and violation is None:
-            write_manifest(self.root, m)
+            self.write(lambda: write_manifest(self.root, m))
 
         violations = [violation] if violation else []
         if violation is None and incomplete is None:
@@ -391,8 +378,19 @@ class _Search:
                              "worker_seconds": {p: round(x, 3) for p, x in self.worker.items()},
                              "driver_expansion_seconds": {p: round(x, 3) for p, x in self.in_driver.items()},
                              "driver_below": self.threshold, "per_level": self.per_level,
+                             "partitions": self.partitions,
+                             "checked_depth": m.expanded if violation is None else None,
                              "checkpoint": self.job.options.checkpoint or self.job.options.resume}},
         )
+
+
+def _identity(j: int) -> int:
+    return j
+
+
+def _why(exc: OSError) -> str:
+    """The system's words for an OSError (pyarrow's text names its own source files)."""
+    return os.strerror(exc.errno) if exc.errno else _first_line(exc)[:200]
 
 
 def _first_line(exc: BaseException) -> str:

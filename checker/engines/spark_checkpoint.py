@@ -1,17 +1,18 @@
-"""The `spark` engine's run directory: one Parquet dataset per BFS level, plus
-a manifest. It is the checkpoint, written as the search goes.
+"""The `spark` engine's run directory: one folder of Parquet files per BFS
+level, plus a manifest. It is the checkpoint, written as the search goes.
 
     DIR/manifest.json    which model, which levels are complete, totals so far
-    DIR/level-0001/      Parquet: fp long, state binary, pfp long, act binary, aname string
+    DIR/level-0001/      part-00000.parquet ... one per partition (`spark_level`)
     DIR/level-0002/      ...
 
-Each level holds the states first reached at that depth, hash-partitioned by
-fingerprint, with their parent pointer (parent fingerprint, encoded action).
-So the frontier is the last level, the visited set is the union of the
-levels' `fp` columns, and the parent pointers are every level's
-(fp, pfp, act). A level counts only once the manifest lists it: the manifest
-is replaced atomically after the level's Parquet write has committed, so a
-run killed at any point resumes from the last complete level.
+Each level holds the states first reached at that depth, partitioned by
+fingerprint (`fp mod P`, P in the manifest), with their parent pointer
+(parent fingerprint, encoded action). So the frontier is the last level, the
+visited set is the union of the levels' `fp` columns, and the parent
+pointers are every level's (fp, pfp, act). A level counts only once the
+manifest lists it: the manifest is replaced atomically after every part of
+the level is written, so a run killed at any point resumes from the last
+complete level.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..errors import EngineError
+from .spark_level import level_path, part_path, replace_atomically
 
 FORMAT = "txncheck-spark-levels"
-VERSION = 2  # 2: fingerprints write a bool as the int it equals (encoding._fcode)
+VERSION = 3  # 2: fingerprints write a bool as the int it equals (encoding._fcode); 3: owned parts, packed states
 MANIFEST = "manifest.json"
+MAX_PARTITIONS = 1 << 16
 
 
 @dataclass
@@ -40,6 +43,7 @@ class Manifest:
     done: bool = False                          # the last level has no new successor
     seconds: float = 0.0                        # time spent by earlier runs
     shapes: list = field(default_factory=list)  # [[path], length, "module:Class"]: see spark_revive
+    partitions: int = 2                         # P: state fp belongs to part fp mod P of its level
 
     @property
     def distinct(self) -> int:
@@ -54,10 +58,6 @@ def identity(wj) -> dict:
     }
 
 
-def level_path(root: str, k: int) -> str:
-    return f"{root.rstrip('/')}/level-{k:04d}"
-
-
 def is_remote(root: str) -> bool:
     return "://" in root and not root.startswith("file://")
 
@@ -66,19 +66,8 @@ def write_manifest(root: str, m: Manifest) -> None:
     if is_remote(root):
         raise EngineError(f"{root}: checkpoints on remote storage are not supported yet; use a shared mount")
     doc = {"format": FORMAT, "version": VERSION, **asdict(m)}
-    path = Path(root) / MANIFEST
-    # mkstemp (O_EXCL): a symlink planted in the folder cannot redirect the write
-    fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=root)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(doc, indent=1) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_atomically(str(Path(root) / MANIFEST),
+                       lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8"))
 
 
 def check_writable(root: str) -> None:
@@ -117,7 +106,7 @@ def read_manifest(root: str) -> Manifest:
             generated=_typed(doc["generated"], int), coverage=_typed(doc["coverage"], dict),
             witnesses=_typed(doc["witnesses"], dict), done=_typed(doc["done"], bool),
             seconds=float(_typed(doc["seconds"], (int, float))),
-            shapes=_typed(doc["shapes"], list),
+            shapes=_typed(doc["shapes"], list), partitions=_typed(doc["partitions"], int),
         )
     except (KeyError, TypeError) as exc:
         raise EngineError(f"{path}: corrupt checkpoint manifest (bad or missing {exc})") from None
@@ -125,9 +114,14 @@ def read_manifest(root: str) -> Manifest:
         raise EngineError(f"{path}: corrupt checkpoint manifest (levels must be positive counts)")
     if not (len(m.levels) - 1 <= m.expanded <= len(m.levels)):
         raise EngineError(f"{path}: corrupt checkpoint manifest (expanded {m.expanded} of {len(m.levels)} levels)")
+    if not 1 <= m.partitions <= MAX_PARTITIONS:
+        raise EngineError(f"{path}: corrupt checkpoint manifest (partitions {m.partitions})")
     for k in range(1, len(m.levels) + 1):
         if not Path(level_path(root, k)).is_dir():
             raise EngineError(f"{root}: checkpoint level {k} is missing")
+        for j in range(m.partitions):
+            if not Path(part_path(root, k, j)).is_file():
+                raise EngineError(f"{root}: checkpoint level {k} lacks part {j} (or it is not a regular file)")
     return m
 
 

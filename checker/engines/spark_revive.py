@@ -80,15 +80,7 @@ class Shapes:
                         self._learn(x, kid, path)
                 path.pop()
         elif isinstance(v, tuple):
-            n = len(v)
-            c = node.classes.get(n)
-            if c is None:
-                self.add(tuple(path), n, t, node)
-            elif c is not t:
-                raise ShapeError(
-                    f"at {_show(path)} both {c.__qualname__} and {t.__qualname__} hold {n} items; "
-                    "the encoding cannot tell them apart"
-                )
+            self._learn_class(v, node, path)
             kids = node.kids
             for i, x in enumerate(v):
                 if type(x) in _LEAVES:
@@ -99,6 +91,30 @@ class Shapes:
                 path.append(i)
                 self._learn(x, kid, path)
                 path.pop()
+
+    def learn_top(self, s: tuple) -> None:
+        """The class of a state of len(s) fields (not its fields: `learn_field`)."""
+        self._learn_class(s, self.root, [])
+
+    def learn_field(self, i: int, v) -> None:
+        """Field i of a state (the codec meets each distinct value once)."""
+        if type(v) in _LEAVES:
+            return
+        kid = self.root.kids.get(i)
+        if kid is None:
+            kid = self.root.kids[i] = _Node()
+        self._learn(v, kid, [i])
+
+    def _learn_class(self, v: tuple, node: _Node, path: list) -> None:
+        n, t = len(v), type(v)
+        c = node.classes.get(n)
+        if c is None:
+            self.add(tuple(path), n, t, node)
+        elif c is not t:
+            raise ShapeError(
+                f"at {_show(path)} both {c.__qualname__} and {t.__qualname__} hold {n} items; "
+                "the encoding cannot tell them apart"
+            )
 
     def add(self, path: tuple, length: int, cls: type, node: _Node | None = None) -> None:
         if node is None:
@@ -144,6 +160,15 @@ class Shapes:
     # -- rebuilding -----------------------------------------------------------
     def revive(self, v):
         return _revive(v, self.root) if self.root.deep else v
+
+    def revive_field(self, i: int, v):
+        """Field i of a decoded state, rebuilt (`make_top` then builds the state)."""
+        kid = self.root.kids.get(i)
+        return _revive(v, kid) if kid is not None and kid.deep else v
+
+    def make_top(self, fields: list):
+        c = self.root.classes.get(len(fields))
+        return tuple(fields) if c is None or c is tuple else c._make(fields)
 
 
 _LEAVES = {int, str, bool, type(None)}

@@ -9,9 +9,9 @@ from typing import Callable
 
 from ..encoding import encode
 from ..errors import EngineError
-from . import spark_driver
-from .spark_checkpoint import level_path
-from .spark_worker import signed_fingerprint
+from ..encoding import fingerprint
+from . import spark_level
+from .spark_codec import signed
 
 
 def ArrowError():
@@ -20,14 +20,15 @@ def ArrowError():
     return pyarrow.ArrowException
 
 
-def rebuild(spec, root: str, k: int, fp: int, damaged: Callable[[int, Exception], Exception]) -> list:
+def rebuild(spec, root: str, k: int, fp: int, partitions: int,
+            damaged: Callable[[int, Exception], Exception]) -> list:
     """The shortest path to state `fp` of level k: parent pointers back to
-    level 1, then a replay through `spec.next`. `damaged(level, exc)` makes
-    the error for an unreadable level."""
+    level 1 (one part file a level), then a replay through `spec.next`.
+    `damaged(level, exc)` makes the error for an unreadable level."""
     steps = []
     for j in range(k, 1, -1):
         try:
-            row = spark_driver.parent_of(level_path(root, j), fp)
+            row = spark_level.parent_of(root, j, fp, partitions)
         except (ValueError, OSError, ArrowError()) as exc:
             raise damaged(j, exc) from None
         if row is None or row[0] is None or row[1] is None:
@@ -35,13 +36,13 @@ def rebuild(spec, root: str, k: int, fp: int, damaged: Callable[[int, Exception]
         steps.append((bytes(row[1]), fp))
         fp = row[0]
     steps.reverse()
-    cur = next((s for s in spec.init_states() if signed_fingerprint(s) == fp), None)
+    cur = next((s for s in spec.init_states() if signed(fingerprint(s)) == fp), None)
     if cur is None:
         raise EngineError(f"{root}: the trace does not start in an initial state of this model")
     path = [(None, cur)]
     for act, fp in steps:
         for a, t in spec.next(cur):
-            if encode(a) == act and signed_fingerprint(t) == fp:
+            if encode(a) == act and signed(fingerprint(t)) == fp:
                 path.append((a, t))
                 cur = t
                 break

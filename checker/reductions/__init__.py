@@ -4,8 +4,9 @@
   symmetric sorts (`symmetry.py`).
 * `--por`: partial-order reduction for safety, stubborn sets with the BFS
   cycle proviso (`por.py`).
-* `--fingerprints`: keep 64-bit fingerprints instead of states
-  (`fingerprints.py`); `--exact` keeps full states (the default).
+* `--fingerprints`: keep 64-bit fingerprints instead of states: the
+  search in checker/engines/parallel/ (`fingerprints.py` holds its
+  collision estimate); `--exact` keeps full states (the default).
 * `--compact`: stored states share their equal parts (`sharing.py`).
 
 Symmetry and POR are spec transformers: objects with the spec API that the
@@ -45,14 +46,9 @@ def sharer(job):
 
 
 def exploration(job, spec):
-    """The engine's Exploration for this job, with POR's proviso attached to
-    its visited set."""
-    if job.options.fingerprints:
-        from .fingerprints import FingerprintExploration
-
-        ex = FingerprintExploration(spec)
-    else:
-        ex = Exploration(spec)
+    """The exact engine's Exploration for this job, with POR's proviso
+    attached to its visited set."""
+    ex = Exploration(spec)
     por = _layer(spec, PartialOrderReduced)
     if por is not None:
         por.seen = ex.index.__contains__
@@ -64,6 +60,9 @@ def exploration(job, spec):
 
 def finish(job, spec, outcome):
     """Concrete counterexamples, and the reductions' figures in outcome.extra."""
+    for v in outcome.violations:  # a reduction bound's left-out steps, appended
+        if v.path:
+            v.path = job.spec.complete_trace(v.path, v.property)
     sym = _layer(spec, SymmetryReduced)
     if sym is not None:
         for v in outcome.violations:
@@ -97,6 +96,11 @@ def representatives(spec):
     if isinstance(spec, SymmetryReduced):  # the outermost layer, when present
         return spec.spec.next, spec.canonical
     return spec.next, None
+
+
+def por_layer(spec):
+    """The --por wrapper in a stack of reductions, or None."""
+    return _layer(spec, PartialOrderReduced)
 
 
 def _layer(spec, cls):

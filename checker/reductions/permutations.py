@@ -14,7 +14,7 @@ def _legacy_v4(spec, s, mapping):
     """Rename txns in the legacy v4 state: per-txn tuples move, txn indexes
     in ledger entries and ghost sets are renamed."""
     fields = ("seg", "ledger", "read", "status", "parts", "subs", "acked", "asked", "result", "live",
-              "timer", "outcome", "committing", "delivered", "splits", "merges", "restarts")
+              "redrive", "timer", "outcome", "committing", "delivered", "splits", "merges", "restarts")
     if s._fields != fields:
         raise ReductionError("--symmetry: the legacy_v4 state changed; update its permute")
     m = mapping["Txn"]
@@ -30,7 +30,8 @@ def _legacy_v4(spec, s, mapping):
     return s._replace(
         ledger=tuple(tuple((kind, p[t]) for kind, t in entries) for entries in s.ledger),
         status=move(s.status), parts=move(s.parts), subs=move(s.subs), acked=move(s.acked),
-        asked=move(s.asked), result=move(s.result), live=move(s.live), timer=move(s.timer),
+        asked=move(s.asked), result=move(s.result), live=move(s.live),
+        redrive=frozenset(p[t] for t in s.redrive), timer=move(s.timer),
         outcome=move(s.outcome), committing=frozenset(p[t] for t in s.committing),
         delivered=frozenset((p[t], g) for t, g in s.delivered))
 

@@ -5,8 +5,9 @@ One <testsuite> per model file, one <testcase> per property of the model
 is a <failure> whose text is the counterexample's step table; a model that
 cannot be checked is an <error>; a property the search did not settle is
 <skipped>. Each suite's <properties> carry the model's figures and its
-label (label.holds_for, label.source, label: what the verdict holds for), and
-every case's text starts with the label.
+label (label.holds_for, label.source, label: what the verdict holds for),
+and `checked_depth`, the depth to which every state was checked; every
+case's text starts with the label.
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def _figures(r: ModelResult) -> dict:
                     "states_generated": o.states_generated, "depth": o.depth})
         if o.incomplete_reason:
             out["incomplete_reason"] = o.incomplete_reason
+        if o.checked_depth is not None:  # every state to this depth was checked (all of them when it finished)
+            out["checked_depth"] = o.checked_depth
     return out
 
 

@@ -190,6 +190,19 @@ def _violation_result(r: ModelResult, c: Case, rules: _Rules) -> dict:
     return result
 
 
+def _bounded_result(r: ModelResult, rules: _Rules) -> dict:
+    """What a run that stopped early established: no violation to the depth it
+    checked completely (a pass when the model expects that, as its max_depth says)."""
+    o = r.report.outcome
+    rid, idx = rules.ref("txncheck/bounded", "no violation to a depth",
+                         "The run stopped before it had every reachable state; every state up to the "
+                         "depth given was checked, and none violates a property.")
+    return {"ruleId": rid, "ruleIndex": idx, "kind": "pass" if r.passed else "informational", "level": "none",
+            "message": {"text": f"{r.shown}: {o.checked_depth_text()} ({o.incomplete_reason})"},
+            "locations": [_location(r.path, _line_of(r.path, ["max_depth", "expect"]))],
+            "properties": {"model": r.shown, "checked_depth": o.checked_depth, "incomplete_reason": o.incomplete_reason}}
+
+
 def sarif_log(result: GateResult) -> dict:
     rules = _Rules()
     results = []
@@ -209,6 +222,8 @@ def sarif_log(result: GateResult) -> dict:
                 results.append({"ruleId": rid, "ruleIndex": idx, "kind": "fail", "level": "error",
                                 "message": {"text": f"{r.shown}: {c.name}: {c.message}"},
                                 "locations": [_location(r.path, _line_of(r.path, [c.name, "expect"]))]})
+        if r.report is not None and r.report.outcome.verdict == "incomplete" and r.report.outcome.checked_depth:
+            results.append(_bounded_result(r, rules))
     root = Path.cwd().resolve().as_uri() + "/"
     return {
         "$schema": SARIF_SCHEMA_URI,

@@ -4,27 +4,23 @@ implementation as a spec state, field by field)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ...reference.records import OPEN, header_path, ops_prefix, segment_events, subscription_events
 from ...spec.pip473.properties import worst_deliveries
 from .conventions import IN_FLIGHT, RECOVERED, SUBS, UNIT_MS, UNKEYED, is_decision
-
-if TYPE_CHECKING:
-    from .bridge import Pip473Bridge
+from .step import Bridge
 
 
-def _cur(b: Pip473Bridge, seg: str, x: int) -> str:
+def _cur(b: Bridge, seg: str, x: int) -> str:
     """The spec's name of subscription x's cursor on seg (sort Cur)."""
     return b.spec.cur_name[b.seg_names.index(seg), x]
 
 
-def _subs(b: Pip473Bridge) -> tuple[str, ...]:
+def _subs(b: Bridge) -> tuple[str, ...]:
     """The implementation's subscriptions, in the spec's order."""
     return SUBS[:b.spec.subs]
 
 
-def _ackcover(b: Pip473Bridge) -> set:
+def _ackcover(b: Bridge) -> set:
     """Positions each txn's written acks cover (a cumulative ack: its own
     and every earlier one), by the plan's kind of each ack."""
     cum = {(b.txn_names[a.txn], b.seg_names[a.seg], a.pos, a.sub) for a in b.spec.acks if a.cumulative}
@@ -36,7 +32,7 @@ def _ackcover(b: Pip473Bridge) -> set:
     return out
 
 
-def observe(b: Pip473Bridge) -> dict:
+def observe(b: Bridge) -> dict:
     c = b.cluster
     store = c.store
     tn, sn, pn = b.txn_names, b.seg_names, b.pos_names
@@ -137,7 +133,7 @@ def observe(b: Pip473Bridge) -> dict:
     }
 
 
-def spec_state(b: Pip473Bridge) -> dict:
+def spec_state(b: Bridge) -> dict:
     """The implementation's state in the spec's representation, field by
     field (`state.S`), except the cursor, whose compaction of individual
     acks into the mark-delete position the spec does not model (its
@@ -230,7 +226,7 @@ def spec_state(b: Pip473Bridge) -> dict:
     }
 
 
-def _events(b: Pip473Bridge, owner: str, idx) -> tuple:
+def _events(b: Bridge, owner: str, idx) -> tuple:
     """The spec's `events` of one participant: a pending stream delivery, or its decision watches."""
     sched = b.cluster.scheduler
     if b.behaviour.notify_by_stream:
@@ -240,7 +236,7 @@ def _events(b: Pip473Bridge, owner: str, idx) -> tuple:
                  for task in sched.pending("watch", owner) if is_decision(task.payload))
 
 
-def _part(b: Pip473Bridge, broker, idx) -> tuple:
+def _part(b: Bridge, broker, idx) -> tuple:
     tb = broker.tb
     split = b.behaviour.split_participants
     per_sub = []   # (acache, aevents, packs, ready) of each subscription's pending-ack store
@@ -261,7 +257,7 @@ def _part(b: Pip473Bridge, broker, idx) -> tuple:
     )
 
 
-def _pending(b: Pip473Bridge, broker) -> bool:
+def _pending(b: Bridge, broker) -> bool:
     owners = {broker.owner} | {broker.pas_owner(sub) for sub in _subs(b)}
     for task in b.cluster.scheduler.pending():
         if task.owner not in owners:

@@ -9,33 +9,23 @@ implementation cannot take it. Each handler's docstring says what it calls.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple
+from typing import Callable, NamedTuple
 
 from ...spec.pip473 import catalog
 from . import brokers, controller, coordinator, sends
-
-if TYPE_CHECKING:
-    from .bridge import Pip473Bridge
-
-
-class Step(NamedTuple):
-    params: Mapping[str, Any]
-    txn: str | None     # the spec's txn name, for the actions that take one
-    tid: str | None     # its implementation id (None before newTxn)
-    before: Any = None  # the spec's states around the step (tcFinalize reads them)
-    after: Any = None
+from .step import Bridge, Step
 
 
 class Action(NamedTuple):
     params: dict[str, type]
-    handler: Callable[["Pip473Bridge", Step], None]
+    handler: Callable[[Bridge, Step], None]
     optional: dict[str, type] = {}   # parameters a label may leave out (sub: sub1 unless named)
 
 
 # spec action -> its handler; the parameters come from the spec's catalog
 # (spec/pip473/catalog.py), and tests/test_replay_pip473.py checks that every
 # action there has a handler here and no handler is left over.
-HANDLERS: dict[str, Callable[["Pip473Bridge", Step], None]] = {
+HANDLERS: dict[str, Callable[[Bridge, Step], None]] = {
     # the client's sends and acks
     "publishCheck": sends.publish_check,
     "publishPutOp": sends.publish_put_op,

@@ -11,8 +11,9 @@ from ...reference.records import OPEN, header_path
 from ...reference.store import ChangeEvent
 from ..replay import StepRefused
 from . import abstraction
-from .actions import TABLE, Step
+from .actions import TABLE
 from .conventions import SUBS, UNIT_MS
+from .step import Step
 
 
 class Pip473Bridge:

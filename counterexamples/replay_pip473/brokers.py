@@ -3,17 +3,12 @@ recovery, its dispatcher, and its ledger's trimming and pruning."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..replay import StepRefused
 from .conventions import is_decision, sub_of
-
-if TYPE_CHECKING:
-    from .actions import Step
-    from .bridge import Pip473Bridge
+from .step import Bridge, Step
 
 
-def deliver_event(b: Pip473Bridge, step: Step) -> None:
+def deliver_event(b: Bridge, step: Step) -> None:
     """merged, fixed: run every pending coalesced stream delivery of the broker
     (participants = split: of its transaction buffer only).
     pip-text: run its next header-watch delivery that carries a decision; the
@@ -22,14 +17,14 @@ def deliver_event(b: Pip473Bridge, step: Step) -> None:
     _deliver(b, broker, broker.owner)
 
 
-def deliver_ack_event(b: Pip473Bridge, step: Step) -> None:
+def deliver_ack_event(b: Bridge, step: Step) -> None:
     """participants = split: the same for the subscription's pending-ack store,
     which has its own owner name, header cache and stream."""
     broker = b.live_broker(step.params["seg"])
     _deliver(b, broker, broker.pas_owner(sub_of(step.params)))
 
 
-def _deliver(b: Pip473Bridge, broker, owner: str) -> None:
+def _deliver(b: Bridge, broker, owner: str) -> None:
     sched = b.cluster.scheduler
     if b.behaviour.notify_by_stream:
         tasks = [task for task in sched.runnable() if task.label[:2] == ("stream", owner)]
@@ -47,21 +42,21 @@ def _deliver(b: Pip473Bridge, broker, owner: str) -> None:
             return
 
 
-def crash(b: Pip473Bridge, step: Step) -> None:
+def crash(b: Bridge, step: Step) -> None:
     """broker.crash(): caches, watches, pending events and in-flight requests are lost."""
     b.live_broker(step.params["seg"])
     b.cluster.crash(step.params["seg"])
     b.crashes += 1
 
 
-def unload(b: Pip473Bridge, step: Step) -> None:
+def unload(b: Bridge, step: Step) -> None:
     """cluster.unload(seg): the buffer is closed, its sends go on; the rest as a crash."""
     b.live_broker(step.params["seg"])
     b.cluster.unload(step.params["seg"])
     b.unloads += 1
 
 
-def recover(b: Pip473Bridge, step: Step) -> None:
+def recover(b: Bridge, step: Step) -> None:
     """broker.start() (pip-text: recover() and replayAsync() in one step)."""
     seg = step.params["seg"]
     broker = b.cluster.brokers.get(seg)
@@ -70,28 +65,28 @@ def recover(b: Pip473Bridge, step: Step) -> None:
     b.cluster.restart(seg)
 
 
-def recover_watermark(b: Pip473Bridge, step: Step) -> None:
+def recover_watermark(b: Bridge, step: Step) -> None:
     """recovery = steps: run the buffer's ("tb-recover-watermark", seg) task."""
     b.run("tb-recover-watermark", b.live_broker(step.params["seg"]).segment)
 
 
-def recover_aborted(b: Pip473Bridge, step: Step) -> None:
+def recover_aborted(b: Bridge, step: Step) -> None:
     """recovery = steps: run the buffer's ("tb-recover-aborted", seg) task."""
     b.run("tb-recover-aborted", b.live_broker(step.params["seg"]).segment)
 
 
-def recover_complete(b: Pip473Bridge, step: Step) -> None:
+def recover_complete(b: Bridge, step: Step) -> None:
     """merged, fixed: run the buffer's ("tb-recover", seg) task."""
     b.run("tb-recover", b.live_broker(step.params["seg"]).segment)
 
 
-def recover_acks(b: Pip473Bridge, step: Step) -> None:
+def recover_acks(b: Bridge, step: Step) -> None:
     """merged, fixed, split participants: run the subscription's pending-ack
     store's ("pas-recover", seg, sub) task, its own replay."""
     b.run("pas-recover", b.live_broker(step.params["seg"]).segment, sub_of(step.params))
 
 
-def dispatch(b: Pip473Bridge, step: Step) -> None:
+def dispatch(b: Bridge, step: Step) -> None:
     """dispatcher.read_next(); a delivered txn entry goes into the ghost `dlv`
     with the header read at that moment (the decision, once collected)."""
     seg, sub = step.params["seg"], sub_of(step.params)
@@ -110,7 +105,7 @@ def dispatch(b: Pip473Bridge, step: Step) -> None:
             b.dlv.add(((seg, b.pos_names[pos]), st))
 
 
-def trim_ledger(b: Pip473Bridge, step: Step) -> None:
+def trim_ledger(b: Bridge, step: Step) -> None:
     """cluster.trim_ledger(seg): drop what every cursor acknowledged."""
     seg = step.params["seg"]
     broker = b.live_broker(seg)
@@ -119,7 +114,7 @@ def trim_ledger(b: Pip473Bridge, step: Step) -> None:
         raise StepRefused(f"the ledger of {seg} has nothing acknowledged to trim")
 
 
-def prune_aborted(b: Pip473Bridge, step: Step) -> None:
+def prune_aborted(b: Bridge, step: Step) -> None:
     """cluster.prune_aborted(seg): the buffer's periodic prune task."""
     seg = step.params["seg"]
     b.live_broker(seg)

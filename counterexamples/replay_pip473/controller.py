@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..replay import StepRefused
-
-if TYPE_CHECKING:
-    from .actions import Step
-    from .bridge import Pip473Bridge
+from .step import Bridge, Step
 
 
-def create_children(b: Pip473Bridge, step: Step) -> None:
+def create_children(b: Bridge, step: Step) -> None:
     """Steps 1-2: read the parents' subscriptions, create the children."""
     b.cluster.create_children(b.parents, b.children)
     b.reshape = 1
 
 
-def terminate_parents(b: Pip473Bridge, step: Step) -> None:
+def terminate_parents(b: Bridge, step: Step) -> None:
     """Step 3: terminate the parent ledgers; the ghost `fence` records what each held."""
     c = b.cluster
     c.controller.terminate(b.parents)
@@ -25,7 +20,7 @@ def terminate_parents(b: Pip473Bridge, step: Step) -> None:
     b.reshape = 2
 
 
-def cas_segment_metadata(b: Pip473Bridge, step: Step) -> None:
+def cas_segment_metadata(b: Bridge, step: Step) -> None:
     """Step 4: one CAS, parents SEALED, children ACTIVE."""
     if not b.cluster.controller.seal(b.parents, list(b.children)):
         raise StepRefused("the segment-layout CAS failed")

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ...reference.coordinator import INVALID_STATUS, NOT_FOUND
 from ...reference.records import COMMITTED, ops_prefix
 from ..replay import StepRefused
 from .conventions import UNIT_MS, holds
+from .step import Bridge, Step
 
-if TYPE_CHECKING:
-    from .actions import Step
-    from .bridge import Pip473Bridge
 
 # the coordinator's answer -> the spec's client state
 TOLD = {INVALID_STATUS: "told-conflict", NOT_FOUND: "told-notfound", COMMITTED: "told-committed"}
 
 
-def new_txn(b: Pip473Bridge, step: Step) -> None:
+def new_txn(b: Bridge, step: Step) -> None:
     """tc.new_txn(timeout); the id comes from the store's durable counter."""
     t = step.txn
     tid = b.cluster.tc.new_txn(b.behaviour.txn_timeout_ms)
@@ -25,7 +21,7 @@ def new_txn(b: Pip473Bridge, step: Step) -> None:
     b.client[t] = "open"
 
 
-def end_txn(b: Pip473Bridge, step: Step) -> None:
+def end_txn(b: Bridge, step: Step) -> None:
     """tc.end_txn(txn, commit?, reply -> client); no reply yet leaves the client ending."""
     t = step.txn
     commit = step.params["decision"] == COMMITTED
@@ -40,7 +36,7 @@ def end_txn(b: Pip473Bridge, step: Step) -> None:
         b.client[t] = "ending-commit" if commit else "ending-abort"
 
 
-def _owed(b: Pip473Bridge, step: Step, kind: str, what: str, spec_step: str) -> None:
+def _owed(b: Bridge, step: Step, kind: str, what: str, spec_step: str) -> None:
     """Run the coordinator's owed (kind, txn, answer, ...) task. When two are
     owed (a timeout's and a client's), the spec's step says which one ran."""
     sched = b.cluster.scheduler
@@ -53,29 +49,29 @@ def _owed(b: Pip473Bridge, step: Step, kind: str, what: str, spec_step: str) -> 
     sched.run(tasks[0])
 
 
-def tc_finalize(b: Pip473Bridge, step: Step) -> None:
+def tc_finalize(b: Bridge, step: Step) -> None:
     """Run the coordinator's owed ("tc-finalize", txn, ...) task: set
     finalized_ms, then answer the client."""
     _owed(b, step, "tc-finalize", "finalize", "fin")
 
 
-def tc_list(b: Pip473Bridge, step: Step) -> None:
+def tc_list(b: Bridge, step: Step) -> None:
     """tc = steps: run the owed ("tc-list", txn, ...) task, which reads the txn's op records."""
     _owed(b, step, "tc-list", "op listing", "list")
 
 
-def tc_publish(b: Pip473Bridge, step: Step) -> None:
+def tc_publish(b: Bridge, step: Step) -> None:
     """tc = steps: run the owed ("tc-publish", txn, ...) task, which appends to the listed streams."""
     _owed(b, step, "tc-publish", "publish", "pub")
 
 
-def timeout_sweep(b: Pip473Bridge, step: Step) -> None:
+def timeout_sweep(b: Bridge, step: Step) -> None:
     """tc.abort_timed_out(txn)."""
     if not b.cluster.tc.abort_timed_out(step.tid):
         raise StepRefused(f"{step.txn} is not a timed-out OPEN txn in the implementation")
 
 
-def gc_sweep(b: Pip473Bridge, step: Step) -> None:
+def gc_sweep(b: Bridge, step: Step) -> None:
     """tc.collect(txn); just before, the ghost `gcsnap` records the ops left and
     the live participants that have not materialized the txn."""
     c, t, tid = b.cluster, step.txn, step.tid
@@ -92,12 +88,12 @@ def gc_sweep(b: Pip473Bridge, step: Step) -> None:
         b.gcsnap[t] = (ops_left, unmat)
 
 
-def tick(b: Pip473Bridge, step: Step) -> None:
+def tick(b: Bridge, step: Step) -> None:
     """Advance the simulated clock one unit."""
     b.cluster.scheduler.advance(UNIT_MS)
 
 
-def tc_failover(b: Pip473Bridge, step: Step) -> None:
+def tc_failover(b: Bridge, step: Step) -> None:
     """Drop the coordinator's tasks; a fresh coordinator object resumes from
     the store (fixed F9, with tc = steps: it re-drives the fan-out of decided
     txns whose op records remain)."""

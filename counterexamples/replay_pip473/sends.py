@@ -4,17 +4,12 @@ send and an ack run whole."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..replay import StepRefused
 from .conventions import sub_of
-
-if TYPE_CHECKING:
-    from .actions import Step
-    from .bridge import Pip473Bridge
+from .step import Bridge, Step
 
 
-def publish_check(b: Pip473Bridge, step: Step) -> None:
+def publish_check(b: Bridge, step: Step) -> None:
     """cluster.send(key, txn), then run the request's ("publish", seg, req, "check") task."""
     op, seg = step.params["op"], step.params["seg"]
     w = b.writes[op]
@@ -29,20 +24,20 @@ def publish_check(b: Pip473Bridge, step: Step) -> None:
         b.note_admission(step.txn)
 
 
-def _sent(b: Pip473Bridge, op: str):
+def _sent(b: Bridge, op: str):
     req = b.requests.get(op)
     if req is None:
         raise StepRefused(f"{op} was never sent")
     return req
 
 
-def publish_put_op(b: Pip473Bridge, step: Step) -> None:
+def publish_put_op(b: Bridge, step: Step) -> None:
     """Run the request's "op" stage: the op record's sequential put."""
     req = _sent(b, step.params["op"])
     b.run("publish", step.params["seg"], req.rid, "op")
 
 
-def publish_validate(b: Pip473Bridge, step: Step) -> None:
+def publish_validate(b: Bridge, step: Step) -> None:
     """Run the request's "validate" stage (fixed F1: the header re-read after the op put)."""
     req = _sent(b, step.params["op"])
     b.run("publish", step.params["seg"], req.rid, "validate")
@@ -50,7 +45,7 @@ def publish_validate(b: Pip473Bridge, step: Step) -> None:
         b.note_admission(step.txn)
 
 
-def publish_append(b: Pip473Bridge, step: Step) -> None:
+def publish_append(b: Bridge, step: Step) -> None:
     """Run the request's "append" stage, then the ledger's add completion unless it was rejected."""
     req = _sent(b, step.params["op"])
     b.run("publish", step.params["seg"], req.rid, "append")
@@ -58,14 +53,14 @@ def publish_append(b: Pip473Bridge, step: Step) -> None:
         b.run("ledger-add", step.params["seg"])
 
 
-def publish_op_fails(b: Pip473Bridge, step: Step) -> None:
+def publish_op_fails(b: Bridge, step: Step) -> None:
     """The metadata store fails the request's op put: run its "op" stage with the failure set."""
     req = _sent(b, step.params["op"])
     req.op_write_fails = True
     b.run("publish", step.params["seg"], req.rid, "op")
 
 
-def publish_plain(b: Pip473Bridge, step: Step) -> None:
+def publish_plain(b: Bridge, step: Step) -> None:
     """cluster.publish(key), then its ("ledger-add", seg) task, whose completion
     syncs the buffer's read position. Plain sends go in plan order."""
     op, want = step.params["op"], step.params["seg"]
@@ -78,7 +73,7 @@ def publish_plain(b: Pip473Bridge, step: Step) -> None:
     b.plain_sent += 1
 
 
-def append_ack(b: Pip473Bridge, step: Step) -> None:
+def append_ack(b: Bridge, step: Step) -> None:
     """cluster.ack(...) of an entry the consumer received, then run ("ack", seg, sub, req)."""
     seg, pos, sub = step.params["seg"], step.params["pos"] - 1, sub_of(step.params)
     broker = b.live_broker(seg)

@@ -15,7 +15,8 @@ import z3
 from ..schema import Int, Str
 from .buffer import is_txn_aborted, read_limit
 from .pendingack import covers
-from .state import UNANSWERED, Header, OPEN, PLAIN, SEALED, S
+from .state import COMMITTED, UNANSWERED, Header, OPEN, PLAIN, SEALED, TOLD_ABORTED, TOLD_COMMITTED, S
+from .store import header_state
 
 NO_OPEN = 99  # firstopen() of a segment with no entry of an OPEN txn
 
@@ -170,51 +171,115 @@ def _build(m, sc, f) -> None:
         pr[f"NoOpsLeft_{n}"] = f["opsleft"](t) == 0
 
 
-def observe(m, s: S) -> dict:
-    tn, sn, pn = m.txn_names, m.seg_names, m.pos_names
-    hstate = [h.state if isinstance(h, Header) else h for h in s.hdr]   # store.header_state
+def told(m, s: S) -> dict:
+    """What each client was told; with replies = owed (a reduction), also
+    the answer the TC owes it (tcFinalize would tell it that)."""
+    out = dict(zip(m.txn_names, s.client))
+    if m.owed:
+        for (t, step, d) in s.tcp:
+            if step == "fin" and d:
+                out[m.txn_names[t]] = TOLD_COMMITTED if d == COMMITTED else TOLD_ABORTED
+    return out
+
+
+# The observation in parts: each computes some symbols from some fields of
+# the state (`Spec.observation_parts`), so that the fingerprint search can
+# remember each part's values, and each property's verdict, per combination
+# of the fields it reads. `observe` is their union.
+
+
+def _headers(m, s: S) -> dict:
+    tn = m.txn_names
+    return {"hdr": dict(zip(tn, (h.state if isinstance(h, Header) else h for h in s.hdr))),   # store.header_state
+            "fin": {tn[t] for t, h in enumerate(s.hdr) if isinstance(h, Header) and h.fin_at >= 0}}
+
+
+def _ops(m, s: S) -> dict:
+    tn, sn, pn, cn = m.txn_names, m.seg_names, m.pos_names, m.cur_name
     opsleft = [0] * len(tn)
     opon, ackop = set(), set()
-    cn = m.cur_name
     for o in s.ops:
         opsleft[o.txn] += 1
         opon.add((tn[o.txn], sn[o.seg]))
         if o.kind == "ack":
             ackop.add((tn[o.txn], cn[o.seg, o.sub], pn[o.pos - 1]))
-    entry, skipped, acked, fenced = {}, set(), set(), set()
-    up, pending, tracks, pins, sealed = set(), set(), set(), set(), set()
-    maxread, firstopen = {}, {}
+    return {"opsleft": dict(zip(tn, opsleft)), "opon": opon, "ackop": ackop}
+
+
+def _gc(m, s: S) -> dict:
+    gcops, gcunmat = {}, {}
+    for t, g in enumerate(s.gcsnap):
+        if g:
+            gcops[m.txn_names[t]], gcunmat[m.txn_names[t]] = g
+    return {"gcops": gcops, "gcunmat": gcunmat}
+
+
+def _retained(s: S, j: int):
+    return range(s.retained[j] - 1, len(s.ledger[j]))   # trimmed entries are gone
+
+
+def _entries(m, s: S) -> dict:
+    entry = {}
+    for j, led in enumerate(s.ledger):
+        for i in _retained(s, j):
+            entry[m.seg_names[j], m.pos_names[i]] = PLAIN if led[i] == PLAIN else m.txn_names[led[i]]
+    return {"entry": entry}
+
+
+def _first_open(m, s: S) -> dict:
+    firstopen = {}
+    for j, led in enumerate(s.ledger):
+        first = NO_OPEN
+        for i in _retained(s, j):
+            tag = led[i]
+            if tag != PLAIN and header_state(s, tag) == OPEN:
+                first = i + 1
+                break
+        firstopen[m.seg_names[j]] = first
+    return {"firstopen": firstopen}
+
+
+def _skipped(m, s: S) -> dict:
+    skipped = set()
     for j, led in enumerate(s.ledger):
         p = s.part[j]
-        seg = sn[j]
-        if s.status[j] == SEALED:
-            sealed.add(seg)
-        first = NO_OPEN
-        for i in range(s.fence[j], len(led)) if s.fence[j] >= 0 else ():
-            fenced.add((seg, pn[i]))
-        for i in range(s.retained[j] - 1, len(led)):   # trimmed entries are gone
-            tag = led[i]
-            key = (seg, pn[i])
-            if tag == PLAIN:
-                entry[key] = PLAIN
-                continue
-            entry[key] = tn[tag]
-            if first == NO_OPEN and hstate[tag] == OPEN:
-                first = i + 1
-            if p is not None and is_txn_aborted(m, s, j, p, tag):
-                skipped.add(key)
-        firstopen[seg] = first
-        for x, cursors in enumerate((s.cursor, s.cursor2) if s.cursor2 else (s.cursor,)):
-            cursor = cursors[j]
-            if cursor[0] > 0 or cursor[1]:   # else no position is covered
-                for i in range(len(pn)):
-                    if covers(cursor, i + 1):
-                        acked.add((cn[j, x], pn[i]))
         if p is None:
-            maxread[seg] = -1
             continue
+        for i in _retained(s, j):
+            tag = led[i]
+            if tag != PLAIN and is_txn_aborted(m, s, j, p, tag):
+                skipped.add((m.seg_names[j], m.pos_names[i]))
+    return {"skipped": skipped}
+
+
+def _fenced(m, s: S) -> dict:
+    return {"fenced": {(m.seg_names[j], m.pos_names[i]) for j, led in enumerate(s.ledger)
+                       for i in (range(s.fence[j], len(led)) if s.fence[j] >= 0 else ())}}
+
+
+def _sealed(m, s: S) -> dict:
+    return {"sealed": {m.seg_names[j] for j, st in enumerate(s.status) if st == SEALED}}
+
+
+def _acked(m, s: S) -> dict:
+    acked = set()
+    for x, cursors in enumerate((s.cursor, s.cursor2) if s.cursor2 else (s.cursor,)):
+        for j, cursor in enumerate(cursors):
+            if cursor[0] > 0 or cursor[1]:   # else no position is covered
+                for i, pos in enumerate(m.pos_names):
+                    if covers(cursor, i + 1):
+                        acked.add((m.cur_name[j, x], pos))
+    return {"acked": acked}
+
+
+def _participants(m, s: S) -> dict:
+    tn = m.txn_names
+    up, pending, tracks, pins = set(), set(), set(), set()
+    for j, p in enumerate(s.part):
+        if p is None:
+            continue
+        seg = m.seg_names[j]
         up.add(seg)
-        maxread[seg] = read_limit(m, s, j, p)
         if p.events or p.aevents or p.aevents2 or not (p.ready and p.aready and p.aready2):
             # an event to handle, or a recovering buffer or store that will read its ops and headers
             pending.add(seg)
@@ -223,51 +288,61 @@ def observe(m, s: S) -> dict:
         for t, _ in p.tpos:
             tracks.add((seg, tn[t]))
             pins.add((seg, tn[t]))
-    inflight = set()
-    for k, pub in enumerate(s.pubs):
-        if pub.stage in UNANSWERED:   # a closed instance's send too: it may still delete its op
-            inflight.add((tn[m.op_txn[k]], sn[pub.seg]))
+    return {"up": up, "pending": pending, "tracks": tracks, "pins": pins}
+
+
+def _max_read(m, s: S) -> dict:
+    """What each dispatcher reads up to: `getMaxReadPosition()` (F6 gates it)."""
+    return {"maxread": {m.seg_names[j]: -1 if p is None else read_limit(m, s, j, p) for j, p in enumerate(s.part)}}
+
+
+def _in_flight(m, s: S) -> dict:
+    # a closed instance's send counts too: it may still delete its op
+    return {"inflight": {(m.txn_names[m.op_txn[k]], m.seg_names[pub.seg])
+                         for k, pub in enumerate(s.pubs) if pub.stage in UNANSWERED}}
+
+
+def _acks_written(m, s: S) -> dict:
+    tn, cn, pn = m.txn_names, m.cur_name, m.pos_names
     # positions each txn's written acks cover: its own, and below a cumulative one
     cumulative = {(a.txn, a.seg, a.pos, a.sub) for a in m.acks if a.cumulative}
     ackcover = set()
     for (t, j, pos, _, x) in s.ackw:
         for i in range(1, pos + 1) if (t, j, pos, x) in cumulative else (pos,):
             ackcover.add((tn[t], cn[j, x], pn[i - 1]))
-    fin, gcops, gcunmat = set(), {}, {}
-    for t, h in enumerate(s.hdr):
-        if isinstance(h, Header) and h.fin_at >= 0:
-            fin.add(tn[t])
-    for t, g in enumerate(s.gcsnap):
-        if g:
-            gcops[tn[t]], gcunmat[tn[t]] = g
-    return {
-        "hdr": dict(zip(tn, hstate)),
-        "fin": fin,
-        "fincnt": dict(zip(tn, s.fincnt)),
-        "decided": dict(zip(tn, s.decided)),
-        "told": dict(zip(tn, s.client)),
-        "late": {tn[t] for t in s.late},
-        "opsleft": dict(zip(tn, opsleft)),
-        "gcops": gcops,
-        "gcunmat": gcunmat,
-        "entry": entry,
-        "dlv": worst_deliveries(((sn[j], pn[pos - 1]), st) for (j, pos, st) in s.dlv),
-        "skipped": skipped,
-        "up": up,
-        "maxread": maxread,
-        "firstopen": firstopen,
-        "tracks": tracks,
-        "pending": pending,
-        "pins": pins,
-        "sealed": sealed,
-        "ackw": {(tn[t], cn[j, x], pn[pos - 1]) for (t, j, pos, _, x) in s.ackw},
-        "ackafter": {(tn[t], cn[j, x], pn[pos - 1]) for (t, j, pos, after, x) in s.ackw if after},
-        "ackcover": ackcover,
-        "fenced": fenced,
-        "ackop": ackop,
-        "acked": acked,
-        "opon": opon,
-        "inflight": inflight,
-        "fanning": {tn[t] for (t, step, _) in s.tcp if step != "fin"},
-        "wmark": {sn[j]: w for j, w in enumerate(s.wmark) if w >= 0},
-    }
+    return {"ackw": {(tn[t], cn[j, x], pn[pos - 1]) for (t, j, pos, _, x) in s.ackw},
+            "ackafter": {(tn[t], cn[j, x], pn[pos - 1]) for (t, j, pos, after, x) in s.ackw if after},
+            "ackcover": ackcover}
+
+
+# (fields read, the part): every symbol of the schema comes from one part
+PARTS = (
+    (("hdr",), _headers),
+    (("fincnt",), lambda m, s: {"fincnt": dict(zip(m.txn_names, s.fincnt))}),
+    (("decided",), lambda m, s: {"decided": dict(zip(m.txn_names, s.decided))}),
+    (("client", "tcp"), lambda m, s: {"told": told(m, s)}),
+    (("tcp",), lambda m, s: {"fanning": {m.txn_names[t] for (t, step, _) in s.tcp if step != "fin"}}),
+    (("late",), lambda m, s: {"late": {m.txn_names[t] for t in s.late}}),
+    (("ops",), _ops),
+    (("gcsnap",), _gc),
+    (("ledger", "retained"), _entries),
+    (("ledger", "retained", "hdr"), _first_open),
+    (("ledger", "retained", "part", "arec", "hdr"), _skipped),
+    (("ledger", "fence"), _fenced),
+    (("status",), _sealed),
+    (("cursor", "cursor2"), _acked),
+    (("part",), _participants),
+    (("part", "ledger"), _max_read),
+    (("pubs",), _in_flight),
+    (("ackw",), _acks_written),
+    (("dlv",), lambda m, s: {"dlv": worst_deliveries(((m.seg_names[j], m.pos_names[pos - 1]), st)
+                                                     for (j, pos, st) in s.dlv)}),
+    (("wmark",), lambda m, s: {"wmark": {m.seg_names[j]: w for j, w in enumerate(s.wmark) if w >= 0}}),
+)
+
+
+def observe(m, s: S) -> dict:
+    out: dict = {}
+    for _, part in PARTS:
+        out.update(part(m, s))
+    return out

@@ -149,6 +149,8 @@ a truth table in tests/test_pip473_truth_tables.py.
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..api import Bound, Spec, SpecError
 from . import catalog
 from . import coordinator as tc
@@ -159,7 +161,7 @@ from .footprints import footprints
 from .notify import deliver_event
 from .store import header_state
 from .plan import parse_acks, parse_plain, parse_writes
-from .properties import declare, observe
+from .properties import PARTS, declare, observe
 from .symmetry import getter, op_slots, permute, plan_classes, signatures
 from .state import (
     ABSENT, ABORTED, CLOSED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO,
@@ -225,6 +227,10 @@ class Pip473(Spec):
                       lo=1, hi=2),
         "prune": Bound(True, "scheduling restrictions that only shrink the state space (see the module "
                        "docstring); false enables crash, tick, the reshape and tcFailover in every state", ),
+        "replies": Bound("sent", "merged/fixed: the TC's answer to endTxn; sent = a step (tcFinalize) that a "
+                         "failover can lose; owed = a reduction: no such step, the properties read an owed "
+                         "answer as told, and a counterexample gets its tcFinalize step back",
+                         choices=("sent", "owed"), reduction=True),
         "watches": Bound("point", "header watches (point-watch variants only): point = every change is "
                          "notified in order with its value; zk-oneshot = a ZooKeeper one-shot watch: it fires "
                          "once, the participant reads the header when it handles the event and re-registers, "
@@ -240,6 +246,10 @@ class Pip473(Spec):
                             f"(it needs {flag} = {want}: spec/pip473/variants.py); "
                             f"leave it at its default {self.bounds[name].default!r}")
         self.prune = c["prune"]
+        if c["replies"] == "owed" and not self.flags.cas_finalizes:
+            raise SpecError("bound replies = \"owed\" is for merged and fixed: in pip-text tcFinalize also "
+                            "sets finalized_ms")
+        self.owed = c["replies"] == "owed"
         self.stock_client = c["client"] == "stock"
         self.op_fail = c["opfail"] and self.flags.op_first
         self.trim = c["trim"] and self.flags.durable_aborts
@@ -379,7 +389,8 @@ class Pip473(Spec):
                         yield self.end_labels[t, d], tc.end_txn(self, s, t, d)
         for (t, step, d) in sorted(s.tcp):
             if step == "fin":
-                yield by_txn["tcFinalize"][t], tc.finalize(self, s, t, d)
+                if not self.owed:
+                    yield by_txn["tcFinalize"][t], tc.finalize(self, s, t, d)
             elif step == tc.LIST:
                 yield by_txn["tcList"][t], tc.list_ops(self, s, t, d)
             else:
@@ -472,6 +483,21 @@ class Pip473(Spec):
     def state_vars(self, s: S):
         """The state with every field named (view.py), for traces."""
         return state_vars(self, s)
+
+    def observation_parts(self):
+        return [(fields, partial(part, self)) for fields, part in PARTS]
+
+    def complete_trace(self, path, prop):
+        """replies = owed: a counterexample whose last state owes its client
+        an answer that the property reads (SingleFinalization) ends with that
+        answer, as in a run with replies = sent."""
+        if not self.owed or not path or prop != "SingleFinalization":
+            return path
+        last = path[-1][1]
+        for (t, step, d) in sorted(last.tcp):
+            if step == "fin" and d and last.decided[t] != d:  # told what was not decided
+                return path + [(self.txn_labels["tcFinalize"][t], tc.finalize(self, last, t, d))]
+        return path
 
     def symmetry_classes(self, sort: str):
         """Txns with the same plan (symmetry.py)."""

@@ -48,12 +48,13 @@ def _die_with_parent() -> None:
 
 
 class Cluster:
-    def __init__(self, folder: Path, workers: int = 2) -> None:
+    def __init__(self, folder: Path, workers: int = 2, memory: str = "1g") -> None:
         import pyspark
 
         self.folder = folder
         self.home = Path(pyspark.__file__).parent
         self.n_workers = workers
+        self.memory = memory   # each worker's, for its executors (Spark's --memory)
         self.procs: dict[str, subprocess.Popen] = {}
         self.port = free_port()
         self.master = f"spark://127.0.0.1:{self.port}"
@@ -107,7 +108,7 @@ class Cluster:
             work = self.folder / f"worker{i}"
             work.mkdir()
             self._spawn(f"worker{i}", "org.apache.spark.deploy.worker.Worker",
-                        "--host", "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", "0",
+                        "--host", "127.0.0.1", "--cores", "1", "--memory", self.memory, "--webui-port", "0",
                         "--work-dir", str(work), self.master)
         self._wait(f"{self.n_workers} registered workers",
                    lambda: self.log("master").count("Registering worker") >= self.n_workers, "master")

@@ -1,7 +1,7 @@
 """The Spark suite: one local Spark session for the whole test session
 (`local[2]`, UI off, two shuffle partitions, a modest driver). Every test
-that uses it is marked `spark`, so `pytest -m "not spark"` skips them; the
-input-validation tests here need no Spark and still run.
+that starts Spark is marked `spark`, so `pytest -m "not spark"` skips them;
+the input checks need no Spark and still run.
 
 Without pyspark or Java only the test_cluster_*.py files are collected:
 test_cluster_options.py needs neither, and test_cluster_standalone.py skips
@@ -27,14 +27,27 @@ else:
         collect_ignore_glob = ["test_spark_*.py"]
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "spark: needs a local Spark session and Java (deselect with -m 'not spark')")
+# The Spark tests of the fast tier (`make test`): one of each path through
+# checker/engines/spark*.py and the sweep, on the session started once. Every
+# other test that starts Spark is in the `slow` tier (CI): a JVM's work is not
+# in tests/durations.txt's CPU figures, so this list, not the recording, tiers them.
+FAST_SPARK = {
+    "test_spark_engine.py::test_twophase_rm3_tlc_figures",        # a run to the end: TLC's figures
+    "test_spark_engine.py::test_diehard_trace_is_the_bfs_trace",   # a violation's trace
+    "test_spark_levels.py::test_a_violation_found_in_the_driver_is_bfs_s_trace",
+    "test_spark_resume.py::test_stop_after_level_then_resume_gives_the_same_totals",
+    "test_spark_sweep.py::test_unmet_expectation_exits_1",
+}
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if HERE in Path(str(item.fspath)).resolve().parents and "spark" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.spark)
+def pytest_itemcollected(item):
+    """A test that uses the session below is marked `spark` (test_cluster_*.py
+    and test_spark_memory.py, which start Spark their own way, mark themselves);
+    a Spark test not in FAST_SPARK is marked `slow`."""
+    if "spark" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.spark)
+    if item.get_closest_marker("spark") and item.nodeid.split("/")[-1] not in FAST_SPARK:
+        item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

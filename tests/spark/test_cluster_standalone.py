@@ -5,7 +5,7 @@ the executors (TXNCHECK_SPARK_DRIVER_BELOW=0: none expanded in the driver).
 
 - DieHard's counterexample is bfs's, file for file (its shortest solution is
   unique, so the trace cannot depend on the engine's order);
-- an unsolvable DieHard (cyclic: the visited-set join decides its counts)
+- an unsolvable DieHard (cyclic: the visited-set lookup decides its counts)
   gives bfs's counts;
 - TwoPhase with 3 RMs gives bfs's (and TLC's) exact counts and level sizes
   although a worker, with its executor and Python workers, is SIGKILLed
@@ -85,7 +85,7 @@ def test_diehard_counterexample_on_the_cluster_is_bfs_s(cluster, tmp_path):
 
 def test_a_cyclic_model_on_the_cluster_has_bfs_s_counts(cluster, tmp_path):
     """DieHard with a goal no jug can hold: most successors were seen at an
-    earlier level, so the anti-join with the visited set decides the counts
+    earlier level, so the lookup in the visited set decides the counts
     (TwoPhase's levels are layers of a DAG and never exercise it)."""
     model = tmp_path / "diehard-goal7.toml"
     model.write_text(DIEHARD.read_text().replace("goal = 4", "goal = 7").split("[expect]")[0])

@@ -26,13 +26,14 @@ LEVELS = [1, 7, 21, 38, 50, 54, 49, 36, 21, 9, 2]   # bfs's level sizes for TwoP
 def diehard_unsolvable():
     """DieHard with a goal no jug can hold: ok, 16 distinct, 97 generated,
     depth 8; unlike TwoPhase (whose levels are layers of a DAG), most of its
-    successors were seen at earlier levels, so the visited-set join matters."""
+    successors were seen at earlier levels, so the visited-set lookup matters."""
     m = load_model(MODELS / "classic" / "diehard.toml")
     return replace(m, constants={**m.constants, "goal": 7})
 
 
 def level_rows(root: Path, k: int) -> list[tuple]:
     files = sorted(str(p) for p in (root / f"level-{k:04d}").glob("part-*.parquet"))
+    assert len(files) == 2   # one per partition: the session's two cores
     t = ds.dataset(files, format="parquet").to_table(columns=["fp", "state", "pfp", "act", "aname"])
     return sorted(zip(*(c.to_pylist() for c in t.columns)), key=lambda r: r[0])
 
@@ -87,30 +88,26 @@ def test_a_run_that_changes_sides_keeps_bfs_s_figures(spark, tmp_path, monkeypat
     assert all(x["seconds"] >= 0 for x in per_level)
 
 
-def test_the_visited_set_is_never_broadcast(spark, tmp_path, monkeypatch):
-    """The anti-join with the visited set is a sort-merge join. Left to
-    itself Spark broadcasts the smaller side, and the visited set's `fp`
-    column looks small (a tenth of its files, up to 10 MiB estimated, some
-    millions of states): a broadcast collects it into the driver JVM and
-    ships it to every executor at every level, so the driver's memory would
-    grow with the state space. Each level Spark writes is planned and run
-    again here, and its final (adaptive) plan read."""
-    from pyspark.sql import DataFrameWriter
+def test_the_visited_set_of_a_spark_level_never_reaches_the_driver(spark, tmp_path, monkeypatch):
+    """A level on Spark looks its candidates up in the visited set inside
+    the merge tasks, one partition's fingerprints at a time; the driver
+    reads the visited set only for the levels it expands itself. (Until
+    commit c416e04 a broadcast join collected it into the driver's JVM at
+    every level.) The driver's reads are recorded here; Spark's Python
+    workers are other processes, which the spy does not reach."""
+    from txncheck.checker.engines import spark_level
 
-    plans, real = [], DataFrameWriter.parquet
+    reads, real = [], spark_level.visited
 
-    def spy(self, path, *args, **kwargs):
-        self._df.collect()   # runs the adaptive plan to its end, where a join may still turn into a broadcast
-        plans.append(self._df._jdf.queryExecution().executedPlan().toString())
-        return real(self, path, *args, **kwargs)
+    def spy(root, k, j):
+        reads.append(k)
+        return real(root, k, j)
 
-    monkeypatch.setattr(DataFrameWriter, "parquet", spy)
+    monkeypatch.setattr(spark_level, "visited", spy)
     _, o = run(monkeypatch, tmp_path, "mixed", 40)   # levels 5-7 on Spark
     assert (o.verdict, o.distinct_states) == ("ok", 288)
-    assert len(plans) == 3
-    for plan in plans:
-        assert "isFinalPlan=true" in plan and "SortMergeJoin" in plan and "LeftAnti" in plan, plan
-        assert "Broadcast" not in plan, plan
+    assert [x["where"][0] for x in o.extra["spark"]["per_level"]] == list("ddddsssdddd")
+    assert {5, 6, 7}.isdisjoint(reads) and {1, 2, 3, 4, 8, 9, 10} <= set(reads)   # 11: no candidate
 
 
 def test_the_json_report_lists_each_level(tmp_path):
@@ -143,3 +140,27 @@ def test_a_bad_threshold_is_one_line(tmp_path, monkeypatch, value):
     with pytest.raises(EngineError, match=f"{ENV}=.*expected a whole number of states") as info:
         check_model(TWOPHASE, engine="spark")
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("tasks", [1, 2, 3, 7])
+def test_the_expansion_ranges_split_a_level_exactly(tmp_path, tasks):
+    """Every state of a level is in exactly one task's range of packed
+    states, and the ranges are about even (spark_level.ranges; no Spark)."""
+    import random
+
+    from txncheck.checker.engines import spark_level
+
+    rnd = random.Random(tasks)
+    root, P = str(tmp_path), 3
+    rows = [(rnd.getrandbits(63) * rnd.choice((1, -1)), bytes([rnd.randrange(4), rnd.randrange(256)]) + b"x" * 30)
+            for _ in range(50_000)]
+    spark_level.new_level(root, 1)
+    for j in range(P):
+        part = [r for r in rows if r[0] % P == j]
+        cols = [[r[0] for r in part], [r[1] for r in part], [None] * len(part), [None] * len(part), [None] * len(part)]
+        spark_level.write_part(root, 1, j, spark_level.by_state(spark_level.table(cols)))
+    split = spark_level.ranges(root, 1, P, tasks)
+    assert len(split) == tasks
+    got = [[fp for fps, _ in spark_level.range_batches(root, 1, P, lo, hi, 4096) for fp in fps] for lo, hi in split]
+    assert sorted(fp for g in got for fp in g) == sorted(fp for fp, _ in rows)
+    assert max(len(g) for g in got) <= 1.6 * len(rows) / tasks

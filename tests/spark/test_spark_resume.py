@@ -74,3 +74,71 @@ def test_damaged_level_file_is_one_line(spark, tmp_path):
     with pytest.raises(EngineError, match=r"cannot read the checkpoint at level 2") as info:
         check_model(TCOMMIT, engine="spark", options={"resume": str(ckpt)})
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.slow
+def test_a_resumed_run_keeps_its_partitions(spark, tmp_path, monkeypatch):
+    """The states' owners (fp mod P) are the checkpoint's: a run started
+    with 3 partitions and resumed where the default would be 2 keeps 3."""
+    monkeypatch.setenv("TXNCHECK_SPARK_DRIVER_BELOW", "0")
+    monkeypatch.setenv("TXNCHECK_SPARK_PARTITIONS", "3")
+    ckpt = tmp_path / "run"
+    check_model(TCOMMIT, engine="spark", options={"checkpoint": str(ckpt), "stop_after_level": 3})
+    assert json.loads((ckpt / "manifest.json").read_text())["partitions"] == 3
+    monkeypatch.delenv("TXNCHECK_SPARK_PARTITIONS")
+    resumed = check_model(TCOMMIT, engine="spark", options={"resume": str(ckpt)}).outcome
+    assert (resumed.verdict, resumed.distinct_states, resumed.states_generated, resumed.depth) == ("ok", 34, 94, 7)
+    assert sorted(p.name for p in (ckpt / "level-0007").iterdir()) == [f"part-0000{j}.parquet" for j in range(3)]
+
+
+@pytest.mark.parametrize("what", ["dev-zero", "fifo", "missing"])
+def test_a_part_that_is_not_a_regular_file_is_refused_before_spark_starts(tmp_path, monkeypatch, what):
+    """A level's part must be a regular file: a link to /dev/zero would be
+    read until memory runs out, a FIFO would hang the resume."""
+    import os
+
+    from txncheck.checker.engines import spark
+    from txncheck.checker.engines.spark_checkpoint import Manifest, identity, write_manifest
+    from txncheck.checker.engines.spark_job import worker_job
+    from txncheck.checker.job import Job
+    from txncheck.checker.model import load_model
+
+    def must_not_start(*a, **k):
+        raise AssertionError("Spark was started")
+
+    root = tmp_path / "run"
+    (root / "level-0001").mkdir(parents=True)
+    (root / "level-0001" / "part-00000.parquet").write_bytes(b"x")
+    part = root / "level-0001" / "part-00001.parquet"
+    if what == "dev-zero":
+        part.symlink_to("/dev/zero")
+    elif what == "fifo":
+        os.mkfifo(part)
+    m = load_model(TCOMMIT)
+    spec = m.instantiate()
+    wj = worker_job(Job(spec=spec, properties=m.selected_properties(spec), deadlock=m.deadlock, model=m,
+                        witnesses={w: spec.witnesses[w] for w in m.witnesses}))
+    write_manifest(str(root), Manifest(job=identity(wj), levels=[1], partitions=2))
+    monkeypatch.setattr(spark, "spark_session", must_not_start)
+    with pytest.raises(EngineError, match="level 1 lacks part 1") as info:
+        check_model(TCOMMIT, engine="spark", options={"resume": str(root)})
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "many", str(1 << 17)])
+def test_a_bad_partition_count_is_one_line(monkeypatch, value):
+    from txncheck.checker.engines import spark
+
+    monkeypatch.setenv("TXNCHECK_SPARK_PARTITIONS", value)
+    monkeypatch.setattr(spark, "spark_session", lambda *a, **k: pytest.fail("Spark was started"))
+    with pytest.raises(EngineError, match="TXNCHECK_SPARK_PARTITIONS=.*expected a whole number of partitions"):
+        check_model(TCOMMIT, engine="spark")
+
+
+def test_an_incomplete_run_says_the_depth_it_checked(spark):
+    """Spark checks a level's states when it expands the level: stopped after
+    writing 5 levels of TwoPhase rm3 (117 states >= 100), it expanded 4."""
+    o = check_model(MODELS / "classic" / "twophase-rm3.toml", engine="spark", max_states=100).outcome
+    assert (o.verdict, o.extra["spark"]["levels"]) == ("incomplete", [1, 7, 21, 38, 50])
+    assert o.checked_depth == 4
+    assert o.checked_depth_text().startswith("every state up to depth 4 was checked: no violation within 3 steps")

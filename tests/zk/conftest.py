@@ -28,6 +28,11 @@ try:
 except ImportError:  # an install without the `zookeeper` extra: nothing here can run
     collect_ignore_glob = ["test_*.py"]
 
+def pytest_itemcollected(item):
+    """Every test here needs ZooKeeper: marked `zookeeper`."""
+    item.add_marker(pytest.mark.zookeeper)
+
+
 needs_zookeeper = pytest.mark.skipif(MISSING is not None, reason=f"ZooKeeper unavailable: {MISSING}")
 
 

@@ -1,41 +1,33 @@
-"""The coordinator of `bfs --workers N`: it owns the visited set, forks the
-workers once a level is large enough, merges their proposals level by level
-and builds the outcome (the package's docstring tells how)."""
+"""The coordinator of the fingerprint search: it owns the visited set, runs
+the levels (in process, or in forked workers once a level is large enough),
+merges each level's proposals and builds the outcome (the package's
+docstring tells how)."""
 
 from __future__ import annotations
 
 import ast
 import multiprocessing
+import os
+import shutil
+import tempfile
 import time
-from array import array
 from collections import Counter
 from dataclasses import replace
 from multiprocessing.connection import wait
 
+import numpy as np
+
 from ... import reductions
 from ...encoding import Fingerprinter
 from ...errors import EngineError
-from ...exploration import action_coverage, peak_memory_mb, search_outcome
+from ...exploration import peak_memory_mb, search_outcome
 from ...job import Job, Outcome, Violation, ViolationKind
-from ...reductions.fingerprints import FingerprintExploration
-from .assignment import assign, shares
+from .table import FingerprintTable, open_shared
+from .trail import Trail, TrailError, rebuild
 from .wire import recv, send
-from .worker import BATCH, Part, serve
+from .worker import BATCH, Part, balance, serve
 
 SPLIT_AT = 1000  # states in a level before the workers are forked
-
-
-class _Local:
-    """The in-process part before the workers are forked."""
-
-    def __init__(self, part: Part) -> None:
-        self.part = part
-
-    def accept(self, keep, base: int) -> None:
-        self._result = self.part.accept(keep, base)
-
-    def result(self) -> dict:
-        return self._result
 
 
 class _Remote:
@@ -46,27 +38,19 @@ class _Remote:
         self.proc.start()
         child.close()
 
-    def recv(self) -> tuple[dict, list]:
+    def recv(self) -> dict:
         try:
-            head, arrays = recv(self.conn)
+            head, _ = recv(self.conn)
         except (EOFError, OSError):
             self.proc.join(1)
             raise EngineError(f"--workers: worker {self.w} died (exit code {self.proc.exitcode})") from None
         if "error" in head:
             raise EngineError(f"--workers: worker {self.w} failed: {head['error']}")
-        return head, arrays
+        return head
 
-    def start(self) -> None:
-        send(self.conn, {"cmd": "expand"})
-
-    def stop(self) -> None:
-        send(self.conn, {"cmd": "stop"})
-
-    def accept(self, keep, base: int) -> None:
-        send(self.conn, {"cmd": "accept", "base": base}, [array("L", keep)])
-
-    def result(self) -> dict:
-        return self.recv()[0]
+    def ask(self, head: dict) -> dict:
+        send(self.conn, head)
+        return self.recv()
 
     def close(self, idle: bool) -> float:
         """Stop the worker: ask it to quit if it is `idle` (waiting between
@@ -90,230 +74,297 @@ class _Remote:
 class Coordinator:
     def __init__(self, job: Job) -> None:
         self.n = job.options.workers
-        # The visited set is the --fingerprints one, and the report says so:
-        # the coordinator's job, derived from the caller's, which stays as given.
+        # The visited set is fingerprints, and the report says so: the
+        # coordinator's job, derived from the caller's, which stays as given.
         job = replace(job, options=replace(job.options, fingerprints=True))
         self.job = job
         self.spec = reductions.reduce(job)
-        self.ex = FingerprintExploration(self.spec)
-        self.seen = self.ex.index.seen
-        self.fps = self.ex.index.fps
         self.gen_by_action: Counter = Counter()
+        self.new_by_action: Counter = Counter()
         self.generated = 0
         self.found = {w: False for w in job.witnesses}
-        self.handles: list = []
-        self.sizes: list[int] = []  # per worker: the states of its part of the level
-        self.amaps: list[list[int]] = []  # per handle: its action ids -> global ids
+        self.actions: list = []  # global action id -> action
+        self.action_ids: dict = {}
+        self.amaps: list[list[int]] = [[]]  # per worker: its action ids -> global ids
         self.peaks: list[float] = []
+        self.remotes: list[_Remote] = []
+        self.local: Part | None = None
+        self.sizes: list[int] = []  # per worker: the states of its part of the level
+        self.violation: Violation | None = None
+        self.incomplete: str | None = None
+        self.spilled = 0  # the most bytes one level and its proposals took on disk
+        self.fields = 0  # the most field values a process numbered
+        self.level_stats: list[dict] = []  # --workers: per level, each worker's states, CPU and weight
+        self.distinct: int | None = None  # when a stop in one process counts fewer than the table holds
 
     # -- the action table -----------------------------------------------------
-    def _learn(self, h: int, names: list[str]) -> None:
-        ex = self.ex
+    def _learn(self, w: int, names: list[str]) -> None:
         for text in names:
             a = ast.literal_eval(text)
-            gid = ex.action_ids.get(a)
+            gid = self.action_ids.get(a)
             if gid is None:
-                gid = ex.action_ids[a] = len(ex.actions)
-                ex.actions.append(a)
-            self.amaps[h].append(gid)
+                gid = self.action_ids[a] = len(self.actions)
+                self.actions.append(a)
+            self.amaps[w].append(gid)
+
+    def _action(self, w: int, aid: int):
+        return self.actions[self.amaps[w][aid]]
 
     # -- the search -----------------------------------------------------------
     def run(self) -> Outcome:
-        job, ex = self.job, self.ex
+        job = self.job
         t0 = time.monotonic()
-        deadline = (t0 + job.max_seconds) if job.max_seconds else None
-        self.incomplete: str | None = None
-        self.violation: Violation | None = None
+        self.deadline = (t0 + job.max_seconds) if job.max_seconds else None
+        self.folder = tempfile.mkdtemp(prefix="txncheck-search-")
+        self.visited = FingerprintTable(shared=self.n > 1)
+        self.trail = Trail(self.folder)
+        depth, idle = 0, False
+        try:
+            depth = self._initial()
+            size = self.sizes[0] if self.sizes else 0
+            if size and self.violation is None:
+                self.incomplete = job.depth_reached(depth)
+            while size and self.violation is None and self.incomplete is None:
+                if not self.remotes and self.n > 1 and size >= max(SPLIT_AT, 2 * self.n):
+                    self._fork()
+                size = self._level(depth)
+                if size and self.violation is None and self.incomplete is None:  # bfs's depth: the levels expanded
+                    depth += 1
+                    self.incomplete = job.depth_reached(depth)
+            idle = True
+        except KeyboardInterrupt:
+            self.incomplete = "interrupted"
+        finally:
+            for r in self.remotes:
+                self.peaks.append(r.close(idle))
+            try:
+                outcome = self._outcome(depth, time.monotonic() - t0)
+            finally:
+                self.visited.close()
+                shutil.rmtree(self.folder, ignore_errors=True)
+        return outcome
+
+    def _initial(self) -> int:
+        """Level 1: the distinct initial states, checked in process."""
         fp = Fingerprinter()
-        init, seen = [], set()
-        ex.levels.append(0)
+        states, fps, seen = [], [], set()
         for s0 in self.spec.init_states():
             self.generated += 1
             f = fp(s0)
             if f not in seen:
                 seen.add(f)
-                init.append(s0)
-                self.seen.add(f)
-                self.fps.append(f)
-                ex.parent.append(-1)
-                ex.parent_action.append(-1)
-        part = Part(job, self.spec)
-        part.proposed = init  # the initial states, accepted and checked as a level
-        local = _Local(part)
-        local.accept(range(len(init)), 0)
-        self.handles, self.amaps = [local], [[]]
-        self._checked([local.result()])
-        depth = 1 if init else 0
-        level_size = len(init)
-        idle = False  # whether the workers finished their last command
-        try:
-            while level_size and self.violation is None and self.incomplete is None:
-                if len(self.handles) == 1 and self.n > 1 and level_size >= max(SPLIT_AT, 2 * self.n):
-                    self._fork(local.part)
-                level_size = self._level(deadline, depth)
-                if level_size and self.violation is None:  # bfs's depth: the levels expanded
-                    depth += 1
-                    ex.levels.append(len(self.fps) - level_size)
-            idle = True
-        except KeyboardInterrupt:
-            self.incomplete = "interrupted"
-        finally:
-            for h in self.handles:
-                if isinstance(h, _Remote):
-                    self.peaks.append(h.close(idle))
-        seconds = time.monotonic() - t0
-        if job.progress is not None:
-            job.progress.done()
-        return self._outcome(depth, seconds)
+                states.append(s0)
+                fps.append(f)
+        part = self.local = Part(self.job, self.spec, self.folder)
+        part.seed(states, fps)
+        self.sizes = [len(states)]
+        arr = np.array(fps, dtype=np.uint64)
+        self.visited.add(arr)
+        self.trail.write(1, 0, arr, np.zeros(len(fps), dtype=np.uint64), np.zeros(len(fps), dtype=np.uint32))
+        for s, f in zip(states, fps):
+            bad, holds = part.verdicts(s)
+            for name in holds:
+                self.found[name] = True
+                part.pending.discard(name)
+            if bad is not None:
+                self.violation = Violation(bad, ViolationKind.INVARIANT, self._path(1, f))
+                break
+        return 1 if states else 0
 
-    def _fork(self, part: Part) -> None:
+    def _fork(self) -> None:
         ctx = multiprocessing.get_context("fork")
         amap = self.amaps[0]
-        parts = [part.split(w, self.n) for w in range(self.n)]
-        self.sizes = [len(p.frontier) for p in parts]
-        self.handles = [_Remote(w, p, ctx) for w, p in enumerate(parts)]
+        part = self.local
+        parts = part.split(self.n)
+        self.sizes = [len(p.level) for p in parts]
+        self.remotes = [_Remote(w, p, ctx) for w, p in enumerate(parts)]
         self.amaps = [list(amap) for _ in range(self.n)]
+        self.local = None
 
-    def _level(self, deadline, depth: int) -> int:
+    def _stop_reason(self, proposed: int) -> str | None:
+        job = self.job
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return f"max-seconds {job.max_seconds:g} reached"
+        if job.max_states is not None and len(self.visited) + proposed >= job.max_states:
+            return f"max-states {job.max_states} reached"
+        return None
+
+    def _take(self, w: int, head: dict, found: list) -> None:
+        """Count a batch's figures; remember its violation or deadlock."""
+        self._learn(w, head["actions"])
+        amap = self.amaps[w]
+        self.generated += head["generated"]
+        for aid, c in head["coverage"].items():
+            self.gen_by_action[amap[int(aid)]] += c  # JSON made the keys strs
+        for name in head["witnesses"]:
+            self.found[name] = True
+        for aid, c in head.get("new_by_action", {}).items():  # counted as kept if the level is accepted
+            self.level_new[amap[int(aid)]] += c
+        if head["violation"] is not None:
+            f, pf, aid, name, seq = head["violation"]
+            found.append((seq, f, w, pf, aid, name, ViolationKind.INVARIANT))
+        if head["deadlock"] is not None:
+            f, seq = head["deadlock"]
+            found.append((seq, f, w, None, None, "Deadlock", ViolationKind.DEADLOCK))
+
+    def _level(self, depth: int) -> int:
         """Expand one level; returns the size of the next one (0: done or stopped)."""
-        job, n_parts = self.job, len(self.handles)
-        proposals: dict[int, int] = {}  # new fingerprint -> handle + n_parts * index, first proposal
-        shared: dict[int, list[int]] = {}  # proposed by more than one worker: every proposal
-        seen = self.seen
-        got = [[array("Q"), array("q"), array("L")] for _ in self.handles]
-        mults: list = [None] * n_parts  # per handle, from its last batch
-        gen = [0] * n_parts  # per handle: steps generated
-        deadlock = -1
-        stopping = False
-
-        def take(h: int, head: dict, arrays) -> None:
-            nonlocal deadlock
-            self._learn(h, head["actions"])
-            amap = self.amaps[h]
-            self.generated += head["generated"]
-            gen[h] += head["generated"]
-            for aid, c in head["coverage"].items():
-                self.gen_by_action[amap[int(aid)]] += c  # JSON made the keys strs
-            if head["deadlock"] >= 0 and (deadlock < 0 or head["deadlock"] < deadlock):
-                deadlock = head["deadlock"]
-            if len(arrays) == 4:
-                mults[h] = arrays[3]
-            fps, par, aids = arrays[:3]
-            mine = got[h]
-            code = h + n_parts * len(mine[0])  # of each proposal in turn
-            for f in fps:
-                if f not in seen:
-                    c = proposals.setdefault(f, code)
-                    if c != code and c % n_parts != h:  # (the same worker twice: a fingerprint collision)
-                        others = shared.get(f)
-                        if others is None:
-                            shared[f] = [c, code]
-                        elif all(x % n_parts != h for x in others):
-                            others.append(code)
-                code += n_parts
-            mine[0].extend(fps)
-            mine[1].extend(par)
-            mine[2].extend(aids)
-
-        def stop_reason() -> str | None:
-            if deadline is not None and time.monotonic() >= deadline:
-                return f"max-seconds {job.max_seconds:g} reached"
-            if job.max_states is not None and len(self.fps) + len(proposals) >= job.max_states:
-                return f"max-states {job.max_states} reached"
-            return None
-
-        if n_parts == 1 and isinstance(self.handles[0], _Local):
-            part = self.handles[0].part
-            while True:
-                head, arrays = part.expand(BATCH)
-                take(0, head, arrays)
-                self._progress(len(proposals), head["left"], depth)
+        found: list = []
+        proposed = 0
+        tables: list = []
+        self.level_new: Counter = Counter()  # new states per action, as proposed
+        if self.local is not None:
+            part = self.local
+            part.begin(self.visited.slots, False)
+            for head in part.expand(BATCH):
                 if head["done"]:
                     break
-                reason = stop_reason()
+                if "cut" in head:  # in one process, count what bfs counts when it stops
+                    head.update(head["cut"])
+                    self.distinct = len(self.visited) + proposed + head["proposed"]
+                self._take(0, head, found)
+                proposed += head["proposed"]
+                self._progress(proposed, head["left"], depth)
+                if found:
+                    break
+                reason = self._stop_reason(proposed)
                 if reason:
                     self.incomplete = reason
                     break
+            tables.append(part.mine)
         else:
-            for h in self.handles:
-                h.start()
-            busy = {h.conn: h for h in self.handles}
-            left = list(self.sizes)  # states of the level each worker has yet to expand
+            visited = [self.visited.path, self.visited.log2]
+            for r in self.remotes:
+                send(r.conn, {"cmd": "expand", "visited": visited})
+            busy = {r.conn: r for r in self.remotes}
+            left = list(self.sizes)
+            costs = [0.0] * len(self.remotes)
+            stopping = False
             while busy:
                 for conn in wait(list(busy), timeout=0.5):
-                    h = busy[conn]
-                    head, arrays = h.recv()
-                    take(h.w, head, arrays)
-                    left[h.w] = head["left"]
+                    r = busy[conn]
+                    head = r.recv()
                     if head["done"]:
                         del busy[conn]
-                self._progress(len(proposals), sum(left), depth)
+                        tables.append((r.w, *head["table"]))
+                        costs[r.w] = head["cpu"] / head["expanded"] if head.get("expanded") else 0
+                        continue
+                    self._take(r.w, head, found)
+                    proposed += head["proposed"]
+                    left[r.w] = head["left"]
+                self._progress(proposed, sum(left), depth)
                 if not stopping:
-                    reason = stop_reason()
+                    reason = "violation" if found else self._stop_reason(proposed)
                     if reason:
-                        self.incomplete, stopping = reason, True
-                        for h in busy.values():
-                            h.stop()
-        if deadlock >= 0:
-            self.violation = Violation("Deadlock", ViolationKind.DEADLOCK, self.ex.path_to(deadlock))
+                        stopping = True
+                        if reason != "violation":
+                            self.incomplete = reason
+                        for r in busy.values():
+                            send(r.conn, {"cmd": "stop"})
+        if found:
+            self._violation(depth, found)
+        # the level's new states join the visited set (also when stopped, for the counts)
+        if self.local is not None:
+            self.visited.add(tables[0].values())
+        else:
+            tables.sort()
+            proposals = []
+            for _, path, log2 in tables:
+                slots = open_shared(path, log2)
+                vals = _held(slots)
+                proposals.append((vals, slots))
+                self.visited.add(vals[~self.visited.contains(vals)])
+        if self.violation is not None or self.incomplete is not None:
+            self.new_by_action.update(self.level_new)  # a stopped level is not accepted: its proposals count
             return 0
-        # A state costs about as much per step it generates as per successor it
-        # proposes (fitted on the larger PIP-473 model's levels), and its
-        # successors cost about what it did.
-        costs = [(gen[h] + len(got[h][0])) / self.sizes[h] if self.sizes and self.sizes[h] else 0
-                 for h in range(n_parts)]
-        keep = assign(proposals, shared, mults, n_parts, shares(len(proposals), costs))
-        ex, fps = self.ex, self.fps
-        base = len(fps)
-        for h, ks in zip(self.handles, keep):  # the workers check their parts while the coordinator records them
-            ks.sort()
-            h.accept(ks, base)
-            base += len(ks)
-        for h, ks in enumerate(keep):
-            f_h, p_h, a_h = got[h]
-            amap = self.amaps[h]
-            new = [f_h[k] for k in ks]
-            seen.update(new)
-            fps.extend(new)
-            ex.parent.extend([p_h[k] for k in ks])
-            ex.parent_action.extend([amap[a_h[k]] for k in ks])
-        del got, proposals, shared
-        self._checked([h.result() for h in self.handles])
-        self.sizes = [len(ks) for ks in keep]
-        size = sum(self.sizes)
-        return 0 if self.incomplete else size
+        if self.local is not None:
+            results = [self.local.accept([])]
+            self.local.drop_table()
+        else:
+            weights = balance(proposals, costs)
+            del proposals
+            self.level_stats.append({"states": list(self.sizes), "cpu_s": [round(c * n, 2) for c, n in
+                                                                          zip(costs, self.sizes)],
+                                     "weights": [round(x, 3) for x in weights]})
+            for r in self.remotes:
+                send(r.conn, {"cmd": "accept", "others": [list(t) for t in tables if t[0] != r.w],
+                              "weights": weights})
+            results = [r.recv() for r in self.remotes]
+            for r in self.remotes:
+                r.ask({"cmd": "drop"})
+        for w, res in enumerate(results):
+            amap = self.amaps[w]
+            for aid, c in res["kept_by_action"].items():
+                self.new_by_action[amap[int(aid)]] += c
+        self.sizes = [res["kept"] for res in results]
+        self.spilled = max(self.spilled, sum(res["disk"] for res in results))
+        self.fields = max(self.fields, max(res["fields"] for res in results))
+        return sum(self.sizes)
 
-    def _checked(self, results: list[dict]) -> None:
-        bad = [r["violation"] for r in results if r["violation"] is not None]
-        for r in results:
-            for name in r["witnesses"]:
-                self.found[name] = True
-        if bad:
-            j, name = min(bad)
-            self.violation = Violation(name, ViolationKind.INVARIANT, self.ex.path_to(j))
+    def _violation(self, depth: int, found: list) -> None:
+        """The reported violation: the first found in a worker's order of
+        expansion, as bfs finds it (so a run in one process reports bfs's);
+        a deadlock is a state of this level, an invariant's a new one."""
+        _, f, w, pf, aid, name, kind = min(found, key=lambda x: (x[0], x[1]))
+        if kind == ViolationKind.DEADLOCK:
+            self.violation = Violation(name, kind, self._path(depth, f))
+        else:
+            self.violation = Violation(name, kind, self._path(depth, pf, last=(f, self._action(w, aid))))
+
+    def _path(self, level: int, fp: int, last=None):
+        steps = self.trail.chain(level, fp, self._action)
+        if last is not None:
+            steps.append(last)
+        try:
+            return rebuild(self.spec, Fingerprinter(), steps)
+        except TrailError as exc:
+            raise EngineError(str(exc)) from None
 
     def _progress(self, proposed: int, queue: int, depth: int) -> None:
         progress = self.job.progress
         if progress is not None:
-            progress.update(distinct=len(self.fps) + proposed, generated=self.generated, queue=queue, depth=depth)
+            progress.update(distinct=len(self.visited) + proposed, generated=self.generated, queue=queue, depth=depth)
 
     def _outcome(self, depth: int, seconds: float) -> Outcome:
-        ex, job = self.ex, self.job
-        coverage = action_coverage(ex.actions, self.gen_by_action, ex.parent_action)
+        job = self.job
+        if job.progress is not None:
+            job.progress.done()
+        coverage: dict = {}
+        for gid, n in self.gen_by_action.items():
+            coverage.setdefault(self.actions[gid][0], {"generated": 0, "distinct": 0})["generated"] += n
+        for gid, n in self.new_by_action.items():
+            coverage.setdefault(self.actions[gid][0], {"generated": 0, "distinct": 0})["distinct"] += n
         own = peak_memory_mb()
+        extra = {"search": {"table_bytes": self.visited.nbytes, "trail_bytes": _trail_bytes(self.folder),
+                            "level_disk_bytes": self.spilled, "field_values": self.fields}}
+        if self.n > 1:
+            extra["workers"] = {"processes": self.n, "forked": len(self.peaks),
+                                "peak_memory_mb": [round(own, 1)] + [round(p, 1) for p in self.peaks],
+                                "levels": self.level_stats}
         outcome = search_outcome(
             violation=self.violation,
             incomplete=self.incomplete,
             found_witnesses=self.found,
             engine="bfs",
-            distinct_states=len(self.fps),
+            distinct_states=len(self.visited) if self.distinct is None else self.distinct,
             states_generated=self.generated,
             depth=depth,
             seconds=seconds,
-            coverage=coverage,
+            coverage=dict(sorted(coverage.items())),
             peak_memory_mb=own + sum(self.peaks),
-            exploration=ex,
-            extra={"workers": {"processes": self.n, "forked": len(self.peaks),
-                               "peak_memory_mb": [round(own, 1)] + [round(p, 1) for p in self.peaks]}},
+            exploration=None,
+            extra=extra,
         )
         return reductions.finish(job, self.spec, outcome)
+
+
+def _trail_bytes(folder: str) -> int:
+    try:
+        return sum(e.stat().st_size for e in os.scandir(folder) if e.name.startswith("trail-"))
+    except OSError:
+        return 0
+
+
+def _held(slots):
+    """The fingerprints a table's slots hold."""
+    return np.asarray(slots[slots != 0])

@@ -1,0 +1,141 @@
+"""Record each model's figures into its own [expect] table, where the CI gate
+judges them (checker/gate.py): `distinct`, `generated` and `depth` of an
+in-process bfs run with the model's own options, and the runtime class,
+`runtime = "heavy"` for a model over the quick gate's budget (else the key is
+left out: quick is the default).
+
+    .venv/bin/python scripts/record_figures.py [--jobs N] [MODEL.toml | DIR] ...
+
+Each model runs in a process of its own (`txncheck check --json`), N at a
+time (default 2), so that its CPU time and peak memory are its own. A model is
+heavy when it takes over HEAVY_CPU_SECONDS of CPU or HEAVY_MIB of memory: the
+quick ones together must keep `make check` within 4 minutes and 2 GiB on two
+cores. A run that stops at a limit other than the model's own max_depth has
+no figures to record, and is reported (exit 1). Re-record after a change to
+a spec that is meant to change its state space, and say so in the commit;
+the gate, not this script, is the check that the figures still hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+from txncheck.checker.model import MEASURED, find_models, load_model
+
+HEAVY_CPU_SECONDS = 20.0
+HEAVY_MIB = 1024
+
+
+def measure(path: Path, n: int, out: Path):
+    """Start `txncheck check --json` on one model, its output to files of its own."""
+    stdout, stderr = open(out / f"{n}.json", "w+"), open(out / f"{n}.err", "w+")
+    proc = subprocess.Popen([sys.executable, "-m", "txncheck.checker.cli", "check", str(path), "--json", "--quiet",
+                             "--out", str(out / "traces")], stdout=stdout, stderr=stderr)
+    return proc, stdout, stderr
+
+
+def run_all(paths: list[Path], jobs: int) -> dict[Path, tuple[dict | None, float, float, str]]:
+    """path -> (the JSON report or None, CPU seconds, peak MiB, stderr)."""
+    results, running, todo = {}, {}, list(paths)
+    with tempfile.TemporaryDirectory() as tmp:
+        while todo or running:
+            while todo and len(running) < jobs:
+                p = todo.pop(0)
+                proc, stdout, stderr = measure(p, len(results) + len(running), Path(tmp))
+                running[proc.pid] = (p, proc, stdout, stderr)
+            pid, status, usage = os.wait4(-1, 0)  # this child's own CPU time and peak memory
+            if pid not in running:
+                continue
+            p, proc, stdout, stderr = running.pop(pid)
+            proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+            text, err = _drain(stdout), _drain(stderr)
+            try:
+                doc = json.loads(text)
+            except json.JSONDecodeError:
+                doc = None
+            results[p] = (doc, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, err)
+            print(f"{p}: {_summary(doc, results[p][1], results[p][2], err)}", file=sys.stderr, flush=True)
+    return results
+
+
+def _drain(f) -> str:
+    f.seek(0)
+    text = f.read()
+    f.close()
+    return text
+
+
+def _summary(doc, cpu, mib, err) -> str:
+    if doc is None:
+        return "no report: " + (err.strip().splitlines() or ["?"])[-1]
+    return (f"{doc['verdict']}, {doc['distinct_states']:,} distinct, {doc['states_generated']:,} generated, "
+            f"depth {doc['depth']}, {cpu:.1f} CPU s, {mib:.0f} MiB")
+
+
+def figures_of(path: Path, doc: dict, cpu: float, mib: float) -> dict | None:
+    """The [expect] keys to record, or None when the run has none to give."""
+    m = load_model(path)
+    bound = m.raw.get("max_depth")
+    if doc["verdict"] == "incomplete" and doc.get("incomplete_reason") != f"max-depth {bound} reached":
+        return None
+    figures = {"distinct": doc["distinct_states"], "generated": doc["states_generated"], "depth": doc["depth"]}
+    if cpu > HEAVY_CPU_SECONDS or mib > HEAVY_MIB:
+        figures["runtime"] = "heavy"
+    return figures
+
+
+def rewrite_expect(text: str, figures: dict) -> str:
+    """The model file's text with these [expect] keys (the others of MEASURED dropped),
+    after the table's other keys; an [expect] table is added if there is none."""
+    lines = text.splitlines()
+    start = next((k for k, line in enumerate(lines) if re.match(r"\s*\[\s*expect\s*\]\s*(#.*)?$", line)), None)
+    new = [f"{k} = {json.dumps(v)}" for k, v in figures.items()]
+    if start is None:
+        body = lines + ([""] if lines and lines[-1].strip() else []) + ["[expect]", *new]
+    else:
+        end = next((k for k in range(start + 1, len(lines)) if re.match(r"\s*\[", lines[k])), len(lines))
+        own = [line for line in lines[start + 1:end]
+               if not re.match(rf"\s*({'|'.join(MEASURED)})\s*=", line)]
+        while own and not own[-1].strip():
+            own.pop()
+        rest = lines[end:]
+        body = lines[:start + 1] + own + new + ([""] if rest else []) + rest
+    out = "\n".join(body) + "\n"
+    assert {k: v for k, v in tomllib.loads(out).get("expect", {}).items() if k in MEASURED} == figures
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("paths", nargs="*", default=["models"], help="model files or folders (default: models)")
+    ap.add_argument("--jobs", type=int, default=2, help="models checked at once (default 2)")
+    args = ap.parse_args(argv)
+    paths = [p for root in args.paths for p in find_models(Path(root))]
+    changed, failed = [], []
+    for path, (doc, cpu, mib, err) in sorted(run_all(paths, max(1, args.jobs)).items()):
+        figures = figures_of(path, doc, cpu, mib) if doc is not None else None
+        if figures is None:
+            failed.append(path)
+            continue
+        text = path.read_text(encoding="utf-8")
+        new = rewrite_expect(text, figures)
+        if new != text:
+            changed.append(path)
+            path.write_text(new, encoding="utf-8")
+    for p in failed:
+        print(f"record_figures: {p}: no figures (the run did not finish, nor stop at its max_depth)", file=sys.stderr)
+    print(f"record_figures: {len(paths)} models, {len(changed)} changed, {len(failed)} without figures",
+          file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
