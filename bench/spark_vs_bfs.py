@@ -10,8 +10,8 @@ spark/bfs, and where Spark's time goes.
 Cases:
   twophase-rm6  TwoPhase with 6 RMs (TLC: 50,816 distinct, 402,306 generated)
   twophase-rm7  TwoPhase with 7 RMs (TLC: 296,448 distinct, 2,744,706 generated)
-  pip473        models/pip473/fixed.toml (6,025,047 distinct, 32,881,930 generated,
-                depth 29), or --pip473-model; checked in full unless --max-seconds
+  pip473        models/pip473/fixed.toml (12,078,783 distinct, 71,167,998 generated,
+                depth 30), or --pip473-model; checked in full unless --max-seconds
                 cuts both runs, and then the sizes of the levels both completed
                 are compared
 
