@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from txncheck.checker.encoding import fingerprint
+from txncheck.checker.encoding import field_fingerprint as fingerprint
 from txncheck.checker.engines.parallel import records, worker
 from txncheck.checker.engines.parallel.records import Fields, Level, rows_of
 from txncheck.checker.engines.parallel.table import ZERO, FingerprintTable, contains_in, open_shared
@@ -31,6 +31,8 @@ def test_the_table_agrees_with_a_set(batches):
     table, ref = FingerprintTable(log2=12), set()
     for batch in batches:
         batch = list(dict.fromkeys(batch))  # add() takes distinct fingerprints
+        if 0 in batch and int(ZERO) in batch:  # 0 is stored as ZERO: the two collide (table.py)
+            batch.remove(int(ZERO))
         new = table.add(np.array(batch, dtype=np.uint64))
         keyed = [x or int(ZERO) for x in batch]
         assert new.tolist() == [x not in ref for x in keyed]

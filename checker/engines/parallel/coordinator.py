@@ -18,7 +18,7 @@ from multiprocessing.connection import wait
 import numpy as np
 
 from ... import reductions
-from ...encoding import Fingerprinter
+from ...encoding import field_fingerprint
 from ...errors import EngineError
 from ...exploration import peak_memory_mb, search_outcome
 from ...job import Job, Outcome, Violation, ViolationKind
@@ -146,7 +146,8 @@ class Coordinator:
 
     def _initial(self) -> int:
         """Level 1: the distinct initial states, checked in process."""
-        fp = Fingerprinter()
+        cache: dict = {}
+        fp = lambda s: field_fingerprint(s, cache)  # noqa: E731
         states, fps, seen = [], [], set()
         for s0 in self.spec.init_states():
             self.generated += 1
@@ -316,7 +317,8 @@ class Coordinator:
         if last is not None:
             steps.append(last)
         try:
-            return rebuild(self.spec, Fingerprinter(), steps)
+            cache: dict = {}
+            return rebuild(self.spec, lambda s: field_fingerprint(s, cache), steps)
         except TrailError as exc:
             raise EngineError(str(exc)) from None
 
