@@ -131,9 +131,13 @@ def test_a_damaged_spill_file_is_refused(tmp_path, monkeypatch):
 
 @pytest.fixture
 def spill_everything(monkeypatch):
-    """Chunks of 16 states, and every chunk to disk: the search's disk paths run on small models."""
+    """Chunks of 16 states, every chunk to disk, a level joins the visited
+    set 5 fingerprints at a time: the search's paths for large levels run on small models."""
+    from txncheck.checker.engines.parallel import coordinator
+
     monkeypatch.setattr(records, "CHUNK", 16)
     monkeypatch.setattr(worker, "KEEP", 0)
+    monkeypatch.setattr(coordinator, "JOIN", 5)
 
 
 @pytest.mark.parametrize("spec", [
