@@ -180,6 +180,54 @@ def valuation(schema: Schema, obs: Mapping[str, Any]) -> dict[Key, Any]:
     return out
 
 
+class Sym:
+    """A state as terms, cell by cell: a frame's constants at first, new
+    terms after each update. A relation whose actions read best as the
+    spec's own code, step after step, threads one through that code:
+    `updated` for an assignment, `Sym.ite` for an `if` whose condition is
+    symbolic, `changes` for the update an `Act` returns. `ctx` is whatever
+    the relation's code needs beside the cells (its constants)."""
+
+    __slots__ = ("c", "ctx")
+
+    def __init__(self, cells: dict[Key, z3.ExprRef], ctx=None) -> None:
+        self.c = cells
+        self.ctx = ctx
+
+    @classmethod
+    def of(cls, f: Frame, ctx=None) -> "Sym":
+        return cls({k: f[k] for k in f.keys}, ctx)
+
+    def __getitem__(self, key: Key) -> z3.ExprRef:
+        return self.c[key]
+
+    def updated(self, changes: Mapping[Key, z3.ExprRef]) -> "Sym":
+        if not changes:
+            return self
+        cells = dict(self.c)
+        cells.update(changes)
+        return type(self)(cells, self.ctx)
+
+    @staticmethod
+    def ite(cond, a: "Sym", b: "Sym") -> "Sym":
+        """`a` where `cond` holds, else `b`."""
+        if cond is True or z3.is_true(cond):
+            return a
+        if cond is False or z3.is_false(cond):
+            return b
+        if a is b:
+            return a
+        cells = {}
+        for k, x in a.c.items():
+            y = b.c[k]
+            cells[k] = x if x is y or x.eq(y) else z3.If(cond, x, y)
+        return type(a)(cells, a.ctx)
+
+    def changes(self, f: Frame) -> dict[Key, z3.ExprRef]:
+        """The cells whose term is no longer the frame's own constant."""
+        return {k: v for k, v in self.c.items() if not v.eq(f[k])}
+
+
 @dataclass(frozen=True)
 class Act:
     """One guarded update: `step(f)` -> (guard, {cell of f: new value})."""

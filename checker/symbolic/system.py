@@ -63,19 +63,25 @@ class System:
         return literal(self.relation.schema, sym.type, v)
 
     def step(self, f: Frame, g: Frame, act: z3.ArithRef) -> z3.BoolRef:
+        return z3.And(*self.step_parts(f, g, act))
+
+    def step_parts(self, f: Frame, g: Frame, act: z3.ArithRef) -> tuple[z3.BoolRef, z3.BoolRef]:
+        """(which actions may be taken: a formula over f and act; what they
+        do: g as a function of f and act)."""
         ups = self.updates(f)
-        parts = [act >= 0, act < len(ups)]
+        guards = [act >= 0, act < len(ups)]
         by_cell: dict[Key, list[tuple[int, z3.ExprRef]]] = defaultdict(list)
         for i, (guard, changes) in enumerate(ups):
-            parts.append(z3.Implies(act == i, guard))
+            guards.append(z3.Implies(act == i, guard))
             for key, v in changes.items():
                 by_cell[key].append((i, v))
+        frame = []
         for key in f.keys:
             term = f[key]
             for i, v in reversed(by_cell.get(key, ())):
                 term = z3.If(act == i, v, term)
-            parts.append(g[key] == term)
-        return z3.And(parts)
+            frame.append(g[key] == term)
+        return z3.And(guards), z3.And(frame)
 
     def enabled(self, f: Frame) -> z3.BoolRef:
         return z3.Or([guard for guard, _ in self.updates(f)])
