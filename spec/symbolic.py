@@ -128,13 +128,8 @@ class Frame:
 
     def substitution(self) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
         """Schema terms (`rmState(r1)`) -> this frame's cells."""
-        sc = self._schema
-        out = []
-        for (name, key), c in self._cells.items():
-            sym = sc.symbols[name]
-            term = sym.ref if not key else sym.ref(*[sc.const(d, e) for d, e in zip(sym.domain, key)])
-            out.append((term, c))
-        return out
+        terms = schema_terms(self._schema)
+        return [(terms[k], c) for k, c in self._cells.items()]
 
     def over(self, formula: z3.BoolRef) -> z3.BoolRef:
         """A formula over the state schema, stated of this frame."""
@@ -160,6 +155,17 @@ class Frame:
         """The valuation a model gives this frame."""
         return {k: python_value(self._types[k], model.eval(c, model_completion=True))
                 for k, c in self._cells.items()}
+
+
+def schema_terms(schema: Schema) -> dict[Key, z3.ExprRef]:
+    """Each cell's term in the schema's own vocabulary (`rmState(r1)`): a
+    lemma written over them is stated of any frame by `Frame.over`."""
+    out = {}
+    for sym in schema.symbols.values():
+        for key in domain_keys(schema, sym):
+            out[sym.name, key] = sym.ref if not key else sym.ref(
+                *[schema.const(d, e) for d, e in zip(sym.domain, key)])
+    return out
 
 
 def valuation(schema: Schema, obs: Mapping[str, Any]) -> dict[Key, Any]:

@@ -243,15 +243,19 @@ def walk(spec: Spec, states: int, seed: int = 0, depth: int = 100) -> Iterator:
             s = rng.choice(succ)[1]
 
 
-def disagreements(relation: Relation, states: Iterable, stop_after: int = 1) -> tuple[int, list[Disagreement]]:
-    """Check the states (each distinct one once); stop after `stop_after`
-    disagreements. Returns (distinct states checked, disagreements)."""
+def disagreements(relation: Relation, states: Iterable, stop_after: int = 1,
+                  most: int | None = None) -> tuple[int, list[Disagreement]]:
+    """Check the states, each distinct one once, at most `most` of them; stop
+    after `stop_after` disagreements. Returns (distinct states checked,
+    disagreements)."""
     ag = Agreement(relation)
     seen = set()
     out: list[Disagreement] = []
     for s in states:
         if s in seen:
             continue
+        if most is not None and len(seen) >= most:
+            break
         seen.add(s)
         out += ag.check(s)
         if len(out) >= stop_after:

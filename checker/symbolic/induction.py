@@ -46,10 +46,18 @@ class Proof:
     step_seconds: float = 0.0
 
 
+TYPES = "DeclaredBounds"
+
+
 def prove(system: System, properties: Mapping[str, z3.BoolRef], lemmas: Mapping[str, z3.BoolRef],
           timeout_ms: int = 0) -> Proof:
+    """The state schema's integer bounds are a clause of the invariant too
+    (TYPES), proved like the others, not assumed: a reachable cell outside
+    its declared range would otherwise escape the proof."""
     f, g, act = system.frame("s"), system.frame("t"), system.act("s")
     now_f = system.clauses(f, properties, lemmas)
+    if f.types():
+        now_f[TYPES] = z3.And(f.types())
     names = list(now_f)
     proof = Proof("proved", names, list(lemmas))
     # base case
@@ -72,8 +80,10 @@ def prove(system: System, properties: Mapping[str, z3.BoolRef], lemmas: Mapping[
     # inductive step
     t0 = time.process_time()
     next_g = system.clauses(g, properties, lemmas)
+    if TYPES in now_f:
+        next_g[TYPES] = z3.And(g.types())
     sv = _solver(timeout_ms)
-    sv.add(*f.types(), *now_f.values(), system.step(f, g, act))
+    sv.add(*now_f.values(), system.step(f, g, act))
     for name in names:
         proof.queries += 1
         r = sv.check(z3.Not(next_g[name]))
