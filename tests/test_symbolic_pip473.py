@@ -139,3 +139,48 @@ def test_the_bounded_trace_is_shown_and_reproduced_on_the_reference(capsys, tmp_
     assert "violates AcksFixedAtDecision (invariant) in 4 states" in capsys.readouterr().out
     assert main(["replay", trace]) == 1     # reproduced
     assert "reproduced at step 3: AcksFixedAtDecision fails on the implementation" in capsys.readouterr().out
+
+
+# -- proofs by induction ---------------------------------------------------------------
+
+
+def _standard_proof_on(stem, without=()):
+    """Prove a smaller fixed model with the standard model's twelve properties
+    and its [prove] lemmas (less `without`): the lemmas name no bound."""
+    from txncheck.checker.symbolic.induction import prove
+
+    std = load_model(STANDARD["fixed"])
+    spec = spec_of(PIP473 / f"{stem}.toml")
+    rel = relation_for(spec)
+    lemmas = {n: rel.lemmas[n] for n in std.raw["prove"]["lemmas"] if n in rel.lemmas and n not in without}
+    from txncheck.checker.symbolic.system import System
+
+    return prove(System(rel), {p: spec.invariants[p] for p in std.properties}, lemmas)
+
+
+@pytest.mark.slow
+def test_fixed_is_proved_at_the_standard_bounds():
+    r = prove_model(STANDARD["fixed"])
+    assert r.verdict == "proved" and r.exit_code == 0
+    assert set(r.properties) <= set(r.proof.clauses) and len(r.properties) == 12
+
+
+@pytest.mark.parametrize("stem", ["late-ack-fixed", "recovery-watermark-fixed"])
+def test_the_standard_lemmas_prove_smaller_fixed_models(stem):
+    assert _standard_proof_on(stem).verdict == "proved"
+
+
+def test_without_the_watermark_lemma_recovery_gives_a_cti():
+    """F2's lemma: a segment with an op record has a persisted watermark.
+    Without it, a recovery that finds an OPEN txn holds maxReadPosition at
+    the LAC instead, above the txn's entry: the CTI is that step."""
+    p = _standard_proof_on("recovery-watermark-fixed", without=["WatermarkPersistedBeforeTheFirstOp"])
+    assert p.verdict == "not inductive"
+    assert (p.cti.clause, p.cti.action[0]) == ("MaxReadPositionSafe", "recoverComplete")
+    assert p.cti.before[("wmark", ("s1",))] == -1 and p.cti.before[("tpos", ("s1", "t1", "-1"))] is False
+    assert p.cti.after[("tpos", ("s1", "t1", "-1"))] is True
+
+
+def test_merged_is_not_proved_with_fixeds_lemmas():
+    p = _standard_proof_on("late-ack-merged")
+    assert p.verdict in ("not inductive", "violation")

@@ -20,6 +20,7 @@ from .properties import NO_OPEN
 from .relation_parts import (
     E, any_of, deliver_event, dispatch, hst_is, is_txn_aborted, max_read, stage_is, tracked,
 )
+from .relation_lemmas import lemmas
 from .relation_publish import ack, append, check, op_fails, plain, put_write_op, validate
 from .relation_recovery import (
     cas_metadata, crash, create_children, recover, recover_aborted, recover_complete_step, recover_watermark,
@@ -42,6 +43,9 @@ class Pip473Relation(Relation):
                 raise self.unsupported(f"bound {bound} = {c[bound]!r}")
         self.lay = Layout(m)
         return self.lay.schema
+
+    def setup(self) -> None:
+        self.lemmas = lemmas(self)
 
     def cells(self, s):
         return encode(self.lay, s)

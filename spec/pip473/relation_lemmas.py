@@ -142,6 +142,8 @@ def lemmas(rel) -> dict:
                 And(s.v("ppos", k) <= s.v("llen", j),
                     Or([And(s.v("ppos", k) == i, s.v("tag", j, i) == wtxn(k)) for i in P])))
         for k in W for j in cands(k))
+    out["EveryEntryIsASend"] = z3.Sum([s.v("llen", j) for j in J]) == len(initial) + s.v("plain") + z3.Sum(
+        [z3.If(stage(k, "done"), 1, 0) for k in W] or [z3.IntVal(0)])
     out["OneSendAPosition"] = each(Implies(And(stage(k, "done"), stage(x, "done")),
                                            Or(s.v("pseg", k) != s.v("pseg", x), s.v("ppos", k) != s.v("ppos", x)))
                                    for k in W for x in W if k < x)
