@@ -33,7 +33,7 @@ def proofs() -> None:
         if not (ROOT / path).exists():
             continue
         m = load_model(ROOT / path)
-        if "prove" not in m.raw:   # fixed.toml: the standard model's lemmas
+        if path == "models/pip473/fixed.toml":   # the standard model's lemmas, at the gate's bounds
             std = load_model(ROOT / "bench/models/pip473-fixed-standard.toml")
             m.raw["prove"] = std.raw["prove"]
         r = prove_model(m)
