@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 PROOFS = ["models/classic/tcommit-rm3.toml", "models/classic/twophase-rm3.toml", "models/classic/twophase-rm6.toml",
           "examples/paxos_commit/prove-typeok.toml", "models/pip473/fixed.toml",
-          "bench/models/pip473-fixed-standard.toml"]
+          "models/pip473/fixed-standard.toml"]
 
 
 def proofs() -> None:
@@ -34,7 +34,7 @@ def proofs() -> None:
             continue
         m = load_model(ROOT / path)
         if path == "models/pip473/fixed.toml":   # the standard model's lemmas, at the gate's bounds
-            std = load_model(ROOT / "bench/models/pip473-fixed-standard.toml")
+            std = load_model(ROOT / "models/pip473/fixed-standard.toml")
             m.raw["prove"] = std.raw["prove"]
         r = prove_model(m)
         p = r.proof
@@ -64,7 +64,7 @@ def agreement(states: int = 2000) -> None:
 
     print("| model | distinct states | disagreements | CPU s | ms per state |")
     print("|---|---:|---:|---:|---:|")
-    for path in ("models/classic/twophase-rm6.toml", "bench/models/pip473-fixed-standard.toml",
+    for path in ("models/classic/twophase-rm6.toml", "models/pip473/fixed-standard.toml",
                  "models/pip473/merged.toml"):
         spec = load_model(ROOT / path).instantiate()
         ag = Agreement(relation_for(spec))

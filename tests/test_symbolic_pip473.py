@@ -24,7 +24,7 @@ from txncheck.spec.pip473 import relation as pip473_relation
 from .conftest import MODELS, ROOT
 
 PIP473 = MODELS / "pip473"
-STANDARD = {"fixed": ROOT / "bench" / "models" / "pip473-fixed-standard.toml",
+STANDARD = {"fixed": PIP473 / "fixed-standard.toml",
             "merged": PIP473 / "merged.toml"}   # merged.toml has the standard bounds
 
 

@@ -1,7 +1,7 @@
 """Lemmas for proving PIP-473 `fixed` by induction (`txncheck prove`): facts
 of every reachable state that its twelve safety properties need in order to
 be inductive, found from the counterexamples to induction at the standard
-bounds (bench/models/pip473-fixed-standard.toml names the 47 it needs; with
+bounds (models/pip473/fixed-standard.toml names the 47 it needs; with
 non-transactional sends, EveryEntryIsASend and InitialEntry too). Each is
 stated in the protocol's terms in docs/pip473.md ("Proved by induction"),
 with the CTI its absence gives.
