@@ -38,7 +38,8 @@ class Pip473Relation(Relation):
         m = self.spec
         c = m.constants
         for bound, ok in (("participants", c["participants"] == "split"), ("subs", c["subs"] == 1),
-                          ("trim", not m.trim), ("watches", not m.oneshot or not m.flags.coalesced)):
+                          ("trim", not m.trim), ("watches", not m.oneshot or not m.flags.coalesced),
+                          ("replies", not m.owed)):
             if not ok:
                 raise self.unsupported(f"bound {bound} = {c[bound]!r}")
         self.lay = Layout(m)
