@@ -5,9 +5,10 @@ inductive invariant of PaxosCommit_proof.tla proved at TLC's bounds."""
 from __future__ import annotations
 
 import pytest
+import z3
 
 from txncheck.checker.symbolic.agreement import disagreements, reachable, walk
-from txncheck.checker.symbolic.load import relation_for
+from txncheck.checker.symbolic.load import relation_class, relation_for
 from txncheck.checker.symbolic.run import prove_model
 from txncheck.spec.registry import resolve
 
@@ -22,6 +23,21 @@ def test_every_state_with_one_ballot_agrees():
     spec = PAXOS(rms=("r1", "r2"), acceptors=ACCS, majorities=MAJ, ballots=1)
     checked, bad = disagreements(relation_for(spec), reachable(spec), stop_after=1)
     assert bad == [] and checked == 545
+
+
+def test_a_changed_guard_is_caught():
+    """Phase1b with mbal <= b where PaxosCommit.tla has mbal < b: the
+    relation lets an acceptor answer a phase 1a message of the ballot it
+    has joined already, which the spec does not."""
+    class Rejoins(relation_class(PAXOS)):
+        def _phase1b(self, f, a, r, b):
+            _, changes = super()._phase1b(f, a, r, b)
+            return z3.And(f.msgs(self.msg_names["phase1a", r, b]), f.mbal(r, a) <= b), changes
+
+    spec = PAXOS(rms=("r1",), acceptors=ACCS, majorities=MAJ, ballots=2)
+    _, (bad, *_) = disagreements(Rejoins(spec), reachable(spec), stop_after=1)
+    assert (bad.what, bad.action[0]) == ("z3-only", "Phase1b")
+    assert bad.detail.startswith("Z3 allows a successor the spec does not yield")
 
 
 @pytest.mark.slow
