@@ -54,6 +54,7 @@ CHECKED = {
     ("docs/performance.md", "$ .venv/bin/python bench/tlc_paxos.py --tlc-jar /work/tlc/dist/tla2tools.jar "
                             "--tla /work/tlc/paxos"): "test_the_tlc_table_is_the_benchs",
     ("docs/performance.md", "$ .venv/bin/python bench/reductions.py"): "test_the_reductions_table_is_the_benchs",
+    ("docs/performance.md", "$ .venv/bin/python bench/capacity.py --workers 1"): "test_the_capacity_table_is_the_benchs",
     ("docs/performance.md", "$ txncheck profile models/pip473/fixed-standard.toml --max-states 600000"):
         "test_the_standard_models_profile_has_the_commands_shape",
     **{("docs/performance.md", f"$ .venv/bin/python bench/{cmd}"): "test_the_spark_bench_commands_are_the_scripts"
@@ -517,6 +518,20 @@ def test_the_reductions_table_is_the_benchs():
         for r, (_, _, flags, absent) in zip(mine[1:], mod.ROWS[1:]):
             n = int(r[3].replace(",", ""))
             assert r[7] == f"{(n / shipped if absent else shipped / n):.2f}x", r
+
+
+def test_the_capacity_table_is_the_benchs():
+    """The capacity table: the bench's options and columns, and each per-state
+    figure the run's memory above the baseline over its distinct states."""
+    lines = block(*key_of("test_the_capacity_table_is_the_benchs")).splitlines()
+    assert all(a in _help("capacity") for a in shlex.split(lines[0])[2:] if a.startswith("--"))
+    base = float(re.search(r"idle baseline RSS (\d+) MiB", lines[1]).group(1))
+    header = next(ln for ln in lines if ln.startswith("| workers |"))
+    src = (ROOT / "bench" / "capacity.py").read_text()
+    assert all(f"| {c} " in src or f"| {c} |" in src for c in header.strip("| ").split(" | ")), header
+    for r in _table_rows(lines, header):
+        n, peak, per = int(r[2].replace(",", "")), float(r[9].replace(",", "")), float(r[10])
+        assert abs((peak - base) * 2**20 / n - per) < 0.5, r
 
 
 def test_the_tlc_table_is_the_benchs():
