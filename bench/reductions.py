@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 import tomllib
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import capacity  # noqa: E402  (its run(): one check in its own process, with its CPU time)
+
 ROOT = Path(__file__).resolve().parent.parent
-TXNCHECK = [sys.executable, "-m", "txncheck.checker.cli"]
 MODELS = [ROOT / "models" / "pip473" / "fixed-standard.toml", ROOT / "models" / "pip473" / "fixed-every-mechanism.toml"]
 
 # (name, constants changed, flags, whether the row is the reduction's absence)
@@ -67,18 +66,7 @@ def variant(model: Path, changes: dict, folder: Path) -> Path:
 
 
 def run(model: Path, depth: int, flags: list[str]) -> dict:
-    cmd = [*TXNCHECK, "check", str(model), "--json", "--quiet", "--no-graph", "--fingerprints",
-           "--max-depth", str(depth), "--out", tempfile.mkdtemp(prefix="txncheck-bench-out-"), *flags]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if p.returncode == 2 or not p.stdout.strip():
-        raise SystemExit(f"reductions: {' '.join(cmd)}: {p.stderr.strip().splitlines()[-1:] or p.returncode}")
-    r = json.loads(p.stdout)
-    r["wall"], r["cpu"] = wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return r
+    return capacity.run(model, ["--max-depth", str(depth), *flags])
 
 
 def main(argv=None) -> int:
