@@ -33,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TXNCHECK = [sys.executable, "-m", "txncheck.checker.cli"]
-STANDARD = ROOT / "bench" / "models" / "pip473-fixed-standard.toml"
+STANDARD = ROOT / "models" / "pip473" / "fixed-standard.toml"
 
 
 def run(model: Path, flags: list[str]) -> dict:
@@ -60,7 +60,9 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", default="1,2", help="comma-separated worker counts (default 1,2)")
     args = ap.parse_args(argv)
     base = run(ROOT / "models" / "classic" / "tcommit-rm3.toml", [])["peak_memory_mb"]
-    limit = ["--max-depth", str(args.max_depth)] if args.max_depth else ["--max-states", str(args.max_states)]
+    # --max-depth replaces the model file's max_depth, which would stop a --max-states run early
+    limit = (["--max-depth", str(args.max_depth)] if args.max_depth
+             else ["--max-depth", "1000", "--max-states", str(args.max_states)])
     print(f"{args.model.relative_to(ROOT) if args.model.is_relative_to(ROOT) else args.model}: "
           f"{' '.join(limit)}; {os.cpu_count()} cores; idle baseline RSS {base:.0f} MiB\n")
     print("| workers | verdict | distinct | generated | depth | wall s | CPU s | generated/s | speed-up "

@@ -15,7 +15,7 @@ import sys
 
 from .. import __version__
 
-COMMANDS = ["check", "list", "show", "replay", "report", "graph", "sweep", "new", "profile"]
+COMMANDS = ["check", "list", "show", "replay", "report", "graph", "sweep", "new", "profile", "prove"]
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 

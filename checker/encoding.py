@@ -131,7 +131,11 @@ def _fcode(v, cache: dict | None, remember: bool = True) -> bytes:
             hit, cache = None, None
         if hit is not None:
             return hit
-    codes = [_fcode(x, cache) for x in v]
+    if cache is not None:  # members are mostly remembered: look them up without a call
+        get = cache.get
+        codes = [get(x) or _fcode(x, cache) for x in v]
+    else:
+        codes = [_fcode(x, cache) for x in v]
     head = bytearray(b"(" if t is not frozenset else b"{")
     _varint(len(codes), head)
     if t is frozenset:
@@ -194,6 +198,32 @@ def fingerprint_bytes(data: bytes) -> int:
 def fingerprint(v) -> int:
     """Stable 64-bit fingerprint of a state (of its equality class: see `_fcode`)."""
     return fingerprint_bytes(_fcode(v, None))
+
+
+def field_key(i: int, code: bytes) -> int:
+    """The 64-bit key of the value whose `_fcode` is `code` at field `i`."""
+    return int.from_bytes(blake2b(code, digest_size=8, salt=i.to_bytes(16, "little")).digest(), "little")
+
+
+def shape_key(n: int | None) -> int:
+    """The key of a state of `n` fields; None: of a state that is not a tuple."""
+    return int.from_bytes(blake2b(b"S" if n is None else _tuple_head(n), digest_size=8,
+                                  person=b"txncheck-shape").digest(), "little")
+
+
+def field_fingerprint(v, cache: dict | None = None) -> int:
+    """A second stable 64-bit fingerprint of a state, the fingerprint
+    search's: the XOR of its shape's key and of each field's key (Zobrist
+    hashing). A successor's is then its parent's with the keys of the fields
+    that changed swapped; as keys are pseudo-random, two given distinct
+    states collide with probability 2^-64, as with `fingerprint`. Equal
+    states (in Python) have one, as `_fcode` makes their codes one."""
+    if not isinstance(v, tuple):
+        return shape_key(None) ^ field_key(0, _fcode(v, cache))
+    f = shape_key(len(v))
+    for i, x in enumerate(v):
+        f ^= field_key(i, _fcode(x, cache))
+    return f
 
 
 def decode(data: bytes):

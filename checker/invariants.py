@@ -22,7 +22,8 @@ from typing import Callable, Mapping
 
 import z3
 
-from ..spec.schema import Bool, Enum, Int, Schema, Str
+from ..spec.schema import Schema
+from ..spec.symbolic import literal
 from .errors import CheckerError
 
 # Z3's own Ctrl-C handler cancels the solver call it interrupts, which then
@@ -161,16 +162,10 @@ class Z3Evaluator:
                 self._cells.append((sym, key[0] if len(key) == 1 else key, sym.ref(*args)))
 
     def _literal(self, sym, value) -> z3.ExprRef:
-        t = sym.type
-        if isinstance(t, Bool):
-            return z3.BoolVal(bool(value))
-        if isinstance(t, Int):
-            return z3.IntVal(int(value))
-        if isinstance(t, Str):
-            return z3.StringVal(str(value))
-        if isinstance(t, Enum):
-            return self.schema.const(t.sort, value)
-        raise PropertyError(f"unknown type for {sym.name}")
+        try:
+            return literal(self.schema, sym.type, value)
+        except TypeError:
+            raise PropertyError(f"unknown type for {sym.name}") from None
 
     def substitution(self, obs: Mapping) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
         pairs = []

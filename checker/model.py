@@ -29,6 +29,8 @@
     fairness = ["WF(*)"]           # optional: WF/SF conditions for [temporal]
     [temporal]                     # optional: liveness, checked by checker.liveness
     Decided = "eventually AllDecided"
+    [prove]                        # optional: for `txncheck prove` (checker/symbolic/)
+    lemmas = ["OneDecisionSent"]   # the relation's lemmas the inductive invariant adds
 
 The syntax of [temporal] and fairness is in checker/liveness/syntax.py.
 Every problem is reported as a `ModelError` naming the file, in one line.
@@ -54,7 +56,7 @@ from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, pa
 TOP_KEYS = {
     "spec", "variant", "description", "properties", "witnesses", "deadlock", "constants",
     "expect", "label", "temporal", "fairness", "symmetry", "por", "fingerprints", "engine", "max_states", "max_seconds",
-    "max_depth", "vacuous",
+    "max_depth", "vacuous", "prove",
 }
 # Reductions a model file can switch on (as the check command's flags do).
 REDUCTION_KEYS = ("symmetry", "por", "fingerprints")
@@ -206,6 +208,7 @@ def load_model(path: str | Path) -> Model:
             _fail(path, f"[expect] {key} must be a whole number")
     if "runtime" in expect and expect["runtime"] not in RUNTIMES:
         _fail(path, f"[expect] runtime must be one of {', '.join(RUNTIMES)}")
+    _prove(path, raw.get("prove", {}), text)
     label = _label(path, raw.get("label", {}), text)
     desc = raw.get("description", "")
     try:
@@ -243,6 +246,18 @@ def key_line(text: str, key: str, table: str | None = None) -> int | None:
         if m and current == table and m.group(2) == key:
             return n
     return None
+
+
+def _prove(path: Path, table, text: str) -> None:
+    """[prove]: `lemmas`, a list of names (the relation says which exist)."""
+    if not isinstance(table, dict):
+        _fail(path, "[prove] must be a table")
+    bad = sorted(set(table) - {"lemmas"})
+    if bad:
+        _unknown_key(path, text, bad[0], "prove", {"lemmas"})
+    lemmas = table.get("lemmas", [])
+    if not isinstance(lemmas, list) or not all(isinstance(x, str) for x in lemmas):
+        _fail(path, "[prove] lemmas must be a list of lemma names")
 
 
 def _label(path: Path, label, text: str) -> dict[str, str]:

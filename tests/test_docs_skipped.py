@@ -53,6 +53,8 @@ CHECKED = {
     ("docs/performance.md", "$ .venv/bin/python bench/by_path.py --rounds 2"): "test_the_by_path_table_is_the_benchs",
     ("docs/performance.md", "$ .venv/bin/python bench/tlc_paxos.py --tlc-jar /work/tlc/dist/tla2tools.jar "
                             "--tla /work/tlc/paxos"): "test_the_tlc_table_is_the_benchs",
+    ("docs/performance.md", "$ .venv/bin/python bench/reductions.py"): "test_the_reductions_table_is_the_benchs",
+    ("docs/performance.md", "$ .venv/bin/python bench/capacity.py --workers 1"): "test_the_capacity_table_is_the_benchs",
     ("docs/performance.md", "$ txncheck profile models/pip473/fixed-standard.toml --max-states 600000"):
         "test_the_standard_models_profile_has_the_commands_shape",
     **{("docs/performance.md", f"$ .venv/bin/python bench/{cmd}"): "test_the_spark_bench_commands_are_the_scripts"
@@ -501,6 +503,37 @@ def test_the_by_path_table_is_the_benchs():
     assert any(ln.startswith(ratio) for ln in lines), ratio
 
 
+def test_the_reductions_table_is_the_benchs():
+    """The reductions table: the bench's header, its rows per standard model
+    in the bench's order, one depth per model, and each factor the states
+    without the reduction over the states with it."""
+    lines = block(*key_of("test_the_reductions_table_is_the_benchs")).splitlines()
+    mod = _bench_module("reductions")
+    rows = _table_rows(lines, lines[1])
+    assert [(r[0], r[1]) for r in rows] == [(m.stem, name) for m in mod.MODELS for name, *_ in mod.ROWS]
+    for k, m in enumerate(mod.MODELS):
+        mine = rows[k * len(mod.ROWS):(k + 1) * len(mod.ROWS)]
+        assert len({r[5] for r in mine}) == 1 and all(r[2] == "incomplete" for r in mine)
+        shipped = int(mine[0][3].replace(",", ""))
+        for r, (_, _, flags, absent) in zip(mine[1:], mod.ROWS[1:]):
+            n = int(r[3].replace(",", ""))
+            assert r[7] == f"{(n / shipped if absent else shipped / n):.2f}x", r
+
+
+def test_the_capacity_table_is_the_benchs():
+    """The capacity table: the bench's options and columns, and each per-state
+    figure the run's memory above the baseline over its distinct states."""
+    lines = block(*key_of("test_the_capacity_table_is_the_benchs")).splitlines()
+    assert all(a in _help("capacity") for a in shlex.split(lines[0])[2:] if a.startswith("--"))
+    base = float(re.search(r"idle baseline RSS (\d+) MiB", lines[1]).group(1))
+    header = next(ln for ln in lines if ln.startswith("| workers |"))
+    src = (ROOT / "bench" / "capacity.py").read_text()
+    assert all(f"| {c} " in src or f"| {c} |" in src for c in header.strip("| ").split(" | ")), header
+    for r in _table_rows(lines, header):
+        n, peak, per = int(r[2].replace(",", "")), float(r[9].replace(",", "")), float(r[10])
+        assert abs((peak - base) * 2**20 / n - per) < 0.5, r
+
+
 def test_the_tlc_table_is_the_benchs():
     """The TLC table: the bench's options and header, TLC then txncheck at 1
     and 2 workers, every row at TLC's counts, and each ratio the row's
@@ -516,7 +549,8 @@ def test_the_tlc_table_is_the_benchs():
     assert all(tuple(r[2:5]) == PAXOS_TLC for r in rows)
     for tlc, ours in (rows[0], rows[1]), (rows[2], rows[3]):
         for col, ratio in ((5, 7), (6, 8)):
-            assert ours[ratio] == f"{float(ours[col]) / float(tlc[col]):.2f}", (ours, tlc)
+            # the bench divides unrounded seconds: the printed ones give the ratio to within 0.01
+            assert abs(float(ours[ratio]) - float(ours[col]) / float(tlc[col])) <= 0.01, (ours, tlc)
 
 
 @pytest.mark.slow

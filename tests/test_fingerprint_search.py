@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from txncheck.checker.encoding import fingerprint
+from txncheck.checker.encoding import field_fingerprint as fingerprint
 from txncheck.checker.engines.parallel import records, worker
 from txncheck.checker.engines.parallel.records import Fields, Level, rows_of
 from txncheck.checker.engines.parallel.table import ZERO, FingerprintTable, contains_in, open_shared
@@ -31,6 +31,8 @@ def test_the_table_agrees_with_a_set(batches):
     table, ref = FingerprintTable(log2=12), set()
     for batch in batches:
         batch = list(dict.fromkeys(batch))  # add() takes distinct fingerprints
+        if 0 in batch and int(ZERO) in batch:  # 0 is stored as ZERO: the two collide (table.py)
+            batch.remove(int(ZERO))
         new = table.add(np.array(batch, dtype=np.uint64))
         keyed = [x or int(ZERO) for x in batch]
         assert new.tolist() == [x not in ref for x in keyed]
@@ -129,9 +131,13 @@ def test_a_damaged_spill_file_is_refused(tmp_path, monkeypatch):
 
 @pytest.fixture
 def spill_everything(monkeypatch):
-    """Chunks of 16 states, and every chunk to disk: the search's disk paths run on small models."""
+    """Chunks of 16 states, every chunk to disk, a level joins the visited
+    set 5 fingerprints at a time: the search's paths for large levels run on small models."""
+    from txncheck.checker.engines.parallel import coordinator
+
     monkeypatch.setattr(records, "CHUNK", 16)
     monkeypatch.setattr(worker, "KEEP", 0)
+    monkeypatch.setattr(coordinator, "JOIN", 5)
 
 
 @pytest.mark.parametrize("spec", [

@@ -191,7 +191,7 @@ def test_every_shipped_model_splits_the_participants():
 def test_the_standard_model_is_fixed_with_two_sends_per_txn():
     """fixed-standard.toml (issue 23's standard bounds, too large to finish:
     docs/pip473.md) stays fixed.toml's model but for the sends; the gate checks
-    it to its max_depth (a bounded [expect])."""
+    it to its max_depth (a bounded [expect]); `txncheck prove` proves it."""
     fixed = tomllib.loads((PIP / "fixed.toml").read_text())
     std = tomllib.loads((PIP / "fixed-standard.toml").read_text())
     assert std["constants"] == {**fixed["constants"], "writes": "t1:0 t1:3 t2:0 t2:3"}

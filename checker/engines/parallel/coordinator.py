@@ -18,7 +18,7 @@ from multiprocessing.connection import wait
 import numpy as np
 
 from ... import reductions
-from ...encoding import Fingerprinter
+from ...encoding import field_fingerprint
 from ...errors import EngineError
 from ...exploration import peak_memory_mb, search_outcome
 from ...job import Job, Outcome, Violation, ViolationKind
@@ -26,6 +26,8 @@ from .table import FingerprintTable, open_shared
 from .trail import Trail, TrailError, rebuild
 from .wire import recv, send
 from .worker import BATCH, Part, balance, serve
+
+JOIN = 1 << 22  # fingerprints per insert into the visited set
 
 SPLIT_AT = 1000  # states in a level before the workers are forked
 
@@ -146,7 +148,8 @@ class Coordinator:
 
     def _initial(self) -> int:
         """Level 1: the distinct initial states, checked in process."""
-        fp = Fingerprinter()
+        cache: dict = {}
+        fp = lambda s: field_fingerprint(s, cache)  # noqa: E731
         states, fps, seen = [], [], set()
         for s0 in self.spec.init_states():
             self.generated += 1
@@ -265,7 +268,7 @@ class Coordinator:
             self._violation(depth, found)
         # the level's new states join the visited set (also when stopped, for the counts)
         if self.local is not None:
-            self.visited.add(tables[0].values())
+            self._join(tables[0].values())
         else:
             tables.sort()
             proposals = []
@@ -273,7 +276,7 @@ class Coordinator:
                 slots = open_shared(path, log2)
                 vals = _held(slots)
                 proposals.append((vals, slots))
-                self.visited.add(vals[~self.visited.contains(vals)])
+                self._join(vals)
         if self.violation is not None or self.incomplete is not None:
             self.new_by_action.update(self.level_new)  # a stopped level is not accepted: its proposals count
             return 0
@@ -311,12 +314,21 @@ class Coordinator:
         else:
             self.violation = Violation(name, kind, self._path(depth, pf, last=(f, self._action(w, aid))))
 
+    def _join(self, fps: np.ndarray) -> None:
+        """Add a level's distinct fingerprints that the visited set lacks, a
+        slice at a time: an insert's work arrays are several times its
+        batch, which for a level of a hundred million states is gigabytes."""
+        for lo in range(0, fps.size, JOIN):
+            part = fps[lo:lo + JOIN]
+            self.visited.add(part[~self.visited.contains(part)])
+
     def _path(self, level: int, fp: int, last=None):
         steps = self.trail.chain(level, fp, self._action)
         if last is not None:
             steps.append(last)
         try:
-            return rebuild(self.spec, Fingerprinter(), steps)
+            cache: dict = {}
+            return rebuild(self.spec, lambda s: field_fingerprint(s, cache), steps)
         except TrailError as exc:
             raise EngineError(str(exc)) from None
 

@@ -10,9 +10,10 @@ the several hundred bytes of the objects, or of the canonical encoding.
 
 A successor shares most fields with its parent as the very same objects
 (specs build it with `_replace`), so only the fields that are not the
-parent's are looked up; its fingerprint joins the fields' remembered
-canonical codes (`encoding._fcode`), so it equals `encoding.fingerprint` of
-the state, in every process.
+parent's are looked up. Its fingerprint is `encoding.field_fingerprint` of
+the state, the same in every process: the XOR of its fields' keys, each
+remembered with the value's number, so a successor's is its parent's with
+the changed fields' keys swapped.
 
 The numbers are this process's own: rows never leave it, except to its own
 spill files, which it alone reads back (a worker keeps the states it
@@ -26,27 +27,27 @@ from __future__ import annotations
 import os
 import zlib
 from array import array
-from hashlib import blake2b
 from itertools import compress, islice
 from operator import is_not
 
 import numpy as np
 
-from ...encoding import _fcode, _tuple_head
+from ...encoding import _fcode, field_key, shape_key
 
 CHUNK = 4096  # rows per chunk
 
 
 class Fields:
     """The values of each field position met so far, numbered, with their
-    canonical codes; and the shapes (state class, number of fields)."""
+    keys; and the shapes (state class, number of fields)."""
 
     def __init__(self) -> None:
         self.values: list[list] = []
         self.ids: list[dict] = []
-        self.codes: list[list[bytes]] = []
+        self.keys: list[array] = []  # per field: each value's key (encoding.field_key)
         self.cache: dict = {}  # _fcode's memory of nested parts
         self.shapes: list[tuple[type, int]] = []
+        self.shape_keys: list[int] = []
         self.widths: list[int] = []  # per shape: numbers in its rows
         self.shape_ids: dict[tuple[type, int], int] = {}
 
@@ -54,7 +55,7 @@ class Fields:
         while len(self.values) < n:
             self.values.append([])
             self.ids.append({})
-            self.codes.append([])
+            self.keys.append(array("Q"))
 
     def number(self, i: int, v) -> int:
         """The number of value `v` at field position `i` (new ones are added)."""
@@ -65,9 +66,9 @@ class Fields:
             self.values[i].append(v)
             if len(self.cache) > 1 << 16:
                 self.cache = {}
-            # the field's table keeps v's code: the cache keeps its parts' only, so that a
-            # field with as many values as states (a growing set of messages) cannot flush them
-            self.codes[i].append(_fcode(v, self.cache, remember=False))
+            # the cache keeps the codes of v's parts only, so that a field with as many
+            # values as states (a growing set of messages) cannot flush them
+            self.keys[i].append(field_key(i, _fcode(v, self.cache, remember=False)))
         return k
 
     def shape(self, s) -> int:
@@ -76,6 +77,7 @@ class Fields:
         if k is None:
             k = self.shape_ids[key] = len(self.shapes)
             self.shapes.append(key)
+            self.shape_keys.append(shape_key(key[1] if key[0] is not None else None))
             self.widths.append(key[1] + 1)
             self._widen(key[1])
         return k
@@ -96,13 +98,11 @@ class Fields:
         return [sh] + [self.number(i, v) for i, v in enumerate(s)]
 
     def fingerprint(self, row) -> int:
-        """`encoding.fingerprint` of the state of `row`."""
-        cls, n = self.shapes[row[0]]
-        if cls is None:
-            body = self.codes[0][row[1]]
-        else:
-            body = _tuple_head(n) + b"".join(map(list.__getitem__, self.codes, islice(row, 1, None)))
-        return int.from_bytes(blake2b(body, digest_size=8).digest(), "little")
+        """`encoding.field_fingerprint` of the state of `row`."""
+        f = self.shape_keys[row[0]]
+        for k in map(array.__getitem__, self.keys, islice(row, 1, None)):
+            f ^= k
+        return f
 
     def state(self, row):
         """The state of `row`."""

@@ -101,7 +101,7 @@ class Part:
         found, the witnesses found), the last with done=True."""
         fields, verdicts, pending, mine = self.fields, self.verdicts, self.pending, self.mine
         nxt, canonical = self.successors, self.canonical
-        number, fprint, state_of, ids = fields.row, fields.fingerprint, fields.state, fields.ids
+        number, fprint, state_of, ids, fkeys = fields.row, fields.fingerprint, fields.state, fields.ids, fields.keys
         action_ids, new_actions = self.action_ids, self.new_actions
         props = self.proposals
         deadlocks = self.job.deadlock
@@ -112,11 +112,11 @@ class Part:
             fps = chunk.fps
             for lo in range(0, len(rows), limit):
                 gen_aids: list[int] = []  # per successor of the batch, in order: its action id
-                cand: dict = {}  # row -> (row, state, parent fp, action id, order), first found
+                cand: dict = {}  # state -> (row, state, parent fp, action id, order, fp), first found
                 deadlock = None
                 seq0 = seq = self.seq
                 for k in range(lo, min(lo + limit, len(rows))):
-                    prow = rows[k]
+                    prow, pf = rows[k], fps[k]
                     s = state_of(prow)
                     stype, slen = type(s), len(s) if isinstance(s, tuple) else -1
                     n = 0
@@ -129,21 +129,28 @@ class Part:
                         gen_aids.append(aid)
                         if canonical is not None:
                             t = canonical(t)
+                        if t in cand:  # found before in this batch: Python's equality is the rows'
+                            continue
+                        if canonical is not None:
                             row = number(t)
+                            f = fprint(row)
                         elif type(t) is stype and len(t) == slen:  # fields.row's fast path, inline
-                            row = prow.copy()
+                            row, f = prow.copy(), pf
                             for i in compress(range(slen), map(is_not, t, s)):
                                 v = t[i]
                                 x = ids[i].get(v)
-                                row[i + 1] = x if x is not None else fields.number(i, v)
+                                if x is None:
+                                    x = fields.number(i, v)
+                                key = fkeys[i]
+                                f ^= key[row[i + 1]] ^ key[x]  # the field's key swapped
+                                row[i + 1] = x
                         else:
                             row = number(t, s, prow)
-                        key = tuple(row)
-                        if key not in cand:
-                            cand[key] = (row, t, fps[k], aid, 2 * (seq + n))
+                            f = fprint(row)
+                        cand[t] = (row, t, pf, aid, 2 * (seq + n), f)
                     seq += n
                     if n == 0 and deadlocks and deadlock is None:
-                        deadlock = [fps[k], 2 * seq + 1]  # after the successors before it
+                        deadlock = [pf, 2 * seq + 1]  # after the successors before it
                 self.seq = seq
                 left -= min(limit, len(rows) - lo)
                 head = {"generated": seq - seq0, "coverage": Counter(gen_aids), "left": left, "done": False,
@@ -151,14 +158,14 @@ class Part:
                 found = []  # (order, witness)
                 if cand:
                     items = list(cand.values())
-                    keys = np.fromiter((fprint(c[0]) for c in items), dtype=np.uint64, count=len(items))
+                    keys = np.fromiter((c[5] for c in items), dtype=np.uint64, count=len(items))
                     idx = np.flatnonzero(~contains_in(self.glob, keys)) if self.glob is not None else np.arange(len(items))
                     idx = idx[mine.add(keys[idx])]
                     if vkey is None and idx.size:
                         vkey = self._verdicts_of_rows(items[idx[0]][1])
                     orders, new_aids = [], []
                     for i in idx.tolist():
-                        row, t, pf, aid, g = items[i]
+                        row, t, pf, aid, g, _ = items[i]
                         f = int(keys[i])
                         props.append(row, f, pf, aid)
                         orders.append(g)

@@ -1,0 +1,314 @@
+"""Does the relation say what the spec says? State by state, with Z3.
+
+For a state s of the spec, with the current frame fixed to s's cells:
+
+* every successor the spec's `next` yields, under its action's label, is the
+  successor of an action of that label whose guard Z3 finds true;
+* the relation allows no other: every action whose guard is true yields one
+  of the spec's successors, under its label;
+* the properties' symbols, computed from the cells by the relation's
+  `observation`, equal what `spec.observe(s)` gives, and every cell is
+  within its declared type.
+
+A disagreement names the action and the state. The states are every
+reachable state of a small model (`reachable`) or those random walks visit
+(`walk`); tests/test_symbolic_agreement.py runs both for every spec with a
+relation.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator
+
+import z3
+
+from ...spec.api import Spec
+from ...spec.symbolic import Frame, Relation, conj, domain_keys, literal, python_value, valuation
+from .system import System, show_action, show_valuation
+
+
+@dataclass
+class Disagreement:
+    what: str          # "spec-only" (Z3 refuses it), "z3-only" (the spec never yields it), "observation", "type"
+    action: Any        # the label, or None
+    state: Any         # the spec's state
+    detail: str
+
+    def __str__(self) -> str:
+        act = f" by {show_action(self.action)}" if self.action else ""
+        return f"{self.what}{act}: {self.detail}\n  in state {self.state!r}"
+
+
+class _Fields:
+    """The arguments of a Z3 application, read through the C API: the
+    agreement test reads hundreds a state, and z3py's `arg` wraps each."""
+
+    def __init__(self, app: z3.ExprRef) -> None:
+        self.app, self.ctx, self.ast = app, app.ctx, app.as_ast()
+
+    def id(self, n: int) -> int:
+        ref = self.ctx.ref()
+        return z3.Z3_get_ast_id(ref, z3.Z3_get_app_arg(ref, self.ast, n))
+
+    def __call__(self, n: int) -> z3.ExprRef:
+        return self.app.arg(n)
+
+
+@dataclass(frozen=True)
+class Term:
+    """A value the relation writes that Z3 did not simplify to a constant."""
+    text: str
+
+    def __repr__(self) -> str:
+        return f"<{self.text}>"
+
+
+class Substitution:
+    """z3.substitute with the `from` terms fixed once: the agreement test
+    substitutes a state into the same formulas hundreds of thousands of
+    times, and z3.substitute's checks of every pair cost more than Z3's work."""
+
+    def __init__(self, terms: list[z3.ExprRef]) -> None:
+        self.n = len(terms)
+        self.ctx = terms[0].ctx
+        self.frm = (z3.Ast * self.n)(*[t.as_ast() for t in terms])
+
+    def __call__(self, expr: z3.ExprRef, values: list[z3.ExprRef]) -> z3.ExprRef:
+        to = (z3.Ast * self.n)(*[v.as_ast() for v in values])
+        r = z3.Z3_substitute(self.ctx.ref(), expr.as_ast(), self.n, self.frm, to)
+        return z3.simplify(z3.z3._to_expr_ref(r, self.ctx))
+
+
+class Agreement:
+    """Compares a relation with its spec, one state at a time.
+
+    Every action's guard and every value its update writes are the fields
+    of one Z3 term (a tuple), built once. Per state, Z3 substitutes the
+    state's cells into it and simplifies: each guard becomes true or false
+    and each written value a constant. The successors of the enabled actions
+    are then compared with those the spec yields, cell by cell, in Python:
+    two Z3 calls a state, whatever its number of successors. (Substituting
+    each successor into the step formula instead cost 5 times more;
+    asserting the state and searching the step formula, 100 times more on
+    PIP-473.) A guard or a value that does not simplify to a constant is a
+    disagreement of its own ("undecided")."""
+
+    _bundles = 0
+
+    def __init__(self, relation: Relation) -> None:
+        self.relation = relation
+        self.spec: Spec = relation.spec
+        self.system = System(relation)
+        self.f = self.system.frame("s")
+        self.keys = self.f.keys
+        self.labels = self.system.labels
+        self._by_label: dict = {}
+        for i, label in enumerate(self.labels):
+            self._by_label.setdefault(label, []).append(i)
+        # the tuple's fields: per action its guard, then the values it writes
+        index = {k: n for n, k in enumerate(self.keys)}
+        terms: list[z3.ExprRef] = []
+        self._acts: list[tuple[int, list[tuple[int, int]]]] = []   # (guard's field, [(cell, value's field)])
+        for guard, changes in self.system.updates(self.f):
+            writes = []
+            for key, v in changes.items():
+                writes.append((index[key], len(terms) + 1 + len(writes)))
+            self._acts.append((len(terms), writes))
+            terms.append(guard)
+            terms += [v for key, v in changes.items()]
+        Agreement._bundles += 1
+        _, self._mk, _ = z3.TupleSort(f"agreement{Agreement._bundles}", [t.sort() for t in terms])
+        self._bundle = self._mk(*terms)
+        self._sub_f = Substitution([self.f[k] for k in self.keys])
+        # the observation: each property symbol's term over f equals a constant o[key]
+        self._obs = _observation_cells(relation, self.f)
+        sc = self.spec.schema
+        self._o = [(key, z3.Const(f"o:{key[0]}{list(key[1])}", sc.symbols[key[0]].type.z3sort(sc)))
+                   for key, _ in self._obs]
+        self._obs_formula = conj([term == o for (_, term), (_, o) in zip(self._obs, self._o)])
+        self._sub_obs = Substitution([self.f[k] for k in self.keys] + [o for _, o in self._o])
+        self._lit: dict = {}
+        self._true, self._false = z3.BoolVal(True).get_id(), z3.BoolVal(False).get_id()
+        self.states = 0
+
+    def _literal(self, schema, name: str, value):
+        key = (schema is self.relation.schema, name, value)
+        hit = self._lit.get(key)
+        if hit is None:
+            hit = self._lit[key] = literal(schema, schema.symbols[name].type, value)
+        return hit
+
+    def _values(self, cells) -> list[z3.ExprRef]:
+        sc = self.relation.schema
+        return [self._literal(sc, k[0], cells[k]) for k in self.keys]
+
+    def check(self, s) -> list[Disagreement]:
+        """Every way the relation and the spec disagree at state `s`."""
+        self.states += 1
+        rel, spec = self.relation, self.spec
+        out: list[Disagreement] = []
+        here = rel.cells(s)
+        out += self._types(s, here)
+        now = self._values(here)
+        out += self._observation(s, here, now)
+        ids = [v.get_id() for v in now]
+        # the relation's successors: action -> the cells it changes, with their new values
+        b = self._sub_f(self._bundle, now)
+        if not (z3.is_app(b) and b.decl().eq(self._mk)):
+            return out + [Disagreement("undecided", None, s, f"the step does not simplify: {b}")]
+        field = _Fields(b)     # the tuple's fields by id: Z3 shares its constants, so an id is a value
+        enabled: dict[int, dict] = {}
+        for i, (g, writes) in enumerate(self._acts):
+            guard = field.id(g)
+            if guard == self._false:
+                continue
+            if guard != self._true:
+                out.append(Disagreement("undecided", self.labels[i], s, f"the guard simplifies to {field(g)}"))
+                continue
+            enabled[i] = {self.keys[k]: self._python(self.keys[k], field(n)) for k, n in writes
+                          if field.id(n) != ids[k]}
+        by_next: dict = {}
+        for i, eff in enabled.items():
+            by_next.setdefault((self.labels[i], frozenset(eff.items())), []).append(i)
+        # the spec's successors, each matched to the actions of its label that yield it
+        succ: dict = {}
+        for label, t in spec.next(s):
+            cells = rel.cells(t)
+            eff = frozenset((k, v) for k, v in cells.items() if here[k] != v)
+            succ.setdefault((label, eff), cells)
+        matched = set()
+        for (label, eff), cells in succ.items():
+            hit = by_next.get((label, eff))
+            if hit:
+                matched.update(hit)
+            else:
+                out.append(Disagreement("spec-only", label, s, self._why_refused(here, enabled, label, cells)))
+        extra = [i for i in enabled if i not in matched]
+        if extra:
+            i = extra[0]
+            out.append(Disagreement("z3-only", self.labels[i], s, "Z3 allows a successor the spec does not yield: "
+                                    + "; ".join(_diff(rel, here, {**here, **enabled[i]}))))
+        return out
+
+    def _python(self, key, v: z3.ExprRef):
+        """A cell's new value in Python (a term that is not a constant as `Term`)."""
+        if not _constant(v):
+            return Term(str(v))
+        return python_value(self.relation.schema.symbols[key[0]].type, v)
+
+    def _why_refused(self, here, enabled, label, cells) -> str:
+        if label not in self._by_label:
+            return "the relation has no action of this label"
+        found = [{**here, **enabled[i]} for i in self._by_label[label] if i in enabled]
+        if not found:
+            return "the spec yields a successor, but the relation's guard is false"
+        z3_cells = found[0]
+        return ("the relation's update differs from the spec's: "
+                + "; ".join(f"{n}{list(k) if k else ''}: spec {cells[n, k]!r}, relation {z3_cells[n, k]!r}"
+                            for (n, k) in cells if cells[n, k] != z3_cells[n, k]))
+
+    def _observation(self, s, here, now) -> list[Disagreement]:
+        sc = self.spec.schema
+        want = valuation(sc, self.spec.observe(s))
+        wanted = [self._literal(sc, key[0], want[key]) for key, _ in self._o]
+        if z3.is_true(self._sub_obs(self._obs_formula, now + wanted)):
+            return []
+        bad = []
+        for key, term in self._obs:
+            v = python_value(sc.symbols[key[0]].type, self._sub_f(term, now))
+            if v != want[key]:
+                bad.append(f"{key[0]}{list(key[1]) if key[1] else ''}: observe {want[key]!r}, relation {v!r}")
+        return [Disagreement("observation", None, s, "; ".join(bad) or "the observation formula fails")]
+
+    def _types(self, s, cells) -> list[Disagreement]:
+        sc = self.relation.schema
+        bad = []
+        for (name, key), v in cells.items():
+            t = sc.symbols[name].type
+            lo, hi = getattr(t, "lo", None), getattr(t, "hi", None)
+            if (lo is not None and v < lo) or (hi is not None and v > hi):
+                bad.append(f"{name}{list(key) if key else ''} = {v} is outside [{lo}, {hi}]")
+        return [Disagreement("type", None, s, "; ".join(bad))] if bad else []
+
+
+def _constant(v: z3.ExprRef) -> bool:
+    return (z3.is_true(v) or z3.is_false(v) or z3.is_int_value(v) or z3.is_string_value(v)
+            or (z3.is_app(v) and v.num_args() == 0 and v.decl().kind() == z3.Z3_OP_DT_CONSTRUCTOR))
+
+
+def _observation_cells(relation: Relation, f: Frame):
+    """(spec-schema cell, its term over the frame) for every property symbol."""
+    sc = relation.spec.schema
+    pairs = dict((t.get_id(), v) for t, v in relation.observation(f))
+    out = []
+    for sym in sc.symbols.values():
+        for key in domain_keys(sc, sym):
+            term = sym.ref if not key else sym.ref(*[sc.const(d, e) for d, e in zip(sym.domain, key)])
+            out.append(((sym.name, key), pairs.get(term.get_id(), term)))
+    return out
+
+
+def _diff(rel: Relation, before, after) -> list[str]:
+    changed = {n for (n, k) in before if before[n, k] != after[n, k]}
+    return show_valuation(rel.schema, after, only=changed) or ["(no cell changes)"]
+
+
+def reachable(spec: Spec, limit: int | None = None) -> Iterator:
+    """Every reachable state, breadth first (a small model's)."""
+    seen = set()
+    todo = deque()
+    for s in spec.init_states():
+        if s not in seen:
+            seen.add(s)
+            todo.append(s)
+    while todo:
+        s = todo.popleft()
+        yield s
+        if limit is not None and len(seen) >= limit:
+            continue
+        for _, t in spec.next(s):
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+
+
+def walk(spec: Spec, states: int, seed: int = 0, depth: int = 100) -> Iterator:
+    """`states` states from random walks of at most `depth` steps (with
+    repeats: a walk that can go no further starts again)."""
+    rng = random.Random(seed)
+    inits = list(spec.init_states())
+    n = 0
+    while n < states:
+        s = rng.choice(inits)
+        for _ in range(depth):
+            yield s
+            n += 1
+            if n >= states:
+                return
+            succ = list(spec.next(s))
+            if not succ:
+                break
+            s = rng.choice(succ)[1]
+
+
+def disagreements(relation: Relation, states: Iterable, stop_after: int = 1,
+                  most: int | None = None) -> tuple[int, list[Disagreement]]:
+    """Check the states, each distinct one once, at most `most` of them; stop
+    after `stop_after` disagreements. Returns (distinct states checked,
+    disagreements)."""
+    ag = Agreement(relation)
+    seen = set()
+    out: list[Disagreement] = []
+    for s in states:
+        if s in seen:
+            continue
+        if most is not None and len(seen) >= most:
+            break
+        seen.add(s)
+        out += ag.check(s)
+        if len(out) >= stop_after:
+            break
+    return len(seen), out

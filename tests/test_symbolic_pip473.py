@@ -1,0 +1,194 @@
+"""PIP-473's symbolic relation (spec/pip473/relation.py) against the spec:
+the agreement at every state of the small models and at 100,000 states of
+random walks at the standard bounds, a changed guard caught, and bounded
+symbolic checking against the corpus: every violation of at most 12 states
+found with its [expect] length and property (the gate holds bfs to those),
+its trace taken by `show` and `replay`."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tomllib
+
+import pytest
+import z3
+
+from txncheck.checker.cli import main
+from txncheck.checker.model import load_model
+from txncheck.checker.symbolic.agreement import disagreements, reachable, walk
+from txncheck.checker.symbolic.load import relation_for
+from txncheck.checker.symbolic.run import prove_model
+from txncheck.spec.pip473 import relation as pip473_relation
+
+from .conftest import MODELS, ROOT
+
+PIP473 = MODELS / "pip473"
+STANDARD = {"fixed": PIP473 / "fixed-standard.toml",
+            "merged": PIP473 / "merged.toml"}   # merged.toml has the standard bounds
+
+
+def spec_of(path):
+    return load_model(path).instantiate()
+
+
+def corpus_violations(longest: int) -> list[tuple[str, str, int]]:
+    out = []
+    for p in sorted(PIP473.glob("*.toml")):
+        exp = tomllib.loads(p.read_text()).get("expect", {})
+        if exp.get("verdict") == "violation" and "length" in exp and exp["length"] <= longest:
+            out.append((p.stem, exp["property"], exp["length"]))
+    return out
+
+
+def small_models(most: int) -> list[str]:
+    """The models whose relation exists and that have at most `most` states."""
+    out = []
+    for p in sorted(PIP473.glob("*.toml")):
+        spec = spec_of(p)
+        try:
+            relation_for(spec)
+        except ValueError:
+            continue
+        if sum(1 for _ in itertools.islice(reachable(spec, limit=most), most + 1)) <= most:
+            out.append(p.stem)
+    return out
+
+
+@pytest.mark.parametrize("stem, states", [("gc-forced-delete", 51), ("late-ack-merged", 69), ("late-ack-fixed", 51)])
+def test_every_state_of_a_small_model_of_each_variant_agrees(stem, states):
+    spec = spec_of(PIP473 / f"{stem}.toml")
+    checked, bad = disagreements(relation_for(spec), reachable(spec), stop_after=1)
+    assert bad == [] and checked == states
+
+
+@pytest.mark.slow
+def test_every_state_of_every_small_model_agrees():
+    """Every model of models/pip473 the relation states with at most 20,000
+    states (26 of them, 71,000 states), every state."""
+    stems = small_models(20_000)
+    assert len(stems) >= 20
+    total = 0
+    for stem in stems:
+        spec = spec_of(PIP473 / f"{stem}.toml")
+        checked, bad = disagreements(relation_for(spec), reachable(spec), stop_after=1)
+        assert bad == [], f"{stem}: {bad[0]}"
+        total += checked
+    assert total > 50_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["fixed", "merged"])
+def test_100000_states_of_random_walks_at_the_standard_bounds_agree(variant):
+    spec = spec_of(STANDARD[variant])
+    checked, bad = disagreements(relation_for(spec), walk(spec, 10**9, seed=473, depth=60),
+                                 stop_after=1, most=100_000)
+    assert bad == [] and checked == 100_000
+
+
+def test_a_changed_guard_is_caught(monkeypatch):
+    """The dispatcher without its maxReadPosition check reads past an open
+    transaction's entry: Z3 allows a dispatch the spec does not."""
+    real = pip473_relation.dispatch
+
+    def reads_anything(s, j):
+        guard, t = real(s, j)
+        return z3.And(s.v("up", j), s.v("rd", j) <= s.v("llen", j)), t
+
+    monkeypatch.setattr(pip473_relation, "dispatch", reads_anything)
+    spec = spec_of(PIP473 / "append-before-op.toml")
+    _, (bad, *_) = disagreements(relation_for(spec), reachable(spec), stop_after=1)
+    assert (bad.what, bad.action[0]) == ("z3-only", "dispatch")
+    assert "Z3 allows a successor the spec does not yield: rd = " in bad.detail
+
+
+@pytest.mark.parametrize("stem, extra, bound", [
+    ("prune-after-trim-merged", "", "trim = True"),
+    # the relation's observation reads what a client was told, never an owed answer
+    ("late-ack-fixed", 'replies = "owed"\n', "replies = 'owed'")], ids=["trim", "replies-owed"])
+def test_unsupported_bounds_are_refused_in_one_line(capsys, tmp_path, stem, extra, bound):
+    model = tmp_path / f"{stem}.toml"
+    model.write_text((PIP473 / f"{stem}.toml").read_text().replace("[constants]\n", "[constants]\n" + extra))
+    rc = main(["prove", str(model)])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"the symbolic relation of pip473 does not state bound {bound}" in err
+
+
+def _bounded(stem, tmp_path):
+    r = prove_model(PIP473 / f"{stem}.toml", depth=12)
+    return r, r.bounded
+
+
+@pytest.mark.parametrize("stem, prop, length", [("late-ack-merged", "AcksFixedAtDecision", 4),
+                                                ("append-before-op", "ReadCommitted", 5)])
+def test_bounded_checking_finds_a_corpus_violation_at_bfss_length(stem, prop, length, tmp_path):
+    _, b = _bounded(stem, tmp_path)
+    assert (b.verdict, b.violated, b.length) == ("violation", prop, length)
+
+
+@pytest.mark.slow
+def test_bounded_checking_finds_every_corpus_violation_of_at_most_12_states():
+    found = []
+    for stem, prop, length in corpus_violations(12):
+        r = prove_model(PIP473 / f"{stem}.toml", depth=12)
+        found.append((stem, r.bounded.violated, r.bounded.length))
+        assert (r.bounded.violated, r.bounded.length) == (prop, length), stem
+    assert len(found) == 18
+
+
+def test_the_bounded_trace_is_shown_and_reproduced_on_the_reference(capsys, tmp_path):
+    rc = main(["prove", str(PIP473 / "late-ack-merged.toml"), "--bounded", "6", "--out", str(tmp_path), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 1 and doc["violation"]["length"] == 4
+    trace = doc["violation"]["trace"]
+    assert main(["show", trace]) == 0
+    assert "violates AcksFixedAtDecision (invariant) in 4 states" in capsys.readouterr().out
+    assert main(["replay", trace]) == 1     # reproduced
+    assert "reproduced at step 3: AcksFixedAtDecision fails on the implementation" in capsys.readouterr().out
+
+
+# -- proofs by induction ---------------------------------------------------------------
+
+
+def _standard_proof_on(stem, without=()):
+    """Prove a smaller fixed model with the standard model's twelve properties
+    and its [prove] lemmas (less `without`): the lemmas name no bound."""
+    from txncheck.checker.symbolic.induction import prove
+
+    std = load_model(STANDARD["fixed"])
+    spec = spec_of(PIP473 / f"{stem}.toml")
+    rel = relation_for(spec)
+    lemmas = {n: rel.lemmas[n] for n in std.raw["prove"]["lemmas"] if n in rel.lemmas and n not in without}
+    from txncheck.checker.symbolic.system import System
+
+    return prove(System(rel), {p: spec.invariants[p] for p in std.properties}, lemmas)
+
+
+@pytest.mark.slow
+def test_fixed_is_proved_at_the_standard_bounds():
+    r = prove_model(STANDARD["fixed"])
+    assert r.verdict == "proved" and r.exit_code == 0
+    assert set(r.properties) <= set(r.proof.clauses) and len(r.properties) == 12
+
+
+@pytest.mark.parametrize("stem", ["late-ack-fixed", "recovery-watermark-fixed"])
+def test_the_standard_lemmas_prove_smaller_fixed_models(stem):
+    assert _standard_proof_on(stem).verdict == "proved"
+
+
+def test_without_the_watermark_lemma_recovery_gives_a_cti():
+    """F2's lemma: a segment with an op record has a persisted watermark.
+    Without it, a recovery that finds an OPEN txn holds maxReadPosition at
+    the LAC instead, above the txn's entry: the CTI is that step."""
+    p = _standard_proof_on("recovery-watermark-fixed", without=["WatermarkPersistedBeforeTheFirstOp"])
+    assert p.verdict == "not inductive"
+    assert (p.cti.clause, p.cti.action[0]) == ("MaxReadPositionSafe", "recoverComplete")
+    assert p.cti.before[("wmark", ("s1",))] == -1 and p.cti.before[("tpos", ("s1", "t1", "-1"))] is False
+    assert p.cti.after[("tpos", ("s1", "t1", "-1"))] is True
+
+
+def test_merged_is_not_proved_with_fixeds_lemmas():
+    """The lemmas are no proof of any variant: merged's late ack (appended
+    after the decision) is a step they do not survive."""
+    p = _standard_proof_on("late-ack-merged")
+    assert p.verdict == "not inductive" and p.cti.action[0] == "appendAck"
