@@ -6,8 +6,8 @@ properties' symbols computed from the cells as `observe` computes them
 (properties.py). tests/test_symbolic_pip473.py holds it to the spec.
 
 It states the bounds the corpus and the standard models use: the three
-variants, split participants, one subscription, point watches, no
-trimming; other bounds are refused with one line.
+variants, split participants, one subscription, point watches, topic
+unloads, no trimming; other bounds are refused with one line.
 """
 
 from __future__ import annotations
@@ -18,17 +18,20 @@ from ..symbolic import Act, Frame, Relation
 from .coordinator import LIST, pub_targets
 from .properties import NO_OPEN
 from .relation_parts import (
-    E, any_of, deliver_event, dispatch, hst_is, is_txn_aborted, max_read, stage_is, tracked,
+    E, any_of, deliver_event, dispatch, hst_is, is_txn_aborted, read_limit, stage_is, tracked,
 )
 from .relation_lemmas import lemmas
-from .relation_publish import ack, append, check, op_fails, plain, put_write_op, validate
+from .relation_publish import (
+    ack, append, check, closed_append, closed_op_fails, closed_put_op, closed_validate, op_fails, plain,
+    put_write_op, validate,
+)
 from .relation_recovery import (
-    cas_metadata, crash, create_children, recover, recover_aborted, recover_complete_step, recover_watermark,
-    terminate_parents,
+    cas_metadata, crash, create_children, recover, recover_aborted, recover_acks, recover_complete_step,
+    recover_watermark, terminate_parents, unload,
 )
 from .relation_state import CLIENT, Layout, St, encode
 from .relation_steps import candidates, end_txn, failover, finalize, gc, list_ops, new_txn, publish_events, tick, timeout
-from .state import IN_FLIGHT
+from .state import IN_FLIGHT, UNANSWERED
 
 V = z3.StringVal
 
@@ -66,6 +69,12 @@ class Pip473Relation(Relation):
             steps.append(("publishOpFails", op_fails))
         if m.flags.validate_after_op:
             steps.append(("publishValidate", validate))
+        if m.constants["unloads"]:   # a closed instance's sends go on under the same labels
+            steps += [("publishPutOp", closed_put_op), ("publishAppend", closed_append)]
+            if m.op_fail:
+                steps.append(("publishOpFails", closed_op_fails))
+            if m.flags.validate_after_op:
+                steps.append(("publishValidate", closed_validate))
         for k, w in enumerate(m.writes):
             for j in candidates(m, w.key):
                 for name, fn in steps:
@@ -94,9 +103,13 @@ class Pip473Relation(Relation):
             act(by_seg["recoverWatermark"][j], recover_watermark, j)
             act(by_seg["recoverAborted"][j], recover_aborted, j)
             act(by_seg["recoverComplete"][j], recover_complete_step, j)
+            if m.pas_recovers:
+                act(by_seg["recoverAcks"][j], recover_acks, j)
             act(by_seg["deliverEvent"][j], self._deliver, j, False)
             act(by_seg["deliverAckEvent"][j], self._deliver, j, True)
             act(by_seg["crash"][j], crash, j)
+            if m.constants["unloads"]:
+                act(by_seg["unload"][j], unload, j)
             act(by_seg["dispatch"][j], self._dispatch, j)
         if m.topo.children:
             act(a("createChildren"), create_children)
@@ -115,7 +128,8 @@ class Pip473Relation(Relation):
             return z3.BoolVal(False), s
         f = "aevents" if acks else "events"
         pending = s.v("evf", j, f) if lay.coalesced else s.v("qlen", j, f) > 0
-        return z3.And(s.v("up", j), s.v("ready", j), pending), deliver_event(s, j, acks)
+        ready = s.v("aready", j) if acks and lay.m.pas_recovers else s.v("ready", j)   # the store's own replay
+        return z3.And(s.v("up", j), ready, pending), deliver_event(s, j, acks)
 
     def _dispatch(self, s: St, j: int):
         guard, t = dispatch(s, j)
@@ -181,16 +195,18 @@ class Pip473Relation(Relation):
             put("firstopen", [G[sg]], first)
             put("sealed", [G[sg]], s.v("status", j) == E(s, "Status", "SEALED"))
             put("up", [G[sg]], up)
-            put("maxread", [G[sg]], z3.If(up, max_read(s, j), -1))
+            put("maxread", [G[sg]], z3.If(up, read_limit(s, j), -1))
             events = [s.v("evf", j, x) if lay.coalesced else s.v("qlen", j, x) > 0 for x in lay.fields]
-            put("pending", [G[sg]], z3.And(up, z3.Or(events + [z3.Not(s.v("ready", j))])))
+            recovering = [z3.Not(s.v("ready", j)), z3.Not(s.v("aready", j))]
+            put("pending", [G[sg]], z3.And(up, z3.Or(events + recovering)))
             put("wmark", [G[sg]], s.v("wmark", j))
             for t, tx in enumerate(m.txn_names):
                 pins = tracked(s, j, t)
                 put("tracks", [G[sg], T[tx]], z3.And(up, z3.Or(s.v("cache", j, t), s.v("acache", j, t), pins)))
                 put("pins", [G[sg], T[tx]], z3.And(up, pins))
                 put("opon", [T[tx], G[sg]], any_of(z3.And(s.v("opx", k), s.v("pseg", k) == j) for k in lay.ops_of[t]))
-                put("inflight", [T[tx], G[sg]], any_of(z3.And(stage_is(s, k, *IN_FLIGHT), s.v("pseg", k) == j)
+                stages = UNANSWERED if m.constants["unloads"] else IN_FLIGHT   # a closed instance's send counts
+                put("inflight", [T[tx], G[sg]], any_of(z3.And(stage_is(s, k, *stages), s.v("pseg", k) == j)
                                                        for k in lay.ops_of[t] if k < lay.W))
         self._ack_symbols(s, put, T, C, P)
         return out

@@ -8,8 +8,7 @@ with the CTI its absence gives.
 
 A lemma that reads a flag states the fixed code's behaviour (the decision's
 CAS writes finalizedAt; F1 admits acks from the store; F2 persists the
-watermark before the first op; F6 holds a recovering buffer at the
-earliest position); the others read only the model's constants.
+watermark before the first op); the others read only the model's constants.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from __future__ import annotations
 import z3
 
 from ..symbolic import schema_terms
-from .relation_parts import E, ack_op_on, all_of, hst_is, stage_is, tracked, write_op_on
+from .relation_parts import E, ack_op_on, all_of, hst_is, placed, stage_is, tracked, write_op_on
 from .relation_state import NO_TAG, St
 from .relation_steps import client_is
 from .state import RECOVERED
@@ -163,7 +162,7 @@ def lemmas(rel) -> dict:
         Implies(And(s.v("cache", j, wtxn(k)), s.v("pseg", k) == j, stage(k, "valid", "done")), s.v("opx", k))
         for k in W for j in routes(k))
     out["TrackedAreCached"] = each(Implies(tracked(s, j, t), s.v("cache", j, t)) for j in J for t in T)
-    out["TrackedTxnsHaveOpsHere"] = each(Implies(tracked(s, j, t), write_op_on(s, t, j)) for j in J for t in T)
+    out["TrackedTxnsHaveOpsHere"] = each(Implies(placed(s, j, t), write_op_on(s, t, j)) for j in J for t in T)
     out["OpenTxnsWithOpsAreTracked"] = each(
         Implies(And(s.v("up", j), s.v("ready", j), hst_is(s, t, "OPEN"), write_op_on(s, t, j)),
                 And(s.v("cache", j, t), tracked(s, j, t))) for j in J for t in T)
@@ -180,21 +179,23 @@ def lemmas(rel) -> dict:
         out["WatermarkPersistedBeforeTheFirstOp"] = each(Implies(write_op_on(s, t, j), s.v("wmark", j) >= 0)
                                                          for j in J for t in T)
     if m.split:
-        out["AckOpsAreCached"] = each(Implies(And(s.v("up", j), s.v("ready", j), ack_op_on(s, t, j)), s.v("acache", j, t))
-                                      for j in J for t in T)
+        out["AckOpsAreCached"] = each(Implies(And(s.v("up", j), s.v("aready", j), ack_op_on(s, t, j)),
+                                              s.v("acache", j, t)) for j in J for t in T)
         if f.validate_after_op:
             out["CachedAcksHaveOps"] = each(Implies(s.v("acache", j, t), ack_op_on(s, t, j)) for j in J for t in T)
 
     # -- decisions reach the participants -------------------------------------------------------
     if lay.coalesced and m.split:
         out["DecidedOpsWillBeMaterialized"] = each(
-            Implies(And(Not(dec(t, "undecided")), s.v("up", j), s.v("ready", j)), And(
-                And([Implies(And(s.v("opx", k), s.v("pseg", k) == j, Not(stage(k, "op"))), s.v("cache", j, t))
-                     for k in W if wtxn(k) == t]),
-                Implies(ack_op_on(s, t, j), s.v("acache", j, t)),
-                Implies(And(s.v("cache", j, t), write_op_on(s, t, j)),
-                        Or(s.v("evf", j, "events"), sends(t, j, lambda k: stage(k, "op")))),
-                Implies(s.v("acache", j, t), s.v("evf", j, "aevents"))))
+            Implies(And(Not(dec(t, "undecided")), s.v("up", j)), And(
+                Implies(s.v("ready", j), And(
+                    And([Implies(And(s.v("opx", k), s.v("pseg", k) == j, Not(stage(k, "op"))), s.v("cache", j, t))
+                         for k in W if wtxn(k) == t]),
+                    Implies(And(s.v("cache", j, t), write_op_on(s, t, j)),
+                            Or(s.v("evf", j, "events"), sends(t, j, lambda k: stage(k, "op")))))),
+                Implies(s.v("aready", j), And(    # the pending-ack store, once its own replay is done
+                    Implies(ack_op_on(s, t, j), s.v("acache", j, t)),
+                    Implies(s.v("acache", j, t), s.v("evf", j, "aevents"))))))
             for j in J for t in T)
     out["MaterializedAbortsAreRecorded"] = each(
         Implies(And(dec(wtxn(k), "ABORTED"), stage(k, "valid", "done"), s.v("pseg", k) == j, Not(s.v("opx", k))),
@@ -214,12 +215,9 @@ def lemmas(rel) -> dict:
     out["CrashBudget"] = z3.Sum([z3.If(Or(And(Not(status(j, "ABSENT")), Not(s.v("up", j))),
                                          And(s.v("up", j), Not(s.v("ready", j)))), 1, 0) for j in J]) \
         + s.v("crashes") <= budget
-    if f.dispatch_waits:
-        out["RecoveringBufferKnowsNothing"] = each(Implies(And(s.v("up", j), Not(s.v("ready", j))), And(
-            [s.v("hold", j) == 0]
-            + [Not(s.v(x, j, t)) for x in ("cache", "acache", "abrt") for t in T]
-            + [Not(s.v("tpos", j, t, q)) for t in T for q in range(RECOVERED, lay.L + 1)]
-            + [Not(s.v("packs", j, x)) for x in lay.packs])) for j in J)
+    out["RecoveringBufferKnowsNothing"] = each(Implies(And(s.v("up", j), Not(s.v("ready", j))), And(
+        [Not(s.v(x, j, t)) for x in ("cache", "abrt") for t in T]
+        + [Not(s.v("tpos", j, t, q)) for t in T for q in range(RECOVERED, lay.L + 1)])) for j in J)
     out["RecoveredTxnsHoldTheirEntries"] = each(
         Implies(s.v("tpos", j, t, RECOVERED), And(s.v("hold", j) >= 0,
                                                   Implies(first_entry(j, t) > 0, s.v("hold", j) < first_entry(j, t))))

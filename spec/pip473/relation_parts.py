@@ -104,6 +104,12 @@ def tracked(s: St, j: int, t: int):
     return any_of(s.v("tpos", j, t, x) for x in range(RECOVERED, s.ctx.L + 1))
 
 
+def placed(s: St, j: int, t: int):
+    """Some (t, position) other than the in-flight mark 0: a position the
+    buffer knows, or RECOVERED (buffer's `any(x[0] == t and x[1] != 0 ...)`)."""
+    return any_of(s.v("tpos", j, t, x) for x in range(RECOVERED, s.ctx.L + 1) if x != 0)
+
+
 def max_read(s: St, j: int):
     lay = s.ctx
     llen = s.v("llen", j)
@@ -114,6 +120,20 @@ def max_read(s: St, j: int):
     hold = s.v("hold", j)
     v = z3.If(z3.And(hold >= 0, hold < v), hold, v)
     return z3.If(s.v("ready", j), v, hold)
+
+
+def read_limit(s: St, j: int):
+    """buffer.read_limit: `getMaxReadPosition()`; fixed F6 gates it at the
+    earliest position (0) until the buffer's recovery completes."""
+    if s.ctx.m.flags.dispatch_waits:
+        return z3.If(s.v("ready", j), max_read(s, j), 0)
+    return max_read(s, j)
+
+
+def pas_ready(s: St, j: int):
+    """pendingack.pas_ready (one subscription): the store's own replay flag
+    when it recovers on its own, else the buffer's."""
+    return s.v("aready", j) if s.ctx.m.pas_recovers else s.v("ready", j)
 
 
 def is_txn_aborted(s: St, j: int, t: int):
@@ -153,7 +173,8 @@ def forget(s: St, j: int, t: int) -> St:
 
 
 def drop_in_flight(s: St, j: int, t: int) -> St:
-    return with_hold(s.set({("tpos", j, t, 0): FALSE}), j)
+    """A failed append: an entry of t with no position keeps its mark (and the hold)."""
+    return St.ite(placed(s, j, t), with_hold(s.set({("tpos", j, t, 0): FALSE}), j), s)
 
 
 def in_flight_elsewhere(s: St, j: int, t: int, but: int):
@@ -167,9 +188,9 @@ def release_failed(s: St, j: int, t: int, but: int) -> St:
     """fixed F5."""
     if not s.ctx.m.flags.drop_failed:
         return s
-    keep = z3.Or(z3.Not(s.v("cache", j, t)), tracked(s, j, t), in_flight_elsewhere(s, j, t, but),
+    keep = z3.Or(z3.Not(s.v("cache", j, t)), placed(s, j, t), in_flight_elsewhere(s, j, t, but),
                  streams(s, t)[j, "events"])
-    return St.ite(keep, s, s.set({("cache", j, t): FALSE}))
+    return St.ite(keep, s, with_hold(s.set({("cache", j, t): FALSE, ("tpos", j, t, 0): FALSE}), j))
 
 
 def appending(s: St, j: int, t: int, but: int = -1):
@@ -342,7 +363,9 @@ def dispatch(s: St, j: int):
     """(guard, state): the dispatcher of the one subscription on segment j."""
     lay = s.ctx
     pos = s.v("rd", j)
-    guard = z3.And(s.v("up", j), pos <= s.v("llen", j), pos <= max_read(s, j))
+    guard = z3.And(s.v("up", j), pos <= s.v("llen", j), pos <= read_limit(s, j))
+    if lay.m.pas_recovers:   # no consumer until the pending-ack handle is ready
+        guard = z3.And(guard, s.v("aready", j))
     tag = z3.IntVal(NO_TAG)
     for i in range(1, lay.L + 1):
         tag = z3.If(pos == i, s.v("tag", j, i), tag)

@@ -7,12 +7,12 @@ from __future__ import annotations
 import z3
 
 from .relation_parts import (
-    E, FALSE, TRUE, drop_in_flight, max_read, materialize, rekey, release_failed, stage_is, track_in_flight,
-    track_position, tracked,
+    E, FALSE, TRUE, drop_in_flight, max_read, materialize, pas_ready, rekey, release_failed, stage_is,
+    track_in_flight, track_position, write_op_on,
 )
 from .relation_state import St
 from .relation_steps import delete_own_op, pub, put_op, route, sending
-from .state import APPENDED, CHECKED, DONE, OPPUT, REJECTED, TODO, VALID
+from .state import APPENDED, CHECKED, CLOSED, DONE, OPPUT, REJECTED, TODO, VALID
 
 
 def _late(s: St, t: int, when) -> St:
@@ -29,6 +29,9 @@ def check(s: St, k: int, j: int):
     out = s.set({("cache", j, t): ok})
     if not m.flags.validate_after_op:
         out = _late(out, t, z3.And(cached, z3.Not(is_open)))
+    if m.flags.op_first:
+        # the header read made the buffer's TxnEntry, OPEN with no position: it holds the read position
+        out = St.ite(z3.And(z3.Not(cached), is_open), track_in_flight(out, j, t), out)
     stage = z3.If(ok, E(s, "Stage", CHECKED), E(s, "Stage", REJECTED))
     return guard, out.set({("stage", k): stage, ("pseg", k): j, ("ppos", k): 0, ("pseq", k): -1})
 
@@ -70,8 +73,8 @@ def put_write_op(s: St, k: int, j: int):
     if f.op_first:
         guard = z3.And(stage_is(s, k, CHECKED), s.v("pseg", k) == j)
         out = put_op(s, t, k)
-        if f.watermark_before_op:
-            out = St.ite(tracked(s, j, t), out, out.set({("wmark", j): max_read(s, j)}))
+        if f.watermark_before_op:   # F2: t's first WRITE op on the segment
+            out = St.ite(write_op_on(s, t, j), out, out.set({("wmark", j): max_read(s, j)}))
         out = St.ite(s.v("cache", j, t), track_in_flight(out, j, t), out)
         return guard, pub(out, k, OPPUT)
     guard = z3.And(stage_is(s, k, APPENDED), s.v("pseg", k) == j)
@@ -101,7 +104,7 @@ def ack(s: St, k: int):
     m = s.ctx.m
     a = m.acks[k]
     t, j, i = a.txn, a.seg, len(m.writes) + k
-    guard = z3.And(stage_is(s, i, TODO), sending(s, t), s.v("up", j), s.v("ready", j), s.v("rd", j) > a.pos)
+    guard = z3.And(stage_is(s, i, TODO), sending(s, t), s.v("up", j), pas_ready(s, j), s.v("rd", j) > a.pos)
     field = "acache" if m.split else "cache"
     cached, is_open = s.v(field, j, t), s.v("hst", t) == E(s, "HSt", "OPEN")
     if m.flags.acks_unchecked:
@@ -121,6 +124,42 @@ def ack(s: St, k: int):
     done = done.set({("ackw", w): z3.Or(s.v("ackw", w), is_open), ("ackwl", w): z3.Or(s.v("ackwl", w), z3.Not(is_open))})
     done = pub(done, i, DONE, seg=j, pos=a.pos, seq=s.v("seqs", t))
     return guard, St.ite(ok, done, rejected)
+
+
+# -- bound unloads: the sends of a closed buffer instance (publish.closed_*) ------------
+
+
+def closed_put_op(s: St, k: int, j: int):
+    t = s.ctx.m.writes[k].txn
+    guard = z3.And(stage_is(s, k, CLOSED[CHECKED]), s.v("pseg", k) == j)
+    return guard, pub(put_op(s, t, k), k, CLOSED[OPPUT])
+
+
+def closed_op_fails(s: St, k: int, j: int):
+    m = s.ctx.m
+    guard = z3.And(stage_is(s, k, CLOSED[CHECKED]), s.v("pseg", k) == j) if m.op_fail else FALSE
+    return guard, pub(s, k, REJECTED)
+
+
+def closed_validate(s: St, k: int, j: int):
+    m = s.ctx.m
+    t = m.writes[k].txn
+    guard = z3.And(stage_is(s, k, CLOSED[OPPUT]), s.v("pseg", k) == j) if m.flags.validate_after_op else FALSE
+    rejected = pub(delete_own_op(s, t, k), k, REJECTED)
+    return guard, St.ite(s.v("hst", t) == E(s, "HSt", "OPEN"), pub(s, k, CLOSED[VALID]), rejected)
+
+
+def closed_append(s: St, k: int, j: int):
+    m = s.ctx.m
+    f = m.flags
+    t = m.writes[k].txn
+    guard = z3.And(stage_is(s, k, CLOSED[VALID if f.validate_after_op else OPPUT]), s.v("pseg", k) == j)
+    out = s
+    if f.validate_after_op:
+        out = delete_own_op(out, t, k)
+    if f.rekey_late:
+        out = rekey(out, j, t, 0, k)
+    return guard, pub(out, k, REJECTED)
 
 
 def plain(s: St, k: int, j: int):

@@ -7,13 +7,13 @@ import z3
 
 from .relation_parts import E, FALSE, TRUE, any_of, hst_is, materialize, remove_ops, stage_is, write_op_on, ack_op_on
 from .relation_state import NO_TAG, St
-from .state import IN_FLIGHT, RECOVERED, REJECTED, UNKEYED
+from .state import CLOSED, IN_FLIGHT, RECOVERED, REJECTED, UNKEYED
 
 
 def empty_part(s: St, j: int, keep_events: bool = False) -> St:
     """EMPTY_PART's cells (a crashed or new participant), events kept when asked."""
     lay = s.ctx
-    out = {("hold", j): -1, ("ready", j): TRUE, ("loaded", j): 0, ("wknown", j): FALSE}
+    out = {("hold", j): -1, ("ready", j): TRUE, ("loaded", j): 0, ("wknown", j): FALSE, ("aready", j): TRUE}
     for t in range(lay.n):
         for name in ("cache", "abrt", "acache"):
             out[name, j, t] = FALSE
@@ -53,12 +53,32 @@ def crash(s: St, j: int):
     return guard, empty_part(s.set(out), j)
 
 
+def unload(s: St, j: int):
+    """Bound unloads: the instance is closed (its cells as a crash leaves
+    them); its sends past the header check go on, CLOSED."""
+    lay = s.ctx
+    m = lay.m
+    taken = lambda k: z3.And(s.v("pseg", k) == j, stage_is(s, k, *CLOSED))
+    guard = z3.And(s.v("unloads") > 0, s.v("up", j))
+    if m.prune:
+        guard = z3.And(guard, z3.Or(holds_something(s, j), any_of(taken(k) for k in range(lay.K))))
+    out = {("unloads",): s.v("unloads") - 1, ("up", j): FALSE}
+    for k in range(lay.W):
+        stage = s.v("stage", k)
+        for x, closed in CLOSED.items():
+            stage = z3.If(z3.And(s.v("pseg", k) == j, stage_is(s, k, x)), E(s, "Stage", closed), stage)
+        out["stage", k] = stage
+    return guard, empty_part(s.set(out), j)
+
+
 def recover(s: St, j: int):
     m = s.ctx.m
     guard = z3.And(z3.Not(s.v("up", j)), s.v("status", j) != E(s, "Status", "ABSENT"))
-    if m.flags.async_recovery:
-        hold = 0 if m.flags.dispatch_waits else s.v("llen", j)
-        return guard, empty_part(s, j).set({("up", j): TRUE, ("hold", j): hold, ("ready", j): FALSE})
+    if m.flags.async_recovery:   # the constructor's LAC (F6 gates the getter: relation_parts.read_limit)
+        part = {("up", j): TRUE, ("hold", j): s.v("llen", j), ("ready", j): FALSE}
+        if m.pas_recovers:       # the pending-ack store replays on its own (recover_acks)
+            part["aready", j] = FALSE
+        return guard, empty_part(s, j).set(part)
     return guard, recover_complete(empty_part(s, j).set({("up", j): TRUE}), j, fresh=True)
 
 
@@ -70,9 +90,7 @@ def recover_watermark(s: St, j: int):
     m = s.ctx.m
     guard = z3.And(recovering(s, j), s.v("loaded", j) == 0) if m.recovery_steps else FALSE
     hold, w = s.v("hold", j), s.v("wmark", j)
-    if not m.flags.dispatch_waits:
-        hold = z3.If(w < 0, hold, w)
-    return guard, s.set({("loaded", j): 1, ("hold", j): hold, ("wknown", j): TRUE})
+    return guard, s.set({("loaded", j): 1, ("hold", j): z3.If(w < 0, hold, w), ("wknown", j): TRUE})
 
 
 def recover_aborted(s: St, j: int):
@@ -98,25 +116,31 @@ def recover_complete_step(s: St, j: int):
 
 
 def recover_complete(s: St, j: int, fresh: bool = False) -> St:
-    """recovery.recover_complete; `fresh`: from a crashed participant (pip-text's recover)."""
+    """recovery.recover_complete; `fresh`: from a crashed participant (pip-text's recover).
+    When the pending-ack store replays on its own (`own`), the scan is of the
+    WRITE ops and only the buffer's cells start anew; the store's are kept."""
     lay = s.ctx
     m = lay.m
+    own = m.pas_recovers
     wrote = [write_op_on(s, t, j) for t in range(lay.n)]
-    acked = [ack_op_on(s, t, j) for t in range(lay.n)]
+    acked = [FALSE if own else ack_op_on(s, t, j) for t in range(lay.n)]
     loaded = FALSE if fresh else s.v("loaded", j) >= 2
     orig = s
-    s = empty_part(s, j, keep_events=True)
+    s = _buffer_anew(s, j) if own else empty_part(s, j, keep_events=True)
     decided = []
     hold = s.v("hold", j)
     for t in range(lay.n):
         involved = z3.Or(wrote[t], acked[t])
         if m.flags.collected_not_aborted:
             gone = z3.And(involved, hst_is(orig, t, "GONE"))
-            s = St.ite(gone, remove_ops(s, t, lambda k: s.v("pseg", k) == j), s)
+            scanned = lambda k: False if own and k >= lay.W else s.v("pseg", k) == j   # the ops it scanned
+            s = St.ite(gone, remove_ops(s, t, scanned), s)
             involved = z3.And(involved, z3.Not(hst_is(orig, t, "GONE")))
         opened = z3.And(involved, hst_is(orig, t, "OPEN"))
         decided.append((t, z3.And(involved, z3.Not(hst_is(orig, t, "OPEN")))))
-        if m.split:
+        if own:
+            s = s.set({("cache", j, t): z3.And(opened, wrote[t])})
+        elif m.split:
             s = s.set({("cache", j, t): z3.And(opened, wrote[t]), ("acache", j, t): z3.And(opened, acked[t])})
         else:
             s = s.set({("cache", j, t): opened})
@@ -135,9 +159,36 @@ def recover_complete(s: St, j: int, fresh: bool = False) -> St:
         s = St.ite(loaded, s, rekey_waiting(s, j))
     for t, dec in decided:
         committed = hst_is(orig, t, "COMMITTED")
-        kw = {"tb": wrote[t], "pas": acked[t]} if m.split else {}
+        kw = {"tb": wrote[t], "pas": False if own else acked[t]} if m.split else {}
         s = St.ite(dec, materialize(s, j, t, committed, **kw), s)
     return s
+
+
+def _buffer_anew(s: St, j: int) -> St:
+    """The transaction buffer's cells anew, the pending-ack store's kept."""
+    lay = s.ctx
+    out = {("hold", j): -1, ("ready", j): TRUE, ("loaded", j): 0, ("wknown", j): FALSE}
+    for t in range(lay.n):
+        out["cache", j, t] = out["abrt", j, t] = FALSE
+        for x in range(RECOVERED, lay.L + 1):
+            out["tpos", j, t, x] = FALSE
+    return s.set(out)
+
+
+def recover_acks(s: St, j: int):
+    """recovery.recover_acks (one subscription): the store's own replay: its
+    ACK ops' txns, OPEN ones re-seeded, decided ones applied."""
+    lay = s.ctx
+    guard = z3.And(s.v("up", j), z3.Not(s.v("aready", j))) if lay.m.pas_recovers else FALSE
+    acked = [ack_op_on(s, t, j) for t in range(lay.n)]
+    orig = s
+    opened = {("acache", j, t): z3.Or(s.v("acache", j, t), z3.And(acked[t], hst_is(s, t, "OPEN")))
+              for t in range(lay.n)}
+    s = s.set({("aready", j): TRUE, **opened})
+    for t in range(lay.n):
+        dec = z3.And(acked[t], z3.Not(hst_is(orig, t, "OPEN")))
+        s = St.ite(dec, materialize(s, j, t, hst_is(orig, t, "COMMITTED"), tb=False, pas=True), s)
+    return guard, s
 
 
 def _first_write(s: St, j: int, t: int):

@@ -25,7 +25,7 @@ from ..schema import Bool, Enum, Int, Schema
 from ..symbolic import Key, Sym
 from .coordinator import STREAM_BASE, _pub
 from .state import (
-    ABSENT, APPENDED, CHECKED, DONE, GONE, NONE, OPPUT, PLAIN, REJECTED, TODO, UNKEYED, VALID, Header,
+    ABSENT, APPENDED, CHECKED, CLOSED, DONE, GONE, NONE, OPPUT, PLAIN, REJECTED, TODO, UNKEYED, VALID, Header,
 )
 
 HST = ("NONE", "OPEN", "COMMITTED", "ABORTED", "GONE")
@@ -33,6 +33,7 @@ STATUS = ("ABSENT", "CREATED", "ACTIVE", "TERMINATED", "SEALED")
 CLIENT = ("none", "open", "ending-commit", "ending-abort", "told-committed", "told-aborted", "told-conflict",
           "told-notfound")
 STAGE = (TODO, CHECKED, OPPUT, APPENDED, VALID, DONE, REJECTED)
+CLOSED_STAGES = tuple(CLOSED.values())   # bound unloads: a closed buffer instance's sends
 DEC = ("undecided", "COMMITTED", "ABORTED")
 DST = ("OPEN", "COMMITTED", "ABORTED", "NONE", "GONE")
 REPLY = ("none", "COMMITTED", "ABORTED")
@@ -92,12 +93,14 @@ class Layout:
         sc.enum("DSt", DST)
         sc.enum("Step", self.steps)
         sc.enum("Reply", REPLY)
-        for name, values in (("HSt", HST), ("Status", STATUS), ("Client", CLIENT), ("Stage", STAGE), ("Dec", DEC)):
+        stages = STAGE + (CLOSED_STAGES if m.constants["unloads"] else ())
+        for name, values in (("HSt", HST), ("Status", STATUS), ("Client", CLIENT), ("Stage", stages), ("Dec", DEC)):
             sc.enum(name, values)
         b, i = Bool(), lambda lo, hi: Int(lo, hi)
         maxseq = 1 + max((len(x) for x in self.ops_of), default=0)
         for name, typ in (("now", i(0, ticks)), ("reshape", i(0, 3)), ("crashes", i(0, m.constants["crashes"])),
-                          ("failovers", i(0, m.constants["failovers"])), ("plain", i(0, len(m.plain_keys)))):
+                          ("failovers", i(0, m.constants["failovers"])), ("unloads", i(0, m.constants["unloads"])),
+                          ("plain", i(0, len(m.plain_keys)))):
             sc.var(name, typ)
         for name, typ in (("hst", Enum("HSt")), ("hdl", i(0, ticks + timeout)), ("hfin", i(-1, ticks)),
                           ("seqs", i(1, maxseq)), ("client", Enum("Client")), ("fincnt", i(0, 3)),
@@ -111,7 +114,7 @@ class Layout:
         for name, typ in (("wmark", i(-1, self.L)), ("status", Enum("Status")), ("llen", i(0, self.L)),
                           ("md", i(0, self.L)), ("rd", i(1, self.L + 1)), ("fence", i(-1, self.L)),
                           ("retained", i(1, self.L + 1)), ("up", b), ("hold", i(-1, self.L)), ("ready", b),
-                          ("loaded", i(0, 2)), ("wknown", b)):
+                          ("loaded", i(0, 2)), ("wknown", b), ("aready", b)):
             sc.fun(name, "Seg", typ)
         sc.fun("tag", ("Seg", "LPos"), i(NO_TAG, self.n - 1))
         sc.fun("ind", ("Seg", "LPos"), b)
@@ -196,7 +199,7 @@ def encode(lay: Layout, s) -> dict[Key, object]:
         *idx, value = idx_and_value
         out[lay.key(name, *idx)] = value
 
-    for name in ("now", "reshape", "crashes", "failovers", "plain"):
+    for name in ("now", "reshape", "crashes", "failovers", "unloads", "plain"):
         put(name, getattr(s, name))
     for t, h in enumerate(s.hdr):
         if isinstance(h, Header):
@@ -237,6 +240,7 @@ def encode(lay: Layout, s) -> dict[Key, object]:
         from .state import EMPTY_PART
         q = EMPTY_PART if p is None else p
         put("hold", j, q.hold), put("ready", j, q.ready), put("loaded", j, q.loaded), put("wknown", j, q.wknown)
+        put("aready", j, q.aready)
         for t in range(lay.n):
             put("arec", j, t, (j, t) in recs), put("akey", j, t, recs.get((j, t), 0))
             put("cache", j, t, t in q.cache), put("abrt", j, t, t in q.abrt), put("acache", j, t, t in q.acache)
@@ -259,7 +263,7 @@ def encode(lay: Layout, s) -> dict[Key, object]:
             for x in range(lay.Q):
                 t, st = queue[x] if x < len(queue) else (-1, NONE)
                 put("qtxn", j, f, x, t), put("qst", j, f, x, st)
-        if q.aevents2 or q.acache2 or q.packs2:
+        if q.aevents2 or q.acache2 or q.packs2 or not q.aready2:
             raise Unrepresentable("a second subscription")
         for i in range(1, lay.L + 1):
             for st in DST:

@@ -13,8 +13,8 @@ from ..symbolic import Act, Frame
 from .coordinator import LIST, pub_targets
 from .relation_parts import (
     E, FALSE, TRUE, all_of, any_of, appending, deliver_event, dispatch, drop_in_flight, fanout, has_op,
-    hst_is, materialize, max_read, publish, rekey, release_failed, remove_ops, stage_is, streams, track_in_flight,
-    track_position, tracked, write_op_on, ack_op_on,
+    hst_is, materialize, max_read, placed, publish, rekey, release_failed, remove_ops, stage_is, streams,
+    track_in_flight, track_position, tracked, write_op_on, ack_op_on,
 )
 from .relation_state import REPLY, St
 from .state import (
@@ -153,8 +153,9 @@ def gc(s: St, t: int):
     left = has_op(s, t)
     nops = z3.Sum([z3.If(s.v("opx", k), 1, 0) for k in lay.ops_of[t]] or [z3.IntVal(0)])
     owners = {j: z3.Or(write_op_on(s, t, j), ack_op_on(s, t, j)) for j in range(lay.nseg)}
+    # a position the buffer knows or recovered; an entry with none yet belongs to a send the TC cannot know
     unmat = z3.Sum([z3.If(z3.And(s.v("up", j), z3.Or(s.v("cache", j, t), s.v("acache", j, t)),
-                                 z3.Or(owners[j], tracked(s, j, t))), 1, 0) for j in range(lay.nseg)])
+                                 z3.Or(owners[j], placed(s, j, t))), 1, 0) for j in range(lay.nseg)])
     out = remove_ops(s, t, lambda k: True).set({
         ("hst", t): E(s, "HSt", "GONE"), ("hdl", t): 0, ("hfin", t): -1, ("gcs", t): TRUE, ("gcops", t): nops,
         ("gcunmat", t): unmat})
