@@ -184,11 +184,11 @@ class Coordinator:
         self.amaps = [list(amap) for _ in range(self.n)]
         self.local = None
 
-    def _stop_reason(self, proposed: int) -> str | None:
+    def _stop_reason(self, distinct: int) -> str | None:
         job = self.job
         if self.deadline is not None and time.monotonic() >= self.deadline:
             return f"max-seconds {job.max_seconds:g} reached"
-        if job.max_states is not None and len(self.visited) + proposed >= job.max_states:
+        if job.max_states is not None and distinct >= job.max_states:
             return f"max-states {job.max_states} reached"
         return None
 
@@ -216,25 +216,25 @@ class Coordinator:
         proposed = 0
         tables: list = []
         self.level_new: Counter = Counter()  # new states per action, as proposed
+        before = len(self.visited)
         if self.local is not None:
             part = self.local
-            part.begin(self.visited.slots, False)
+            part.begin(None, False, self.visited)  # its proposals join the visited set as they come
             for head in part.expand(BATCH):
                 if head["done"]:
                     break
                 if "cut" in head:  # in one process, count what bfs counts when it stops
                     head.update(head["cut"])
-                    self.distinct = len(self.visited) + proposed + head["proposed"]
+                    self.distinct = before + proposed + head["proposed"]
                 self._take(0, head, found)
                 proposed += head["proposed"]
-                self._progress(proposed, head["left"], depth)
+                self._progress(before + proposed, head["left"], depth)
                 if found:
                     break
-                reason = self._stop_reason(proposed)
+                reason = self._stop_reason(before + proposed)
                 if reason:
                     self.incomplete = reason
                     break
-            tables.append(part.mine)
         else:
             visited = [self.visited.path, self.visited.log2]
             for r in self.remotes:
@@ -255,9 +255,9 @@ class Coordinator:
                     self._take(r.w, head, found)
                     proposed += head["proposed"]
                     left[r.w] = head["left"]
-                self._progress(proposed, sum(left), depth)
+                self._progress(before + proposed, sum(left), depth)
                 if not stopping:
-                    reason = "violation" if found else self._stop_reason(proposed)
+                    reason = "violation" if found else self._stop_reason(before + proposed)
                     if reason:
                         stopping = True
                         if reason != "violation":
@@ -266,10 +266,8 @@ class Coordinator:
                             send(r.conn, {"cmd": "stop"})
         if found:
             self._violation(depth, found)
-        # the level's new states join the visited set (also when stopped, for the counts)
-        if self.local is not None:
-            self._join(tables[0].values())
-        else:
+        # the workers' new states join the visited set (also when stopped, for the counts)
+        if self.local is None:
             tables.sort()
             proposals = []
             for _, path, log2 in tables:
@@ -332,10 +330,10 @@ class Coordinator:
         except TrailError as exc:
             raise EngineError(str(exc)) from None
 
-    def _progress(self, proposed: int, queue: int, depth: int) -> None:
+    def _progress(self, distinct: int, queue: int, depth: int) -> None:
         progress = self.job.progress
         if progress is not None:
-            progress.update(distinct=len(self.visited) + proposed, generated=self.generated, queue=queue, depth=depth)
+            progress.update(distinct=distinct, generated=self.generated, queue=queue, depth=depth)
 
     def _outcome(self, depth: int, seconds: float) -> Outcome:
         job = self.job
