@@ -266,30 +266,31 @@ class Coordinator:
                             send(r.conn, {"cmd": "stop"})
         if found:
             self._violation(depth, found)
-        # the workers' new states join the visited set (also when stopped, for the counts)
-        if self.local is None:
-            tables.sort()
-            proposals = []
-            for _, path, log2 in tables:
-                slots = open_shared(path, log2)
-                vals = _held(slots)
-                proposals.append((vals, slots))
-                self._join(vals)
-        if self.violation is not None or self.incomplete is not None:
-            self.new_by_action.update(self.level_new)  # a stopped level is not accepted: its proposals count
-            return 0
+        stopped = self.violation is not None or self.incomplete is not None
         if self.local is not None:
+            if stopped:
+                self.new_by_action.update(self.level_new)  # a stopped level is not accepted: its proposals count
+                return 0
             results = [self.local.accept([])]
             self.local.drop_table()
         else:
+            tables.sort()
+            proposals = [(_held(slots), slots) for slots in (open_shared(path, log2) for _, path, log2 in tables)]
+            if stopped:  # the proposals join the visited set, for the counts
+                for vals, _ in proposals:
+                    self._join(vals)
+                self.new_by_action.update(self.level_new)
+                return 0
             weights = balance(proposals, costs)
-            del proposals
             self.level_stats.append({"states": list(self.sizes), "cpu_s": [round(c * n, 2) for c, n in
                                                                           zip(costs, self.sizes)],
                                      "weights": [round(x, 3) for x in weights]})
             for r in self.remotes:
                 send(r.conn, {"cmd": "accept", "others": [list(t) for t in tables if t[0] != r.w],
                               "weights": weights})
+            for vals, _ in proposals:  # the new states join the visited set while the workers keep theirs
+                self._join(vals)
+            del proposals
             results = [r.recv() for r in self.remotes]
             for r in self.remotes:
                 r.ask({"cmd": "drop"})
