@@ -8,10 +8,10 @@ the batch, then asks the visited set (the levels before, read from the
 coordinator's table) and its own table of this level's proposals (in one
 process both are the coordinator's table, which the proposals join as they
 come). A successor new to both is proposed: checked at once (invariants,
-witnesses) and kept, as a row, in its proposals for the next level. At the end of the
-level, a state that several workers proposed stays with one of them
-(`keeper`), and the rest are dropped; the kept proposals become the part's
-next level, and their parent pointers go to the trail on disk.
+witnesses) and kept, as a row, in its proposals for the next level. At the
+end of the level, a state that several workers proposed stays with one of
+them (`keeper`), and the rest are dropped; the kept proposals become the
+part's next level, and their parent pointers go to the trail on disk.
 """
 
 from __future__ import annotations
