@@ -32,9 +32,10 @@ ALIGN = "|---|---:|---|---:|---:|---:|---:|---:|---:|"
 # The child: check the model as written (by path), or with its spec file's
 # folder on sys.path and the class registered under a built-in name.
 CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
 from txncheck.checker.api import check_model
+from txncheck.checker.exploration import peak_memory_mb
 from txncheck.checker.model import load_model
 from txncheck.spec import registry
 path, how = Path(sys.argv[1]).resolve(), sys.argv[2]
@@ -52,7 +53,7 @@ o = check_model(m, keep_graph=False, options={"fingerprints": True}).outcome
 cpu = time.process_time() - c0
 print(json.dumps({"verdict": o.verdict, "distinct": o.distinct_states, "generated": o.states_generated,
                   "depth": o.depth, "wall": time.monotonic() - t0, "cpu": cpu,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_mb": peak_memory_mb()}))
 """
 
 

@@ -108,6 +108,18 @@ def action_coverage(actions: list, generated_by_aid, parent_action) -> dict[str,
 
 
 def peak_memory_mb() -> float:
+    """This process's peak resident memory in MiB: Linux's VmHWM, the peak of
+    its own address space. ru_maxrss would do elsewhere, but on Linux a
+    process started from a larger one inherits that one's peak in it (exec
+    keeps the old address space's high-water mark): a run started by pytest
+    or a bench would report their memory."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 

@@ -61,7 +61,9 @@ def run_all(paths: list[Path], jobs: int) -> dict[Path, tuple[dict | None, float
                 doc = json.loads(text)
             except json.JSONDecodeError:
                 doc = None
-            results[p] = (doc, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, err)
+            # the run's own peak (its report's: a child's ru_maxrss counts this process's too)
+            mib = doc.get("peak_memory_mb", 0.0) if isinstance(doc, dict) else usage.ru_maxrss / 1024
+            results[p] = (doc, usage.ru_utime + usage.ru_stime, mib, err)
             print(f"{p}: {_summary(doc, results[p][1], results[p][2], err)}", file=sys.stderr, flush=True)
     return results
 

@@ -24,6 +24,12 @@ settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHES
 # that its module fixtures run once. (xdist's own `--dist loadgroup` does not
 # group under pytest 9.2, which keeps node ids where xdist cannot rename them.)
 SHARED = {"tests/spark/": "spark", "tests/test_hostile_spark.py": "spark", "tests/zk/": "zookeeper"}
+# Files of several long, independent tests (minutes each in all): each test is a
+# unit, so that two workers share them instead of one running them in turn at
+# the end of the run (CI waited 40 minutes on test_symbolic_pip473.py's).
+EACH_TEST = {"tests/test_symbolic_pip473.py", "tests/test_symbolic_paxos.py", "tests/test_symbolic_agreement.py",
+             "tests/test_pip473_por.py", "tests/test_conformance_pip473.py", "tests/test_pruning_audit.py",
+             "tests/test_pip473.py", "tests/test_user_specs_tlc.py"}
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -36,7 +42,7 @@ def pytest_xdist_make_scheduler(config, log):
                 for prefix, server in SHARED.items():
                     if path.startswith(prefix):
                         return server
-            return path
+            return nodeid if path in EACH_TEST else path
 
     return OneWorkerPerServer(config, log)
 

@@ -132,12 +132,14 @@ def test_a_damaged_spill_file_is_refused(tmp_path, monkeypatch):
 @pytest.fixture
 def spill_everything(monkeypatch):
     """Chunks of 16 states, every chunk to disk, a level joins the visited
-    set 5 fingerprints at a time: the search's paths for large levels run on small models."""
-    from txncheck.checker.engines.parallel import coordinator
+    set 5 fingerprints at a time (workers), a growing table moves 64 slots
+    at a time: the search's paths for large levels run on small models."""
+    from txncheck.checker.engines.parallel import coordinator, table
 
     monkeypatch.setattr(records, "CHUNK", 16)
     monkeypatch.setattr(worker, "KEEP", 0)
     monkeypatch.setattr(coordinator, "JOIN", 5)
+    monkeypatch.setattr(table, "GROW", 64)
 
 
 @pytest.mark.parametrize("spec", [

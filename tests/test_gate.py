@@ -315,6 +315,31 @@ def test_check_all_without_a_folder_checks_the_models_folder_here(tmp_path, caps
     assert code == 0 and [m["model"] for m in doc["models"]] == ["models/mine.toml"]
 
 
+def test_a_process_started_by_a_larger_one_measures_its_own_peak_memory():
+    """On Linux a child's ru_maxrss starts at its parent's peak (exec keeps
+    it); peak_memory_mb, which every report gives, is the child's own."""
+    ballast = bytearray(b"\x01") * (600 << 20)  # every page touched
+    code = "from txncheck.checker.exploration import peak_memory_mb; print(peak_memory_mb())"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    del ballast
+    assert float(p.stdout) < 400, p.stderr
+
+
+def test_record_figures_measures_the_runs_own_memory(tmp_path, capsys):
+    """Measured by the child's rusage, a model that record_figures ran from
+    a large process (a pytest worker in CI) was "heavy" by that process's peak."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("record_figures", ROOT / "scripts" / "record_figures.py")
+    record = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(record)
+    (tmp_path / "rm3.toml").write_text(RM3)
+    ballast = bytearray(b"\x01") * (1100 << 20)  # over HEAVY_MIB
+    assert record.main([str(tmp_path)]) == 0
+    del ballast
+    assert "runtime" not in (tmp_path / "rm3.toml").read_text(), capsys.readouterr().err
+
+
 def test_record_figures_writes_what_the_gate_then_holds(tmp_path, capsys):
     """scripts/record_figures.py: the figures of a run into [expect], the other keys kept."""
     import importlib.util

@@ -40,10 +40,10 @@ def test_a_changed_guard_is_caught():
     assert bad.detail.startswith("Z3 allows a successor the spec does not yield")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("bounds, states", [
-    (dict(rms=("r1",), acceptors=ACCS, majorities=MAJ, ballots=2), 1461),
-    (dict(rms=("r1", "r2"), acceptors=("a1",), majorities=(("a1",),), ballots=2), 1425)])
+    (dict(rms=("r1",), acceptors=ACCS, majorities=MAJ, ballots=2), 1461),   # ballot 1's actions: 0.8 CPU s
+    pytest.param(dict(rms=("r1", "r2"), acceptors=("a1",), majorities=(("a1",),), ballots=2), 1425,
+                 marks=pytest.mark.slow)])
 def test_every_state_of_the_small_configurations_agrees(bounds, states):
     spec = PAXOS(**bounds)
     checked, bad = disagreements(relation_for(spec), reachable(spec), stop_after=1)
@@ -51,11 +51,11 @@ def test_every_state_of_the_small_configurations_agrees(bounds, states):
 
 
 @pytest.mark.slow
-def test_100000_states_of_random_walks_at_tlcs_bounds_agree():
+def test_25000_states_of_random_walks_at_tlcs_bounds_agree():
     spec = PAXOS(rms=("r1", "r2"), acceptors=ACCS, majorities=MAJ, ballots=2)
     checked, bad = disagreements(relation_for(spec), walk(spec, 10**9, seed=473, depth=60), stop_after=1,
-                                 most=100_000)
-    assert bad == [] and checked == 100_000
+                                 most=25_000)
+    assert bad == [] and checked == 25_000
 
 
 def test_pctypeok_is_proved_at_tlcs_bounds_with_the_tlaps_invariant():

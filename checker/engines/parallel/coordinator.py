@@ -184,11 +184,11 @@ class Coordinator:
         self.amaps = [list(amap) for _ in range(self.n)]
         self.local = None
 
-    def _stop_reason(self, proposed: int) -> str | None:
+    def _stop_reason(self, distinct: int) -> str | None:
         job = self.job
         if self.deadline is not None and time.monotonic() >= self.deadline:
             return f"max-seconds {job.max_seconds:g} reached"
-        if job.max_states is not None and len(self.visited) + proposed >= job.max_states:
+        if job.max_states is not None and distinct >= job.max_states:
             return f"max-states {job.max_states} reached"
         return None
 
@@ -216,25 +216,25 @@ class Coordinator:
         proposed = 0
         tables: list = []
         self.level_new: Counter = Counter()  # new states per action, as proposed
+        before = len(self.visited)
         if self.local is not None:
             part = self.local
-            part.begin(self.visited.slots, False)
+            part.begin(None, False, self.visited)  # its proposals join the visited set as they come
             for head in part.expand(BATCH):
                 if head["done"]:
                     break
                 if "cut" in head:  # in one process, count what bfs counts when it stops
                     head.update(head["cut"])
-                    self.distinct = len(self.visited) + proposed + head["proposed"]
+                    self.distinct = before + proposed + head["proposed"]
                 self._take(0, head, found)
                 proposed += head["proposed"]
-                self._progress(proposed, head["left"], depth)
+                self._progress(before + proposed, head["left"], depth)
                 if found:
                     break
-                reason = self._stop_reason(proposed)
+                reason = self._stop_reason(before + proposed)
                 if reason:
                     self.incomplete = reason
                     break
-            tables.append(part.mine)
         else:
             visited = [self.visited.path, self.visited.log2]
             for r in self.remotes:
@@ -255,9 +255,9 @@ class Coordinator:
                     self._take(r.w, head, found)
                     proposed += head["proposed"]
                     left[r.w] = head["left"]
-                self._progress(proposed, sum(left), depth)
+                self._progress(before + proposed, sum(left), depth)
                 if not stopping:
-                    reason = "violation" if found else self._stop_reason(proposed)
+                    reason = "violation" if found else self._stop_reason(before + proposed)
                     if reason:
                         stopping = True
                         if reason != "violation":
@@ -266,32 +266,31 @@ class Coordinator:
                             send(r.conn, {"cmd": "stop"})
         if found:
             self._violation(depth, found)
-        # the level's new states join the visited set (also when stopped, for the counts)
+        stopped = self.violation is not None or self.incomplete is not None
         if self.local is not None:
-            self._join(tables[0].values())
-        else:
-            tables.sort()
-            proposals = []
-            for _, path, log2 in tables:
-                slots = open_shared(path, log2)
-                vals = _held(slots)
-                proposals.append((vals, slots))
-                self._join(vals)
-        if self.violation is not None or self.incomplete is not None:
-            self.new_by_action.update(self.level_new)  # a stopped level is not accepted: its proposals count
-            return 0
-        if self.local is not None:
+            if stopped:
+                self.new_by_action.update(self.level_new)  # a stopped level is not accepted: its proposals count
+                return 0
             results = [self.local.accept([])]
             self.local.drop_table()
         else:
+            tables.sort()
+            proposals = [(_held(slots), slots) for slots in (open_shared(path, log2) for _, path, log2 in tables)]
+            if stopped:  # the proposals join the visited set, for the counts
+                for vals, _ in proposals:
+                    self._join(vals)
+                self.new_by_action.update(self.level_new)
+                return 0
             weights = balance(proposals, costs)
-            del proposals
             self.level_stats.append({"states": list(self.sizes), "cpu_s": [round(c * n, 2) for c, n in
                                                                           zip(costs, self.sizes)],
                                      "weights": [round(x, 3) for x in weights]})
             for r in self.remotes:
                 send(r.conn, {"cmd": "accept", "others": [list(t) for t in tables if t[0] != r.w],
                               "weights": weights})
+            for vals, _ in proposals:  # the new states join the visited set while the workers keep theirs
+                self._join(vals)
+            del proposals
             results = [r.recv() for r in self.remotes]
             for r in self.remotes:
                 r.ask({"cmd": "drop"})
@@ -332,10 +331,10 @@ class Coordinator:
         except TrailError as exc:
             raise EngineError(str(exc)) from None
 
-    def _progress(self, proposed: int, queue: int, depth: int) -> None:
+    def _progress(self, distinct: int, queue: int, depth: int) -> None:
         progress = self.job.progress
         if progress is not None:
-            progress.update(distinct=len(self.visited) + proposed, generated=self.generated, queue=queue, depth=depth)
+            progress.update(distinct=distinct, generated=self.generated, queue=queue, depth=depth)
 
     def _outcome(self, depth: int, seconds: float) -> Outcome:
         job = self.job

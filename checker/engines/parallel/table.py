@@ -26,6 +26,7 @@ import numpy as np
 ZERO = np.uint64(0x9E3779B97F4A7C15)
 MAX_LOAD = 0.7
 MIN_LOG2 = 12
+GROW = 1 << 22  # old slots moved per insert when the table grows
 
 
 def _nonzero(fps: np.ndarray) -> np.ndarray:
@@ -133,16 +134,21 @@ class FingerprintTable:
         return new
 
     def _grow(self, need: int) -> None:
+        """Move the fingerprints to a larger table, a slice of the old slots
+        at a time: an insert's work arrays are several times its batch, and
+        at the growth of a table of a hundred million states both tables
+        are already in memory."""
         log2 = self.log2
         while need > MAX_LOAD * (1 << log2):
             log2 += 1
-        old = self.slots
-        held = old[old != 0]
+        old = self.slots  # a shared table's old mapping outlives its file descriptor
         self.slots = self._alloc(log2)
-        del old
         self.count = 0
-        if held.size:
-            self._insert(held)
+        for lo in range(0, old.size, GROW):
+            part = old[lo:lo + GROW]
+            held = part[part != 0]
+            if held.size:
+                self._insert(held)
 
     def values(self) -> np.ndarray:
         """Every fingerprint held (ZERO for 0), in slot order."""

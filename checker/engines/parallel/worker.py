@@ -5,12 +5,13 @@ expands in batches, checking each successor that is new, and the loop
 Per batch of its level's states, a part generates the successors, numbers
 their fields (`records.Fields`) and fingerprints them, drops repeats within
 the batch, then asks the visited set (the levels before, read from the
-coordinator's table) and its own table of this level's proposals. A
-successor new to both is proposed: checked at once (invariants, witnesses)
-and kept, as a row, in its proposals for the next level. At the end of the
-level, a state that several workers proposed stays with one of them
-(`keeper`), and the rest are dropped; the kept proposals become the part's
-next level, and their parent pointers go to the trail on disk.
+coordinator's table) and its own table of this level's proposals (in one
+process both are the coordinator's table, which the proposals join as they
+come). A successor new to both is proposed: checked at once (invariants,
+witnesses) and kept, as a row, in its proposals for the next level. At the
+end of the level, a state that several workers proposed stays with one of
+them (`keeper`), and the rest are dropped; the kept proposals become the
+part's next level, and their parent pointers go to the trail on disk.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ class Part:
         self.depth = 1
         self.level_disk = 0  # bytes of this level's chunks on disk
         self.proposals: Level | None = None
-        self.mine: FingerprintTable | None = None  # this level's proposals
+        self.mine: FingerprintTable | None = None  # this level's proposals (or the visited set: `begin`)
+        self.direct = False
         self.glob = None  # the visited set of the levels before: slots
         por = reductions.por_layer(spec)
         if por is not None:
@@ -83,14 +85,16 @@ class Part:
         return parts
 
     # -- expanding a level ---------------------------------------------------------
-    def begin(self, glob_slots, shared: bool) -> None:
+    def begin(self, glob_slots, shared: bool, visited: FingerprintTable | None = None) -> None:
         """Start expanding: `glob_slots` are the visited set's (the levels
-        before); `shared`: other processes will read this level's proposals."""
+        before); `shared`: other processes will read this level's proposals.
+        In one process the caller passes its `visited` table instead, and
+        the proposals go straight into it: no table of the level, no join."""
         self.glob = glob_slots
         self.proposals = Level(self.folder, f"w{self.worker}-l{self.depth + 1}", self.keep, trail=True)
-        if self.mine is not None:
-            self.mine.close()
-        self.mine = FingerprintTable(shared=shared)
+        self.drop_table()
+        self.direct = visited is not None
+        self.mine = visited if self.direct else FingerprintTable(shared=shared)
         self.seq = 0  # successors generated in this level, for the order of what is found
         self.expanded = len(self.level)
         self.cpu0 = time.process_time()
@@ -261,9 +265,9 @@ class Part:
                 "fields": self.fields.size(), "disk": spill}
 
     def drop_table(self) -> None:
-        if self.mine is not None:
+        if self.mine is not None and not self.direct:  # the caller's visited table stays open
             self.mine.close()
-            self.mine = None
+        self.mine = None
 
 
 def keeper(me: int, fps: np.ndarray, views: list, weights: list | None = None) -> np.ndarray:
