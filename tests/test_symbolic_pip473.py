@@ -136,7 +136,7 @@ def test_bounded_checking_finds_every_corpus_violation_of_at_most_12_states():
         r = prove_model(PIP473 / f"{stem}.toml", depth=12)
         found.append((stem, r.bounded.violated, r.bounded.length))
         assert (r.bounded.violated, r.bounded.length) == (prop, length), stem
-    assert len(found) == 18
+    assert len(found) == 20
 
 
 def test_the_bounded_trace_is_shown_and_reproduced_on_the_reference(capsys, tmp_path):

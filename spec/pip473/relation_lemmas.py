@@ -1,7 +1,7 @@
 """Lemmas for proving PIP-473 `fixed` by induction (`txncheck prove`): facts
 of every reachable state that its twelve safety properties need in order to
 be inductive, found from the counterexamples to induction at the standard
-bounds (models/pip473/fixed-standard.toml names the 47 it needs; with
+bounds (models/pip473/fixed-standard.toml names the 46 it needs; with
 non-transactional sends, EveryEntryIsASend and InitialEntry too). Each is
 stated in the protocol's terms in docs/pip473.md ("Proved by induction"),
 with the CTI its absence gives.
@@ -16,7 +16,7 @@ from __future__ import annotations
 import z3
 
 from ..symbolic import schema_terms
-from .relation_parts import E, ack_op_on, all_of, hst_is, placed, stage_is, tracked, write_op_on
+from .relation_parts import E, ack_op_on, all_of, hst_is, stage_is, tracked, write_op_on
 from .relation_state import NO_TAG, St
 from .relation_steps import client_is
 from .state import RECOVERED
@@ -162,7 +162,6 @@ def lemmas(rel) -> dict:
         Implies(And(s.v("cache", j, wtxn(k)), s.v("pseg", k) == j, stage(k, "valid", "done")), s.v("opx", k))
         for k in W for j in routes(k))
     out["TrackedAreCached"] = each(Implies(tracked(s, j, t), s.v("cache", j, t)) for j in J for t in T)
-    out["TrackedTxnsHaveOpsHere"] = each(Implies(placed(s, j, t), write_op_on(s, t, j)) for j in J for t in T)
     out["OpenTxnsWithOpsAreTracked"] = each(
         Implies(And(s.v("up", j), s.v("ready", j), hst_is(s, t, "OPEN"), write_op_on(s, t, j)),
                 And(s.v("cache", j, t), tracked(s, j, t))) for j in J for t in T)
