@@ -111,6 +111,16 @@ class Spec:
     # observations; the checker then evaluates the properties once per
     # combination of them (checker/verdicts.py). None: every field.
     observed_fields: ClassVar[tuple[str, ...] | None] = None
+    # Optional, for `txncheck show --format mermaid`: per action, the messages
+    # it stands for in a sequence diagram, each (sender, receiver, text,
+    # dashed), the three strings formatted with the step's parameters
+    # (`str.format`, "{seg}"). None: a generic picture.
+    diagram: ClassVar[Mapping[str, tuple] | None] = None
+    # Participants drawn first, in this order (even when no message uses
+    # them); the others follow sorted by the first prefix of `diagram_order`
+    # they start with, then by name.
+    diagram_participants: ClassVar[tuple[str, ...]] = ()
+    diagram_order: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, variant: str = "default", **constants: Any) -> None:
         if variant not in self.variants:

@@ -51,18 +51,29 @@ CONFIGS = {
                  "crashes": 2, "acks": "t1:s1:1:ind t2:s1:2:cum:sub2 t2:s1:1:cum t1:s2:1:ind:sub2"},
 }
 VARIANTS = ("pip-text", "merged", "fixed")
+# The configurations whose point is a bound some variants never read
+# (spec/pip473/variants.py BOUND_NEEDS): those variants do not run them.
+# Elsewhere a bound the variant ignores is left out of its run (the spec
+# refuses it), which leaves the same behaviour.
+ONLY = {"oneshot": ("pip-text",), "tc-steps": ("merged", "fixed"), "recovery-steps": ("merged", "fixed")}
+WALKS = [(v, c) for c in sorted(CONFIGS) for v in VARIANTS if v in ONLY.get(c, VARIANTS)]
 _SPECS: dict = {}
+
+
+def applicable(variant: str, bounds: dict) -> dict:
+    """`bounds` without those `variant` ignores."""
+    ignored = load_spec_class("pip473").ignored_bounds(variant, bounds)
+    return {k: v for k, v in bounds.items() if k not in ignored}
 
 
 def spec_for(variant: str, config: str):
     key = (variant, config)
     if key not in _SPECS:
-        _SPECS[key] = load_spec_class("pip473")(variant, **CONFIGS[config])
+        _SPECS[key] = load_spec_class("pip473")(variant, **applicable(variant, CONFIGS[config]))
     return _SPECS[key]
 
 
-@pytest.mark.parametrize("config", sorted(CONFIGS))
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant, config", WALKS)
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(data=st.data())
 def test_random_walk_conforms(variant, config, data):
@@ -105,7 +116,7 @@ def test_walks_reach_the_interesting_steps():
     import random
 
     seen: set[str] = set()
-    for variant, config in [(v, c) for v in VARIANTS for c in CONFIGS]:
+    for variant, config in WALKS:
         spec = spec_for(variant, config)
         for seed in range(20):
             rng = random.Random(seed)
@@ -182,7 +193,7 @@ def test_every_transition_of_a_small_model_conforms(config, variant, watches):
     passing on a trivial graph (small: pip-text about 7,900 states, merged
     2,600, fixed 1,800; the others 490 to 30,000), and the reshape configs
     must reach the sealed layout with an entry of the txn in a child."""
-    spec = load_spec_class("pip473")(variant, watches=watches, **EXHAUSTIVE[config])
+    spec = load_spec_class("pip473")(variant, watches=watches, **applicable(variant, EXHAUSTIVE[config]))
     (s0,) = spec.init_states()
     parent = {s0: None}
     queue = deque([s0])

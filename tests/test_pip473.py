@@ -14,6 +14,7 @@ from txncheck.checker.api import check_model
 from txncheck.checker.invariants import check_sanity, compile_predicate, Z3Evaluator
 from txncheck.checker.itf import read_trace
 from txncheck.checker.model import load_model
+from txncheck.spec.pip473 import variants
 from txncheck.spec.registry import load_spec_class
 
 from .conftest import MODELS, ROOT
@@ -132,30 +133,26 @@ def test_bad_bounds_are_one_clear_error(bounds, message):
         load_spec_class("pip473")("fixed", **bounds)
 
 
-# Each change of `fixed` (spec/pip473/variants.py) with the model that fails
-# without it: the property and the length of the shortest counterexample.
-FIXES = {
-    "F1": ({"validate_after_op": False}, "fixed", "NoMissedDecision", 6),
-    "F2": ({"watermark_before_op": False}, "fixed", "MaxReadPositionSafe", 11),
-    "F3": ({"memory_acks": True}, "fixed", "NoLostCommittedAck", 9),
-    "F4": ({"collected_not_aborted": False}, "fixed-crash-anywhere", "Atomicity", 16),
-    "F5": ({"drop_failed": False}, "fixed-split-liveness", "Materialized", 11),
-    "F6": ({"dispatch_waits": False}, "tb-recovery-dispatch-fixed", "ReadCommitted", 9),
-    "F7": ({"sync_waits": False}, "tb-recovery-publish-fixed", "MaxReadPositionSafe", 9),
-    "F8": ({"rekey_late": False}, "prune-after-trim-fixed", "ReadCommitted", 15),
-    "F9": ({"takeover_redrive": False}, "tc-failover-fanout-fixed", "NoMissedDecision", 8),
-}
-
-
-@pytest.mark.parametrize("change", sorted(FIXES))
-def test_every_change_of_fixed_is_necessary(change, monkeypatch):
-    from txncheck.spec.pip473 import variants
-
-    flags, stem, prop, length = FIXES[change]
-    monkeypatch.setitem(variants.VARIANTS, "fixed", variants.VARIANTS["fixed"]._replace(**flags))
+@pytest.mark.parametrize("change, evidence", [(c.name, e) for c in variants.FIXES for e in c.necessary],
+                         ids=lambda x: x if isinstance(x, str) else "-".join((x.model, *x.only)))
+def test_every_change_of_fixed_is_necessary(change, evidence, monkeypatch):
+    """Each change of `fixed` left out in turn (spec/pip473/variants.py FIXES),
+    the model it names fails: that property, that shortest-trace length."""
+    stem, prop, length, only = evidence
+    monkeypatch.setitem(variants.VARIANTS, "fixed", variants.without("fixed", change, only))
     r = check_model(PIP / f"{stem}.toml", keep_graph=stem.endswith("liveness"))   # liveness needs the graph
     assert r.verdict == "violation"
     assert [(v.property, v.length) for v in r.outcome.violations] == [(prop, length)]
+
+
+def test_fixed_is_merged_plus_its_changes():
+    """Every flag on which merged and fixed differ is set by a fix, and the fixes
+    set no flag merged already has."""
+    merged, fixed = variants.VARIANTS["merged"], variants.VARIANTS["fixed"]
+    differ = {f for f in variants.Flags._fields if getattr(merged, f) != getattr(fixed, f)}
+    set_by_fixes = {f for c in variants.FIXES for f in c.sets}
+    assert differ == set_by_fixes and len(variants.FIXES) == 9
+    assert variants.VARIANTS["pip-text"] == variants.Flags()
 
 
 def test_f5_keeps_the_cache_entry_while_another_send_is_in_progress(monkeypatch):
@@ -258,3 +255,34 @@ def test_liveness_models_give_every_recovery_step_fairness():
         fairness = tomllib.loads(path.read_text()).get("fairness", [])
         if any(f.startswith("WF(recover") for f in fairness):
             assert all(f in fairness for f in steps), path.name
+
+
+def test_actions_md_is_what_the_catalog_writes():
+    """spec/pip473/ACTIONS.md is generated from catalog.py and variants.py
+    (`python -m txncheck.spec.pip473.catalog > spec/pip473/ACTIONS.md`)."""
+    from txncheck.spec.pip473 import catalog
+
+    assert (ROOT / "spec" / "pip473" / "ACTIONS.md").read_text() == catalog.markdown()
+
+
+def test_the_catalog_names_every_action_and_its_function():
+    """Every action `next` yields on a busy model is in the catalog, and each
+    catalog row names a function of spec/pip473 that exists; every flow has actions."""
+    import importlib
+    from txncheck.spec.pip473 import catalog
+
+    for a in catalog.ACTIONS:
+        module, _, name = a.impl.partition(".")
+        obj = importlib.import_module(f"txncheck.spec.pip473.{module}")
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        assert callable(obj), a.impl
+        assert a.flow in {f.name for f in catalog.FLOWS}, a.name
+    assert all(any(a.flow == f.name for a in catalog.ACTIONS) for f in catalog.FLOWS)
+    spec = load_spec_class("pip473")("fixed", writes="t1:0 t1:1", plain="0", reshape="split", decisions="both",
+                                     opfail=True, trim=True, tc="steps", recovery="steps", ticks=1)
+    (s,) = spec.init_states()
+    seen, frontier = set(), [s]
+    for _ in range(6):
+        frontier = [t for x in frontier for (name, _), t in spec.next(x) if not seen.add(name)][:400]
+    assert seen <= set(catalog.BY_NAME) and len(seen) > 10, seen - set(catalog.BY_NAME)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from txncheck.checker.invariants import compile_predicate
+from txncheck.spec.pip473.spec import Pip473
 from txncheck.spec.registry import SPECS, load_spec_class
 
 # spec -> [(variant, constants)], each explorable unpruned in a few seconds.
@@ -60,7 +61,9 @@ PIP473 = [
 # non-transactional publish during recovery
 PIP196 = [{"txns": 2, "ledgers": 2, "crashes": 1}, {"txns": 1, "ledgers": 3, "crashes": 1, "publishes": 1}]
 AUDITS: dict[str, list[tuple[str, dict]]] = {
-    "pip473": [(v, c) for v in ("pip-text", "merged", "fixed") for c in PIP473],
+    # a bound a variant never reads is left out of its run (the spec refuses it)
+    "pip473": [(v, {k: x for k, x in c.items() if k not in Pip473.ignored_bounds(v, c)})
+               for v in ("pip-text", "merged", "fixed") for c in PIP473],
     "pip196": [(v, c) for v in ("merged", "pip-text", "early-publish") for c in PIP196],
 }
 MAX_STATES = 600_000

@@ -28,11 +28,10 @@ from txncheck.spec.pip473 import variants
 from txncheck.spec.registry import load_spec_class
 
 from .conftest import ROOT
-from .test_pip473 import FIXES
 from .test_pruning_audit import PIP473, first_violations
 
-# Each change of fixed, switched off (the flags of tests/test_pip473.py FIXES), and none.
-CHANGES = {"none": {}, **{change: flags for change, (flags, *_) in FIXES.items()}}
+# Each change of fixed, switched off (spec/pip473/variants.py FIXES), and none.
+CHANGES = {"none": variants.VARIANTS["fixed"], **{c.name: variants.without("fixed", c.name) for c in variants.FIXES}}
 # The recovery models' bounds: restarts around sends, acks, non-transactional
 # publishes, trimming.
 STEMS = ("tb-recovery-publish-fixed", "tb-recovery-dispatch-fixed", "pas-restart-fixed", "prune-after-trim-fixed")
@@ -49,7 +48,7 @@ CASES = ([pytest.param("fixed", change, stem, id=f"fixed-{change}-{stem}") for s
 
 @pytest.mark.parametrize("variant,change,where", CASES)
 def test_atomic_recovery_loses_no_violation_of_steps(variant, change, where, monkeypatch):
-    monkeypatch.setitem(variants.VARIANTS, "fixed", variants.VARIANTS["fixed"]._replace(**CHANGES[change]))
+    monkeypatch.setitem(variants.VARIANTS, "fixed", CHANGES[change])
     bounds = _bounds(where) if isinstance(where, str) else {k: v for k, v in PIP473[where].items() if k != "recovery"}
     cls = load_spec_class("pip473")
     atomic, atomic_wits, _ = first_violations(cls(variant, **bounds, recovery="atomic"))
@@ -61,7 +60,7 @@ def test_atomic_recovery_loses_no_violation_of_steps(variant, change, where, mon
 
 def test_the_audit_has_violations_to_lose(monkeypatch):
     """The audit means something only if steps shows violations at its bounds."""
-    monkeypatch.setitem(variants.VARIANTS, "fixed", variants.VARIANTS["fixed"]._replace(**CHANGES["F7"]))
+    monkeypatch.setitem(variants.VARIANTS, "fixed", CHANGES["F7"])
     steps, _, _ = first_violations(load_spec_class("pip473")("fixed", **_bounds("tb-recovery-publish-fixed"),
                                                              recovery="steps"))
     assert steps["MaxReadPositionSafe"] == 9 and steps["WatermarkSafe"] == 10

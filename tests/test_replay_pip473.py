@@ -244,3 +244,12 @@ def test_every_spec_action_has_a_handler_with_its_parameters():
             for name in spec_params if name in TABLE} == spec_params
     assert set(TABLE) == set(spec_params)
     assert all(a.handler.__doc__ for a in TABLE.values())
+
+
+def test_every_spec_action_has_a_replay_handler():
+    """The spec's catalog and the bridge's handlers name the same actions, so a
+    new action cannot reach a trace that replay does not know."""
+    from txncheck.counterexamples.replay_pip473.actions import HANDLERS
+    from txncheck.spec.pip473 import catalog
+
+    assert sorted(HANDLERS) == sorted(a.name for a in catalog.ACTIONS)

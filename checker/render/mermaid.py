@@ -1,11 +1,12 @@
 """A trace as a Mermaid sequence diagram, in the style of the PIP's own diagrams.
 
-Who talks to whom is protocol knowledge, so it lives in a small table per spec
-(`ROUTES`): an action maps to the messages it stands for, each a
-(from, to, text) triple over the participants Client, TC, Metadata Store,
-each segment's transaction buffer, each segment's pending-ack store and the
-Dispatcher. Specs without a table get a generic picture: one participant per
-process-like parameter value (a string such as `r1`), or `System`.
+Who talks to whom is protocol knowledge, so it lives in the spec (`Spec.diagram`,
+PIP-473's in spec/pip473/catalog.py): an action maps to the messages it stands
+for, each a (sender, receiver, text, dashed) tuple whose strings are formatted
+with the step's parameters. Specs without one get a generic picture: one
+participant per process-like parameter value (a string such as `r1`), or
+`System`. The trace names its spec; only a registered spec name is looked up
+(a trace is untrusted: a file or module path in it is never imported).
 
 The step that breaks the property (the last one of an invariant trace) is
 drawn on a red background with a note naming the property; a lasso's cycle is
@@ -15,87 +16,33 @@ marked where it starts.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from functools import lru_cache
+from string import Formatter
 
+from ...spec.api import SpecError
+from ...spec.registry import registered, resolve
 from ..itf import Trace
 from .table import changed_fields, fmt_value
 
-# -- participants ----------------------------------------------------------------
 
-CLIENT, TC, STORE, DISPATCHER = "Client", "TC", "Metadata Store", "Dispatcher"
-
-
-def buffer(seg) -> str:
-    return f"TB {seg}"
-
-
-def pending_ack(seg) -> str:
-    return f"PendingAck {seg}"
-
-
-# A route: params -> [(from, to, text, dashed)]. `p` is the step's params as
-# display strings; `kv` formats the named ones as the message's key fields.
-Route = Callable[[dict], list[tuple[str, str, str, bool]]]
+@lru_cache(maxsize=None)
+def spec_class(name):
+    """The registered spec class a trace names, or None."""
+    if not isinstance(name, str) or ":" in name or name not in registered():
+        return None
+    try:
+        return resolve(name).cls
+    except SpecError:
+        return None
 
 
-def _kv(p: dict, *names: str) -> str:
-    return ", ".join(p[n] for n in names if n in p)
+class _Params(dict):
+    def __missing__(self, key):
+        return "?"
 
 
-# PIP-473 (spec/pip473/ACTIONS.md): one entry per action, read off the PIP's
-# publish, end-txn and dispatch diagrams; recovery, GC and split from its text.
-PIP473: dict[str, Route] = {
-    "newTxn": lambda p: [(CLIENT, TC, f"newTxn → {p.get('txn')}", False),
-                         (TC, STORE, f"create /txn/{p.get('txn')} OPEN", False)],
-    "publishCheck": lambda p: [(CLIENT, buffer(p.get("seg")), f"send({_kv(p, 'txn', 'op')})", False),
-                               (buffer(p.get("seg")), STORE, f"read /txn/{p.get('txn')}.state (cached)", False)],
-    "publishAppend": lambda p: [(buffer(p.get("seg")), buffer(p.get("seg")),
-                                 f"asyncAddEntry({_kv(p, 'op')}) to the ledger", False)],
-    "publishPutOp": lambda p: [(buffer(p.get("seg")), STORE,
-                                f"put /txn-op/{p.get('txn')}/<seq> write {p.get('op', '')}", False)],
-    "publishValidate": lambda p: [(buffer(p.get("seg")), STORE, f"re-read /txn/{p.get('txn')} (validate)", False)],
-    "publishOpFails": lambda p: [(STORE, buffer(p.get("seg")), f"put /txn-op/{p.get('txn')}/<seq> fails", True),
-                                 (buffer(p.get("seg")), CLIENT, f"send({_kv(p, 'txn', 'op')}) fails", True)],
-    "publishPlain": lambda p: [(CLIENT, buffer(p.get("seg")), f"send({_kv(p, 'op')}), no txn", False),
-                               (buffer(p.get("seg")), STORE, "syncMaxReadPositionForNormalPublish: persist the watermark",
-                                False)],
-    "appendAck": lambda p: [(CLIENT, pending_ack(p.get("seg")), f"ack({_kv(p, 'txn', 'op', 'pos', 'cumulative')})", False),
-                            (pending_ack(p.get("seg")), STORE, f"put /txn-op/{p.get('txn')}/<seq> ack", False)],
-    "endTxn": lambda p: [(CLIENT, TC, f"endTxn({_kv(p, 'txn', 'decision')})", False),
-                         (TC, STORE, f"CAS /txn/{p.get('txn')}.state OPEN→{p.get('decision', '?')}", False)],
-    "tcFinalize": lambda p: [(TC, STORE, f"set finalized_ms on /txn/{p.get('txn')}", False),
-                             (TC, CLIENT, f"endTxn reply ({p.get('txn')})", True)],
-    "tcList": lambda p: [(TC, STORE, f"list /txn-op/{p.get('txn')}/* (the participants to notify)", False)],
-    "tcPublish": lambda p: [(TC, STORE, f"publish the events of {p.get('txn')} to the listed streams", False)],
-    "timeoutSweep": lambda p: [(TC, STORE, f"timeout: CAS /txn/{p.get('txn')} OPEN→ABORTED", False)],
-    "gcSweep": lambda p: [(TC, STORE, f"GC sweep: /txn-op/{p.get('txn')}/* then the header", False)],
-    "deliverEvent": lambda p: [(STORE, buffer(p.get("seg")), "header watch / event fires", True),
-                               (STORE, pending_ack(p.get("seg")), "header watch / event fires", True),
-                               (buffer(p.get("seg")), STORE, "materialize, delete own /txn-op records", False)],
-    "deliverAckEvent": lambda p: [(STORE, pending_ack(p.get("seg")), "subscription event fires", True),
-                                  (pending_ack(p.get("seg")), STORE, "apply or drop the acks, delete own ack ops",
-                                   False)],
-    "crash": lambda p: [(buffer(p.get("seg")), pending_ack(p.get("seg")), f"broker of {p.get('seg')} crashes", True)],
-    "recover": lambda p: [(buffer(p.get("seg")), STORE, "recover(): read indexes and headers", False),
-                          (pending_ack(p.get("seg")), STORE, "replayAsync(): scan ack ops", False)],
-    "recoverWatermark": lambda p: [(buffer(p.get("seg")), STORE, "recovery: load the watermark", False)],
-    "recoverAborted": lambda p: [(buffer(p.get("seg")), STORE, "recovery: load the aborted records", False)],
-    "recoverComplete": lambda p: [(buffer(p.get("seg")), STORE,
-                                   "recovery completes: watermark, aborted records, ops, headers", False)],
-    "dispatch": lambda p: [(DISPATCHER, buffer(p.get("seg")), "getMaxReadPosition / isTxnAborted", False),
-                           (buffer(p.get("seg")), DISPATCHER, "next entry", True)],
-    "trimLedger": lambda p: [(buffer(p.get("seg")), buffer(p.get("seg")), "ledger trims acknowledged entries", False)],
-    "pruneAborted": lambda p: [(buffer(p.get("seg")), STORE,
-                                "prune aborted records keyed below the first retained entry", False)],
-    "tcFailover": lambda p: [(TC, TC, "failover: new TC resumes from the store", False)],
-    "tick": lambda p: [(TC, TC, "tick (time passes)", False)],
-    "createChildren": lambda p: [(STORE, STORE, "split/merge: create children (cursors at earliest)", False)],
-    "terminateParents": lambda p: [(STORE, STORE, "split/merge: terminate parent ledger(s)", False)],
-    "casSegmentMetadata": lambda p: [(STORE, STORE, "split/merge: CAS parents SEALED, children ACTIVE", False)],
-}
-
-ROUTES: dict[str, dict[str, Route]] = {"pip473": PIP473}
-FIXED = {"pip473": [CLIENT, TC, STORE]}  # drawn first, in this order; segments and the dispatcher follow
+def _fill(template: str, params: dict) -> str:
+    return Formatter().vformat(template, (), _Params(params))
 
 
 # -- rendering ---------------------------------------------------------------------
@@ -131,20 +78,26 @@ def _generic(step: dict) -> list[tuple[str, str, str, bool]]:
 
 def messages(trace: Trace, k: int) -> list[tuple[str, str, str, bool]]:
     step = trace.steps[k]
-    routes = ROUTES.get(trace.meta.get("spec"), {})
-    route = routes.get(step["action"])
+    cls = spec_class(trace.meta.get("spec"))
+    route = (cls.diagram or {}).get(step["action"]) if cls is not None else None
     if route is None:
         return _generic(step)
-    return route(_params(step))
+    p = _params(step)
+    return [(_fill(a, p), _fill(b, p), _fill(text, p), bool(dashed)) for a, b, text, *rest in route
+            for dashed in [rest[0] if rest else False]]
 
 
 def _order(trace: Trace, seen: list[str]) -> list[str]:
-    fixed = FIXED.get(trace.meta.get("spec"))
+    cls = spec_class(trace.meta.get("spec"))
+    fixed = list(cls.diagram_participants) if cls is not None else []
     if not fixed:
         return seen
-    rest = [p for p in seen if p not in fixed and p != DISPATCHER]
-    rest.sort(key=lambda p: (not p.startswith("TB "), p))
-    return fixed + rest + ([DISPATCHER] if DISPATCHER in seen else [])
+    order = cls.diagram_order
+
+    def rank(p: str):
+        return (next((i for i, x in enumerate(order) if p.startswith(x)), len(order)), p)
+
+    return fixed + sorted((p for p in seen if p not in fixed), key=rank)
 
 
 def render_mermaid(trace: Trace) -> str:

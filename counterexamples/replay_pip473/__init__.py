@@ -11,7 +11,8 @@ abstraction function from the implementation back to the spec's symbols.
     abstraction.py  the observation and the refinement mapping (spec_state)
 
 A new spec action is one handler function in the module of the component
-it drives, and one row in `actions.TABLE`.
+it drives, and one row in `actions.HANDLERS` (its parameters are the
+spec catalog's, spec/pip473/catalog.py).
 
 Configuration comes from the model's bounds (the trace's `#meta.bounds`):
 the variant picks the behaviour, `timeout`/`retention` become milliseconds

@@ -1,4 +1,4 @@
-"""The table of PIP-473 actions: each spec action (spec/pip473/ACTIONS.md)
+"""The table of PIP-473 actions: each spec action (spec/pip473/catalog.py)
 with its parameters, which `Pip473Bridge.validate` checks on an untrusted
 trace, and the handler that drives it into `reference/`.
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
+from ...spec.pip473 import catalog
 from . import brokers, controller, coordinator, sends
 from .step import Bridge, Step
 
@@ -21,47 +22,47 @@ class Action(NamedTuple):
     optional: dict[str, type] = {}   # parameters a label may leave out (sub: sub1 unless named)
 
 
-SUBSCRIPTION = {"sub": str}
-
-
-SEND = {"op": str, "txn": str, "seg": str}
-
-TABLE: dict[str, Action] = {
+# spec action -> its handler; the parameters come from the spec's catalog
+# (spec/pip473/catalog.py), and tests/test_replay_pip473.py checks that every
+# action there has a handler here and no handler is left over.
+HANDLERS: dict[str, Callable[["Pip473Bridge", Step], None]] = {
     # the client's sends and acks
-    "publishCheck": Action(SEND, sends.publish_check),
-    "publishPutOp": Action(SEND, sends.publish_put_op),
-    "publishValidate": Action(SEND, sends.publish_validate),
-    "publishAppend": Action(SEND, sends.publish_append),
-    "publishOpFails": Action(SEND, sends.publish_op_fails),
-    "publishPlain": Action({"op": str, "seg": str}, sends.publish_plain),
-    "appendAck": Action({"op": str, "txn": str, "seg": str, "pos": int, "cumulative": bool}, sends.append_ack,
-                        SUBSCRIPTION),
+    "publishCheck": sends.publish_check,
+    "publishPutOp": sends.publish_put_op,
+    "publishValidate": sends.publish_validate,
+    "publishAppend": sends.publish_append,
+    "publishOpFails": sends.publish_op_fails,
+    "publishPlain": sends.publish_plain,
+    "appendAck": sends.append_ack,
     # the coordinator and the clock
-    "newTxn": Action({"txn": str}, coordinator.new_txn),
-    "endTxn": Action({"txn": str, "decision": str}, coordinator.end_txn),
-    "tcFinalize": Action({"txn": str}, coordinator.tc_finalize),
-    "tcList": Action({"txn": str}, coordinator.tc_list),
-    "tcPublish": Action({"txn": str}, coordinator.tc_publish),
-    "timeoutSweep": Action({"txn": str}, coordinator.timeout_sweep),
-    "gcSweep": Action({"txn": str}, coordinator.gc_sweep),
-    "tick": Action({}, coordinator.tick),
-    "tcFailover": Action({}, coordinator.tc_failover),
+    "newTxn": coordinator.new_txn,
+    "endTxn": coordinator.end_txn,
+    "tcFinalize": coordinator.tc_finalize,
+    "tcList": coordinator.tc_list,
+    "tcPublish": coordinator.tc_publish,
+    "timeoutSweep": coordinator.timeout_sweep,
+    "gcSweep": coordinator.gc_sweep,
+    "tick": coordinator.tick,
+    "tcFailover": coordinator.tc_failover,
     # one participant broker
-    "deliverEvent": Action({"seg": str}, brokers.deliver_event),
-    "deliverAckEvent": Action({"seg": str}, brokers.deliver_ack_event, SUBSCRIPTION),
-    "crash": Action({"seg": str}, brokers.crash),
-    "recover": Action({"seg": str}, brokers.recover),
-    "recoverWatermark": Action({"seg": str}, brokers.recover_watermark),
-    "recoverAborted": Action({"seg": str}, brokers.recover_aborted),
-    "recoverComplete": Action({"seg": str}, brokers.recover_complete),
-    "dispatch": Action({"seg": str}, brokers.dispatch, SUBSCRIPTION),
-    "trimLedger": Action({"seg": str}, brokers.trim_ledger),
-    "pruneAborted": Action({"seg": str}, brokers.prune_aborted),
+    "deliverEvent": brokers.deliver_event,
+    "deliverAckEvent": brokers.deliver_ack_event,
+    "crash": brokers.crash,
+    "recover": brokers.recover,
+    "recoverWatermark": brokers.recover_watermark,
+    "recoverAborted": brokers.recover_aborted,
+    "recoverComplete": brokers.recover_complete,
+    "dispatch": brokers.dispatch,
+    "trimLedger": brokers.trim_ledger,
+    "pruneAborted": brokers.prune_aborted,
     # the segment controller's split or merge
-    "createChildren": Action({}, controller.create_children),
-    "terminateParents": Action({}, controller.terminate_parents),
-    "casSegmentMetadata": Action({}, controller.cas_segment_metadata),
+    "createChildren": controller.create_children,
+    "terminateParents": controller.terminate_parents,
+    "casSegmentMetadata": controller.cas_segment_metadata,
 }
+
+TABLE: dict[str, Action] = {a.name: Action(dict(a.params), HANDLERS[a.name], dict(a.optional))
+                            for a in catalog.ACTIONS if a.name in HANDLERS}
 
 # action -> {param: type}
 ACTIONS: dict[str, dict[str, type]] = {name: a.params for name, a in TABLE.items()}

@@ -160,6 +160,7 @@ from __future__ import annotations
 from functools import partial
 
 from ..api import Bound, Spec, SpecError
+from . import catalog
 from . import coordinator as tc
 from . import publish, recovery, segments
 from .buffer import prune_aborted
@@ -173,13 +174,16 @@ from .symmetry import getter, op_slots, permute, plan_classes, signatures
 from .state import (
     ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO, SUB_NAMES, S,
 )
-from .variants import VARIANTS
+from .variants import BOUND_NEEDS, VARIANTS
 
 
 class Pip473(Spec):
     name = "pip473"
     variants = ("pip-text", "merged", "fixed")
     symmetric_sorts = ("Txn",)
+    diagram = {a.name: a.messages for a in catalog.ACTIONS}
+    diagram_participants = (catalog.CLIENT, catalog.TC, catalog.STORE)
+    diagram_order = ("TB ", "PendingAck ", catalog.DISPATCHER)
     # What `observe` (properties.py) reads. Not the clock, the seqs, the
     # read positions, the reshape step, the budgets, the TC's in-memory work
     # or the count of plain sends: properties see those only through their effects.
@@ -237,6 +241,11 @@ class Pip473(Spec):
     def setup(self) -> None:
         c = self.constants
         self.flags = VARIANTS[self.variant]
+        for name in self.ignored_bounds(self.variant, c):
+            flag, want = BOUND_NEEDS[name]
+            raise SpecError(f"bound {name} = {c[name]!r} has no effect on variant {self.variant} "
+                            f"(it needs {flag} = {want}: spec/pip473/variants.py); "
+                            f"leave it at its default {self.bounds[name].default!r}")
         self.prune = c["prune"]
         if c["replies"] == "owed" and not self.flags.cas_finalizes:
             raise SpecError("bound replies = \"owed\" is for merged and fixed: in pip-text tcFinalize also "
@@ -297,6 +306,15 @@ class Pip473(Spec):
                                   **({"sub": SUB_NAMES[ak.sub]} if ak.sub else {}))
                                 for ak in self.acks)
         declare(self)
+
+    @classmethod
+    def ignored_bounds(cls, variant: str, constants) -> list[str]:
+        """The bounds in `constants` set away from their default that
+        `variant` never reads (variants.BOUND_NEEDS)."""
+        flags = VARIANTS[variant]
+        return [name for name, (flag, want) in BOUND_NEEDS.items()
+                if constants.get(name, cls.bounds[name].default) != cls.bounds[name].default
+                and getattr(flags, flag) != want]
 
     def _a(self, name: str, **params):
         key = (name, tuple(params.items()))
