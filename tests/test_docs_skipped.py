@@ -63,7 +63,8 @@ CHECKED = {
                    "spark_levels.py models/classic/twophase-rm6.toml --driver-below 0",
                    "spark_vs_bfs.py --case twophase-rm7 --master 'local[2]'",
                    "spark_vs_bfs.py --case pip473 --master 'local[2]' --max-seconds 150",
-                   "spark_cluster.py --max-states 600000 --resume-at 40000")},
+                   "spark_cluster.py --max-states 600000 --resume-at 40000",
+                   "spark_cluster.py --max-seconds 7200 --partitions 256 --out bench-cluster.json")},
 }
 
 
