@@ -269,3 +269,22 @@ def rows_of(chunk: Chunk, widths: list[int]):
             raise OSError("a chunk of the search holds a row of an unknown shape")
         yield rows[at:at + w].tolist()
         at += w
+
+
+def kept_rows(chunk: Chunk, keep, idx, widths: list[int]) -> Chunk:
+    """The rows of `chunk` that `keep` (a mask; `idx`, its positions) marks,
+    with their fingerprints, copied as arrays rather than row by row."""
+    rows = np.frombuffer(chunk.rows, dtype=np.uint32)
+    if len(set(widths)) == 1:  # one shape: rows of one width
+        lens = np.full(len(chunk.fps), widths[0], dtype=np.int64)
+    else:
+        lens, at, end = [], 0, len(chunk.rows)
+        while at < end:
+            w = widths[chunk.rows[at]]
+            lens.append(w)
+            at += w
+        lens = np.array(lens, dtype=np.int64)
+    out_rows, out_fps = array("I"), array("Q")
+    out_rows.frombytes(rows[np.repeat(keep, lens)].tobytes())
+    out_fps.frombytes(np.frombuffer(chunk.fps, dtype=np.uint64)[idx].tobytes())
+    return Chunk(out_rows, out_fps)

@@ -29,7 +29,7 @@ from ...errors import explained
 from ...exploration import peak_memory_mb
 from ...job import Job
 from ...verdicts import PartVerdicts, Verdicts, row_positions
-from .records import Fields, Level, rows_of
+from .records import Fields, Level, kept_rows, rows_of
 from .table import FingerprintTable, contains_in, open_shared
 from .trail import Trail
 from .wire import recv, send
@@ -247,9 +247,7 @@ class Part:
                 kept_fps, kept_p, kept_a = chunk.fps, chunk.pfps, chunk.aids
             else:
                 idx = np.flatnonzero(keep)
-                for k, row in enumerate(rows_of(chunk, widths)):
-                    if keep[k]:
-                        nxt.append(row, chunk.fps[k])
+                nxt.extend(kept_rows(chunk, keep, idx, widths))
                 kept_fps = fps[idx]
                 kept_p = np.frombuffer(chunk.pfps, dtype=np.uint64)[idx]
                 kept_a = np.frombuffer(chunk.aids, dtype=np.uint32)[idx]
