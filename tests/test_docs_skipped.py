@@ -135,7 +135,7 @@ def test_the_readme_commands_are_what_ci_runs():
           if re.match(r"(OUT=\S+ )?stage ", line)]
     assert ci == ["stage install bash scripts/install.sh",
                   "OUT=out/heavy stage gate-heavy bash scripts/check-models.sh --runtime heavy --quiet",
-                  "stage tests .venv/bin/python -m pytest -q -n auto",
+                  "stage tests nice -n 10 .venv/bin/python -m pytest -q -n auto",
                   "stage gate bash scripts/check-models.sh --quiet"]  # the heavy models, the suite, the quick ones
 
     readme = (ROOT / "README.md").read_text()
