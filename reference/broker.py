@@ -167,17 +167,16 @@ class SegmentBroker:
             return
         self.unloads += 1
         self.tb.close(f"{self.owner}/closed{self.unloads}")
-        self.env.forget(self.owner)
-        for sub in self.pending_acks:
-            self.env.forget(self.pas_owner(sub))
-        for name in ("ledger", "cache", "tb", "pending_acks", "dispatchers"):
-            self.__dict__.pop(name, None)
-        self.up = False
+        self._go_down()
 
     def crash(self) -> None:
         if not self.up:
             return
         self.tb.fail_in_flight()
+        self._go_down()
+
+    def _go_down(self) -> None:
+        """The broker's tasks and memory go (a crash, or after an unload closed the buffer)."""
         self.env.forget(self.owner)
         for sub in self.pending_acks:
             self.env.forget(self.pas_owner(sub))
