@@ -182,8 +182,8 @@ def test_a_deadlock_is_the_state_of_its_level(spill_everything):
 
 def test_the_workers_share_each_level(monkeypatch):
     """The first split deals the level's rows, not its chunks, and the
-    keeper weights keep both workers' parts of every later level within a
-    third of each other."""
+    quotas keep both workers' parts of every later level within a third of
+    each other."""
     from txncheck.checker.engines import parallel
 
     monkeypatch.setattr(parallel.coordinator, "SPLIT_AT", 50)
@@ -191,19 +191,3 @@ def test_the_workers_share_each_level(monkeypatch):
     assert (o.distinct_states, o.states_generated, o.depth) == (8832, 58146, 17)
     levels = [lv["states"] for lv in o.extra["workers"]["levels"] if sum(lv["states"]) >= 200]
     assert levels and all(min(s) >= 0.33 * max(s) for s in levels), levels
-
-
-def test_balance_splits_the_shared_states_by_cost():
-    held = [np.arange(1, 101, dtype=np.uint64), np.arange(51, 201, dtype=np.uint64)]  # 50 shared
-    tables = []
-    for vals in held:
-        t = FingerprintTable()
-        t.add(vals)
-        tables.append((vals, t.slots))
-    # equal costs: 200 states, 100 each; worker 0 alone proposed 50, so it keeps (nearly) all 50 shared
-    w = worker.balance(tables, [1.0, 1.0])
-    assert w == pytest.approx([0.999, 0.001])
-    # worker 0 twice as costly per state: it should hold 200/3 = 66.7, i.e. 16.7 of the 50 shared
-    w = worker.balance(tables, [2.0, 1.0])
-    assert w[0] == pytest.approx((200 / 3 - 50) / 50)
-    assert worker.balance(tables, [0, 1.0]) == [1.0, 1.0]  # a cost not known: even weights

@@ -5,39 +5,39 @@ worker processes, for machines with more than one core.
   fingerprints with parent pointers, as `--fingerprints` keeps them, so a
   counterexample is rebuilt the same way, by re-executing the spec.
 * A worker holds its part of the current level. It expands it in batches,
-  drops the successors equal to a state it holds, fingerprints the rest and
-  sends (fingerprint, parent, action) to the coordinator. States never cross
-  a process boundary; only integers do (actions as literals, read back
-  with `ast.literal_eval`). Nothing is pickled.
+  looks each successor up in the coordinator's table (the levels before)
+  and in its own table of the level, and checks and keeps the new ones as
+  rows; the coordinator and the other workers read its table through
+  `memfd`, and it writes its parent pointers to the trail. States never
+  cross a process boundary; only integers do (actions as literals, read
+  back with `ast.literal_eval`). Nothing is pickled.
 * At the end of a level the coordinator keeps the fingerprints it had not
-  seen. A new state stays with a worker that generated it; one that several
-  generated goes to the one with most steps into it, within its share of
-  the level (`assign`): shares are in inverse proportion to each worker's
-  cost per state in the level just expanded (`shares`). Each worker then
-  checks the invariants and witnesses on its new part.
-* A worker only knows the states it holds, so it canonicalizes and
-  fingerprints some successors that the other workers hold. The first
-  split gives each worker a contiguous slice of the level, and `assign`
-  keeps a shared state with most of its parents, so siblings, and most
-  duplicates, stay together. On the first 2.7 million states of the larger
-  PIP-473 model that is 1.37 fingerprints per new state (1.63 when shared
-  states went to the worker holding fewest; 1.0 in process).
+  seen. A new state stays with a worker that proposed it. The workers
+  decide in turn (`worker.share`): each drops what an earlier one kept,
+  keeps what no later one proposed, and of the states that a later worker
+  proposed too keeps the first ones of its order, as many as its quota
+  (`worker.quotas`: what makes the next level's parts cost the same, from
+  each worker's CPU seconds per state in the level just expanded). Keeping
+  a run of a worker's order keeps families of states together, so the
+  other worker seldom generates them too.
+* A worker only knows the states it holds, so it canonicalizes, numbers
+  and fingerprints some successors that another worker holds; keeping
+  families together makes them few (docs/performance.md has the figures).
 * Levels are synchronized, so depth and the shortest counterexample are as
-  in bfs, and the run is deterministic: the states of a level, their ids and
-  the reported violation (the lowest id) do not depend on timing.
+  in bfs, and the counts of a complete run are bfs's. Which worker keeps a
+  state depends on the measured CPU times, so of several shortest
+  counterexamples two runs may report different ones.
 * The search starts in process and forks the workers once a level holds
   `SPLIT_AT` states (and two per worker), so small models never fork.
 
 The parts: `worker.py` (a worker's part of a level, and its loop),
-`wire.py` (the messages), `assignment.py` (which worker keeps which new
-state), `coordinator.py` (the visited set, the levels, the outcome).
+`wire.py` (the messages), `coordinator.py` (the visited set, the levels, the outcome).
 """
 
 from __future__ import annotations
 
 from ...exploration import gc_paused
 from ...job import Job, Outcome
-from .assignment import assign, shares  # noqa: F401 - tests call them as parallel.assign / parallel.shares
 from .coordinator import Coordinator
 
 

@@ -25,7 +25,7 @@ from ...job import Job, Outcome, Violation, ViolationKind
 from .table import FingerprintTable, open_shared
 from .trail import Trail, TrailError, rebuild
 from .wire import recv, send
-from .worker import BATCH, Part, balance, serve
+from .worker import BATCH, Part, quotas, serve
 
 JOIN = 1 << 22  # fingerprints per insert into the visited set
 
@@ -96,7 +96,7 @@ class Coordinator:
         self.incomplete: str | None = None
         self.spilled = 0  # the most bytes one level and its proposals took on disk
         self.fields = 0  # the most field values a process numbered
-        self.level_stats: list[dict] = []  # --workers: per level, each worker's states, CPU and weight
+        self.level_stats: list[dict] = []  # --workers: per level, each worker's states, CPU and quota
         self.distinct: int | None = None  # when a stop in one process counts fewer than the table holds
 
     # -- the action table -----------------------------------------------------
@@ -281,17 +281,25 @@ class Coordinator:
                     self._join(vals)
                 self.new_by_action.update(self.level_new)
                 return 0
-            weights = balance(proposals, costs)
+            quota = quotas(proposals, costs)
             self.level_stats.append({"states": list(self.sizes), "cpu_s": [round(c * n, 2) for c, n in
                                                                           zip(costs, self.sizes)],
-                                     "weights": [round(x, 3) for x in weights]})
-            for r in self.remotes:
-                send(r.conn, {"cmd": "accept", "others": [list(t) for t in tables if t[0] != r.w],
-                              "weights": weights})
-            for vals, _ in proposals:  # the new states join the visited set while the workers keep theirs
-                self._join(vals)
-            del proposals
-            results = [r.recv() for r in self.remotes]
+                                     "quota": quota})
+            # The workers keep their shares in turn (`share`), each told what the
+            # ones before it kept of what it proposed too; the new states join
+            # the visited set meanwhile.
+            later = [[path, log2] for _, path, log2 in tables]
+            taken: list = []
+            results = []
+            for k, r in enumerate(self.remotes):
+                send(r.conn, {"cmd": "accept", "later": later[k + 1:], "taken": taken, "quota": quota[k]})
+                if k == 0:
+                    for vals, _ in proposals:
+                        self._join(vals)
+                    del proposals
+                results.append(r.recv())
+                if results[-1]["claimed"] is not None:
+                    taken = taken + [results[-1]["claimed"]]
             for r in self.remotes:
                 r.ask({"cmd": "drop"})
         for w, res in enumerate(results):

@@ -10,7 +10,7 @@ process both are the coordinator's table, which the proposals join as they
 come). A successor new to both is proposed: checked at once (invariants,
 witnesses) and kept, as a row, in its proposals for the next level. At the
 end of the level, a state that several workers proposed stays with one of
-them (`keeper`), and the rest are dropped; the kept proposals become the
+them (`share`), and the rest are dropped; the kept proposals become the
 part's next level, and their parent pointers go to the trail on disk.
 """
 
@@ -61,6 +61,7 @@ class Part:
         self.mine: FingerprintTable | None = None  # this level's proposals (or the visited set: `begin`)
         self.direct = False
         self.glob = None  # the visited set of the levels before: slots
+        self.claimed: FingerprintTable | None = None  # what `accept` kept of what a later worker proposed
         por = reductions.por_layer(spec)
         if por is not None:
             por.seen = self._seen
@@ -231,17 +232,26 @@ class Part:
         return self.mine is not None and bool(self.mine.contains(f)[0])
 
     # -- the end of a level -----------------------------------------------------------
-    def accept(self, others: list, weights: list | None = None) -> dict:
-        """Keep the proposals this part is the keeper of (`keeper`), given the
-        other workers' proposal tables [(worker, path, log2)] and the
-        workers' weights, as the next level; their parent pointers go to the trail."""
-        views = [(w, open_shared(path, log2)) for w, path, log2 in others]
+    def accept(self, later=(), taken=(), quota: int | None = None) -> dict:
+        """Keep this part's share of its proposals as the next level (the
+        rule is `share`'s); their parent pointers go to the trail. `later`:
+        the later workers' proposal tables [(path, log2)]; `taken`: the
+        earlier workers' tables of what they kept of what a later worker
+        proposed; `quota`: how many of this part's proposals that a later
+        worker proposed too it keeps. Returns, with the counts, this part's
+        table of those it kept (`claimed`), for the workers after it."""
+        later = [open_shared(path, log2) for path, log2 in later]
+        taken = [open_shared(path, log2) for path, log2 in taken]
+        claimed = FingerprintTable(shared=True) if later else None
+        left = quota
         nxt = Level(self.folder, f"w{self.worker}-l{self.depth + 1}n", self.keep)
         kept_by_action: Counter = Counter()
         widths = self.fields.widths
         for chunk in self.proposals:
             fps = np.frombuffer(chunk.fps, dtype=np.uint64)
-            keep = keeper(self.worker, fps, views, weights)
+            keep, mine, left = share(fps, later, taken, left)
+            if mine.size:
+                claimed.add(mine)
             if keep.all():
                 nxt.extend(type(chunk)(chunk.rows, chunk.fps))
                 kept_fps, kept_p, kept_a = chunk.fps, chunk.pfps, chunk.aids
@@ -259,79 +269,75 @@ class Part:
         self.level_disk = self.level.disk_bytes
         self.proposals = None
         self.depth += 1
+        self.claimed = claimed
         return {"kept": len(self.level), "kept_by_action": dict(kept_by_action),
-                "fields": self.fields.size(), "disk": spill}
+                "fields": self.fields.size(), "disk": spill,
+                "claimed": [claimed.path, claimed.log2] if claimed is not None else None}
 
     def drop_table(self) -> None:
         if self.mine is not None and not self.direct:  # the caller's visited table stays open
             self.mine.close()
         self.mine = None
+        if self.claimed is not None:
+            self.claimed.close()
+            self.claimed = None
 
 
-def keeper(me: int, fps: np.ndarray, views: list, weights: list | None = None) -> np.ndarray:
-    """Which of worker `me`'s proposals it keeps. A state several workers
-    proposed goes to one of them by weighted rendezvous hashing: each
-    proposer w draws a score weight[w] / -ln(u), u a uniform number from the
-    state's fingerprint and w, and the highest keeps it; so worker w keeps a
-    share weight[w] / (sum over the proposers) of the states it shares, and
-    every worker reaches the same choice from fingerprints alone, whatever
-    the timing. The coordinator sets the weights to balance the next level
-    (`balance`)."""
-    if not views:
-        return np.ones(fps.size, dtype=bool)
-    n = 1 + max(max(w for w, _ in views), me)
-    weights = weights or [1.0] * n
-    mine = _score(fps, me, weights[me])
+def share(fps: np.ndarray, later: list, taken: list, left: int | None):
+    """Which of a worker's proposals `fps` (a chunk, in the order it proposed
+    them) it keeps. The workers decide in turn: a state that an earlier
+    worker kept (`taken`) is dropped; one that no later worker proposed
+    (`later`) is kept; of those that a later worker proposed too, the first
+    `left` are kept and the rest are left to the later workers. So a state
+    that several workers proposed goes to one of them, and the decision
+    depends on the workers' orders of proposal and on counts only, never
+    on timing. Keeping a run of the worker's order, rather than states
+    chosen by hashing, keeps the families of states together: a state's
+    siblings and its successors' other parents stay in one worker, and the
+    other seldom generates them too (ADR 0005).
+    Returns the mask, the kept fingerprints a later worker proposed too,
+    and what is left of the quota."""
     keep = np.ones(fps.size, dtype=bool)
-    for w, v in views:
-        hit = contains_in(v, fps)
-        other = _score(fps, w, weights[w])
-        beats = other > mine if w > me else other >= mine  # a tie goes to the lower worker
-        keep &= ~(hit & beats)
-    return keep
+    for slots in taken:
+        keep &= ~contains_in(slots, fps)
+    if not later:
+        return keep, fps[:0], left
+    also = np.zeros(fps.size, dtype=bool)
+    for slots in later:
+        also |= contains_in(slots, fps)
+    also &= keep
+    if left is not None:
+        first = also & (np.cumsum(also) <= left)
+        keep &= ~also | first
+        left -= int(first.sum())
+        also = first
+    return keep, fps[also], left
 
 
-_MIX = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53), np.uint64(33))
-
-
-def _score(fps: np.ndarray, w: int, weight: float) -> np.ndarray:
-    x = fps ^ np.uint64((w + 1) * 0x9E3779B97F4A7C15 % (1 << 64))
-    with np.errstate(over="ignore"):
-        x = (x ^ (x >> _MIX[2])) * _MIX[0]
-        x = (x ^ (x >> _MIX[2])) * _MIX[1]
-    x ^= x >> _MIX[2]
-    u = ((x >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
-    return max(weight, 1e-9) / -np.log(u)
-
-
-def balance(tables: list, costs: list) -> list[float]:
-    """The keeper weights that make the workers' next levels cost about the
-    same: `tables` are each worker's proposals (its fingerprints, and its
-    table's slots), `costs`
-    each one's CPU seconds per state in the level just expanded (0: not
-    known). With two workers the split of the shared states is exact; with
-    more, each gets its deficit over what it alone proposed."""
+def quotas(tables: list, costs: list) -> list:
+    """For each worker but the last, how many of its proposals that a later
+    worker proposed too it keeps (`share`), so that the next level's parts
+    cost about the same: `tables` are each worker's proposals (its
+    fingerprints, and its table's slots), in worker order, and `costs` each
+    one's cost per state in the level just expanded (0: not known, even
+    parts). With two workers the split is exact, as far as the states that
+    both proposed allow; with more it ignores the states an earlier worker
+    keeps. The last worker's entry is None: it keeps what is left."""
     n = len(tables)
-    if n < 2 or not all(costs):
-        return [1.0] * n
-    alone, shared = [], []
+    sizes, also = [], []
     for w, (vals, _) in enumerate(tables):
-        other = np.zeros(vals.size, dtype=bool)
-        for v, (_, slots) in enumerate(tables):
-            if v != w:
-                other |= contains_in(slots, vals)
-        alone.append(int(vals.size - other.sum()))
-        shared.append(int(other.sum()))
-    total = sum(alone) + (shared[0] if n == 2 else sum(shared) / 2)
-    inv = [1 / c for c in costs]
-    target = [total * x / sum(inv) for x in inv]
-    if n == 2:
-        s = shared[0]
-        if not s:
-            return [1.0, 1.0]
-        tau = min(max((target[0] - alone[0]) / s, 0.001), 0.999)
-        return [tau, 1 - tau]
-    return [max(t - a, 1.0) / max(sh, 1) for t, a, sh in zip(target, alone, shared)]
+        hit = np.zeros(vals.size, dtype=bool)
+        for _, slots in tables[w + 1:]:
+            hit |= contains_in(slots, vals)
+        sizes.append(int(vals.size))
+        also.append(int(hit.sum()))
+    total = sum(sizes) - sum(also)  # each state once, the last worker's copy of each shared one
+    inv = [1 / c for c in costs] if all(costs) else [1.0] * n
+    out = []
+    for w in range(n - 1):
+        target = total * inv[w] / sum(inv)
+        out.append(int(min(max(round(target - (sizes[w] - also[w])), 0), also[w])))
+    return out + [None]
 
 
 def serve(conn, part: Part) -> None:
@@ -351,7 +357,7 @@ def serve(conn, part: Part) -> None:
                     if out["done"]:
                         break
             elif cmd == "accept":
-                send(conn, part.accept(head["others"], head.get("weights")))
+                send(conn, part.accept(head["later"], head["taken"], head["quota"]))
             elif cmd == "drop":
                 part.drop_table()
                 send(conn, {})
