@@ -258,3 +258,52 @@ def test_a_dying_worker_is_reported_in_one_line(fork_early):
     spec.next = next_or_exit
     with pytest.raises(EngineError, match=r"^--workers: worker \d died \(exit code 7\)$"):
         explore(spec, options={"workers": 2})
+
+
+@pytest.fixture
+def move_always(monkeypatch):
+    """Even out the workers' parts by moving states at every level."""
+    monkeypatch.setattr(parallel.coordinator, "MOVE_AT", 0.0)
+    monkeypatch.setattr(parallel.coordinator, "MOVE_MIN", 1)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_states_moved_between_workers_keep_tlcs_counts(fork_early, move_always, workers):
+    o = explore(TwoPhase(rm=6), deadlock=True, keep_graph=False, options={"workers": workers})
+    assert (o.verdict, o.distinct_states, o.states_generated, o.depth) == ("ok", 50816, 402306, 20)
+    moved = [lv["moved"] for lv in o.extra["workers"]["levels"] if "moved" in lv]
+    assert len(moved) >= 5 and all(n > 0 for _, _, n in moved)
+
+
+def test_moves_keep_the_shortest_counterexample(fork_early, move_always):
+    model = MODELS / "pip473" / "recovery-watermark.toml"
+    spec = load_model(model).instantiate()
+    (want,) = check_model(model).outcome.violations
+    o = check_model(model, options={"workers": 2}).outcome
+    assert any("moved" in lv for lv in o.extra["workers"]["levels"])
+    (v,) = o.violations
+    assert (v.property, len(v.path)) == (want.property, len(want.path)) and _replays(spec, v.path)
+
+
+def test_moved_states_come_back_as_they_left_and_damage_is_one_line(tmp_path):
+    from txncheck.checker.engines.parallel import moves
+    from txncheck.checker.engines.parallel.records import Fields
+
+    spec = load_model(MODELS / "pip473" / "late-write.toml").instantiate()
+    states = [t for s in spec.init_states() for _, t in spec.next(s)][:20]
+    giver, receiver = Fields(), Fields()
+    rows = [giver.row(s) for s in states]
+    fps = [giver.fingerprint(r) for r in rows]
+    path = tmp_path / "moved.bin"
+    moves.write(str(path), giver, rows, fps)
+    got, got_fps = moves.read(str(path), receiver)
+    assert [receiver.state(r) for r in got] == states and got_fps.tolist() == fps
+    data = path.read_bytes()
+    head = len(moves.MAGIC) + 4 + int.from_bytes(data[len(moves.MAGIC):len(moves.MAGIC) + 4], "little")
+    fps_at = head + 4 * json.loads(data[len(moves.MAGIC) + 4:head])["cells"]
+    for at in (3, head + 1, fps_at + 2, len(data) - 2):  # the magic, a row, a fingerprint, a value
+        bad = bytearray(data)
+        bad[at] ^= 0x55
+        path.write_bytes(bytes(bad))
+        with pytest.raises(moves.MoveError, match="damaged"):
+            moves.read(str(path), Fields())

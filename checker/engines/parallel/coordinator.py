@@ -30,6 +30,8 @@ from .worker import BATCH, Part, quotas, serve
 JOIN = 1 << 22  # fingerprints per insert into the visited set
 
 SPLIT_AT = 1000  # states in a level before the workers are forked
+MOVE_AT = 0.02  # a level's parts are evened out by moving states when they cost this much apart (a fraction)
+MOVE_MIN = 256  # and at least this many states would move
 
 
 class _Remote:
@@ -98,6 +100,7 @@ class Coordinator:
         self.fields = 0  # the most field values a process numbered
         self.level_stats: list[dict] = []  # --workers: per level, each worker's states, CPU and quota
         self.distinct: int | None = None  # when a stop in one process counts fewer than the table holds
+        self.move_cost = 0.0  # CPU seconds for a worker to take a moved state, as last measured
 
     # -- the action table -----------------------------------------------------
     def _learn(self, w: int, names: list[str]) -> None:
@@ -309,7 +312,31 @@ class Coordinator:
         self.sizes = [res["kept"] for res in results]
         self.spilled = max(self.spilled, sum(res["disk"] for res in results))
         self.fields = max(self.fields, max(res["fields"] for res in results))
+        if self.remotes and all(costs):
+            self._even_out(depth, costs)
         return sum(self.sizes)
+
+    def _even_out(self, depth: int, costs: list) -> None:
+        """Move a run of states from the worker whose next part costs most to
+        the one whose costs least, when they are far apart: the quotas
+        cannot even out the states a worker alone proposed (ADR 0005,
+        second amendment). Costs are per state, in the level just expanded;
+        the taker also pays for decoding what it takes."""
+        load = [n * c for n, c in zip(self.sizes, costs)]
+        h, lo = max(range(len(load)), key=load.__getitem__), min(range(len(load)), key=load.__getitem__)
+        count = int((load[h] - load[lo]) / (costs[h] + costs[lo] + self.move_cost))
+        if load[h] - load[lo] < MOVE_AT * load[h] or count < MOVE_MIN:
+            return
+        path = os.path.join(self.folder, f"moved-{depth + 1:04d}-{h:03d}.bin")
+        given = self.remotes[h].ask({"cmd": "give", "count": count, "path": path})["given"]
+        if not given:
+            return
+        taken = self.remotes[lo].ask({"cmd": "take", "path": path})
+        self.move_cost = taken["cpu"] / max(taken["taken"], 1)
+        self.sizes[h] -= given
+        self.sizes[lo] += taken["taken"]
+        self.fields = max(self.fields, taken["fields"])
+        self.level_stats[-1]["moved"] = [h, lo, given]
 
     def _violation(self, depth: int, found: list) -> None:
         """The reported violation: the first found in a worker's order of

@@ -1,0 +1,138 @@
+"""States moved from one worker to another at a level's end, through a file
+in the search's folder.
+
+A worker's rows are numbers of its own field values (`records.Fields`), so
+a moved state travels as values: each distinct field value among the moved
+rows once, in the canonical encoding (`encoding.encode`), the rows as
+indexes into those values, and the classes that the encoding drops
+(`spark_revive.Shapes`), named `module:qualname`. The receiver decodes the
+values (`encoding.decode` checks the bytes), finds the classes among the
+modules already loaded (the workers are forks of one process; nothing is
+imported), rebuilds each state, numbers it into its own `Fields` and checks
+that its fingerprint is the one sent. Anything else is a damaged file, one
+line. Nothing is pickled.
+
+    magic | u32 header length | JSON header | u32 × row cells | u64 fingerprints | values
+
+The header holds the counts and the classes; a row is its field count then
+its value indexes; a value is u32 field position, u32 length, its bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from array import array
+
+import numpy as np
+
+from ...encoding import EncodingError, decode, encode
+from ..spark_revive import STAR, ShapeError, Shapes, class_name
+
+MAGIC = b"txncheck-moved-states 1\n"
+
+
+class MoveError(OSError):
+    pass
+
+
+def write(path: str, fields, rows: list[list[int]], fps) -> None:
+    """Write `rows` (the giver's, numbered by `fields`) and their fingerprints."""
+    shapes = Shapes()
+    index: dict = {}  # (position, number) -> value index
+    values = bytearray()
+    cells = array("I")
+    tops: set = set()
+    for row in rows:
+        cls, n = fields.shapes[row[0]]
+        if cls is None:
+            raise ShapeError("a state that is not a tuple is not moved")
+        if row[0] not in tops:
+            tops.add(row[0])
+            shapes.learn_top(fields.state(row))
+        cells.append(n)
+        for i in range(n):
+            k = index.get((i, row[i + 1]))
+            if k is None:
+                v = fields.values[i][row[i + 1]]
+                shapes.learn_field(i, v)
+                code = encode(v)
+                k = index[(i, row[i + 1])] = len(index)
+                values += i.to_bytes(4, "little") + len(code).to_bytes(4, "little") + code
+            cells.append(k)
+    head = json.dumps({"rows": len(rows), "cells": len(cells), "values": len(index),
+                       "classes": [[list(p), n, class_name(c)] for p, n, c in shapes.records()]}).encode()
+    with open(path, "wb") as f:
+        f.write(MAGIC + len(head).to_bytes(4, "little") + head)
+        f.write(cells.tobytes())
+        f.write(np.asarray(fps, dtype=np.uint64).tobytes())
+        f.write(values)
+
+
+def read(path: str, fields) -> tuple[list[list[int]], np.ndarray]:
+    """The moved states as rows numbered by this process's `fields`, and
+    their fingerprints; `MoveError` if the file is not what `write` wrote."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return _read(data, fields)
+    except (MoveError, EncodingError, ShapeError, ValueError, KeyError, TypeError, IndexError) as exc:
+        raise MoveError(f"{path}: a file of states moved between workers is damaged ({exc})") from None
+
+
+def _read(data: bytes, fields):
+    if not data.startswith(MAGIC):
+        raise MoveError("no header")
+    at = len(MAGIC)
+    size = int.from_bytes(data[at:at + 4], "little")
+    head = json.loads(data[at + 4:at + 4 + size])
+    at += 4 + size
+    n_rows, n_cells, n_values = int(head["rows"]), int(head["cells"]), int(head["values"])
+    if min(n_rows, n_cells, n_values) < 0 or at + 4 * n_cells + 8 * n_rows > len(data):
+        raise MoveError("counts past the end")
+    cells = np.frombuffer(data, dtype="<u4", count=n_cells, offset=at).tolist()
+    at += 4 * n_cells
+    fps = np.frombuffer(data, dtype="<u8", count=n_rows, offset=at).astype(np.uint64)
+    at += 8 * n_rows
+    shapes = Shapes()
+    for path, n, name in head["classes"]:
+        shapes.add(tuple(STAR if p == STAR else int(p) for p in path), int(n), _loaded_class(name))
+    shapes.freeze()
+    values = []
+    for _ in range(n_values):
+        i = int.from_bytes(data[at:at + 4], "little")
+        size = int.from_bytes(data[at + 4:at + 8], "little")
+        if at + 8 + size > len(data):
+            raise MoveError("a value past the end")
+        values.append(shapes.revive_field(i, decode(data[at + 8:at + 8 + size])))
+        at += 8 + size
+    if at != len(data):
+        raise MoveError("bytes after the values")
+    rows, k = [], 0
+    for fp in fps.tolist():
+        n = cells[k]
+        ids = cells[k + 1:k + 1 + n]
+        if len(ids) != n:
+            raise MoveError("a row past the end")
+        k += 1 + n
+        s = shapes.make_top([values[x] for x in ids])
+        row = fields.row(s)
+        if fields.fingerprint(row) != fp:
+            raise MoveError("a state does not have its fingerprint")
+        rows.append(row)
+    if k != n_cells:
+        raise MoveError("cells after the rows")
+    return rows, fps
+
+
+def _loaded_class(name: str) -> type:
+    """A tuple class of a module this process has loaded (`module:qualname`)."""
+    if name == "builtins:tuple":
+        return tuple
+    mod, _, qual = str(name).partition(":")
+    obj = sys.modules.get(mod)
+    for part in qual.split(".") if obj is not None and qual else ():
+        obj = getattr(obj, part, None)
+    if not (isinstance(obj, type) and issubclass(obj, tuple)):
+        raise MoveError(f"state class {name!r} is not loaded here")
+    return obj
