@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -306,4 +307,24 @@ def test_moved_states_come_back_as_they_left_and_damage_is_one_line(tmp_path):
         bad[at] ^= 0x55
         path.write_bytes(bytes(bad))
         with pytest.raises(moves.MoveError, match="damaged"):
+            moves.read(str(path), Fields())
+
+
+def test_a_moved_file_names_only_namedtuples_this_process_has_loaded(tmp_path):
+    from txncheck.checker.engines.parallel import moves
+    from txncheck.checker.engines.parallel.records import Fields
+
+    giver = Fields()
+    rows = [giver.row(s) for s in TwoPhase(rm=2).init_states()]
+    path = tmp_path / "moved.bin"
+    moves.write(str(path), giver, rows, [giver.fingerprint(r) for r in rows])
+    data = path.read_bytes()
+    name = re.search(rb"txncheck\.spec\.classic\.twophase:\w+", data).group()
+    for other in (b"os:stat_result", b"no.such.module:Thing"):
+        fixed = bytearray(data.replace(name, other))  # and the header's length with it
+        at = len(moves.MAGIC)
+        head = len(fixed) - len(data) + int.from_bytes(data[at:at + 4], "little")
+        fixed[at:at + 4] = head.to_bytes(4, "little")
+        path.write_bytes(bytes(fixed))
+        with pytest.raises(moves.MoveError, match="not a NamedTuple loaded here"):
             moves.read(str(path), Fields())

@@ -8,8 +8,8 @@ worker processes, for machines with more than one core.
   looks each successor up in the coordinator's table (the levels before)
   and in its own table of the level, and checks and keeps the new ones as
   rows; the coordinator and the other workers read its table through
-  `memfd`, and it writes its parent pointers to the trail. States never
-  cross a process boundary; only integers do (actions as literals, read
+  `memfd`, and it writes its parent pointers to the trail. Between the
+  coordinator and a worker only integers travel (actions as literals, read
   back with `ast.literal_eval`). Nothing is pickled.
 * At the end of a level the coordinator keeps the fingerprints it had not
   seen. A new state stays with a worker that proposed it. The workers
@@ -19,7 +19,10 @@ worker processes, for machines with more than one core.
   (`worker.quotas`: what makes the next level's parts cost the same, from
   each worker's CPU seconds per state in the level just expanded). Keeping
   a run of a worker's order keeps families of states together, so the
-  other worker seldom generates them too.
+  other worker seldom generates them too. When the parts would still cost
+  more than 2% apart, the heaviest worker gives the tail of its part to
+  the lightest (`moves.py`: encoded values through a file, checked as
+  untrusted input by the taker).
 * A worker only knows the states it holds, so it canonicalizes, numbers
   and fingerprints some successors that another worker holds; keeping
   families together makes them few (docs/performance.md has the figures).
@@ -31,7 +34,8 @@ worker processes, for machines with more than one core.
   `SPLIT_AT` states (and two per worker), so small models never fork.
 
 The parts: `worker.py` (a worker's part of a level, and its loop),
-`wire.py` (the messages), `coordinator.py` (the visited set, the levels, the outcome).
+`wire.py` (the messages), `moves.py` (states moved between workers),
+`coordinator.py` (the visited set, the levels, the outcome).
 """
 
 from __future__ import annotations

@@ -126,13 +126,13 @@ def _read(data: bytes, fields):
 
 
 def _loaded_class(name: str) -> type:
-    """A tuple class of a module this process has loaded (`module:qualname`)."""
+    """A NamedTuple class of a module this process has loaded (`module:qualname`)."""
     if name == "builtins:tuple":
         return tuple
     mod, _, qual = str(name).partition(":")
     obj = sys.modules.get(mod)
     for part in qual.split(".") if obj is not None and qual else ():
         obj = getattr(obj, part, None)
-    if not (isinstance(obj, type) and issubclass(obj, tuple)):
-        raise MoveError(f"state class {name!r} is not loaded here")
+    if not (isinstance(obj, type) and issubclass(obj, tuple) and hasattr(obj, "_make")):
+        raise MoveError(f"state class {name!r} is not a NamedTuple loaded here")
     return obj

@@ -16,8 +16,8 @@ remembered with the value's number, so a successor's is its parent's with
 the changed fields' keys swapped.
 
 The numbers are this process's own: rows never leave it, except to its own
-spill files, which it alone reads back (a worker keeps the states it
-generates: ADR 0005). Nothing is pickled.
+spill files, which it alone reads back; a state moved to another worker
+leaves as its values (`moves.py`). Nothing is pickled.
 
 A state that is not a tuple is a row of one field.
 """

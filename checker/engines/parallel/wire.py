@@ -1,5 +1,6 @@
 """The messages between the coordinator and a worker: a JSON header, then raw
-arrays of integers. States never cross; nothing is pickled (ADR 0005)."""
+arrays of integers. States do not travel here (moved ones go through a file:
+`moves.py`); nothing is pickled (ADR 0005)."""
 
 from __future__ import annotations
 

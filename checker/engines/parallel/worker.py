@@ -26,6 +26,7 @@ from operator import is_not, itemgetter
 import numpy as np
 
 from ... import reductions
+from ...encoding import EncodingError
 from ...errors import explained
 from ...exploration import peak_memory_mb
 from ...job import Job
@@ -305,7 +306,7 @@ class Part:
         self.level = rest.close()
         try:
             moves.write(path, self.fields, out_rows, out_fps)
-        except ShapeError:  # two classes of one length at one position: they stay
+        except (ShapeError, EncodingError):  # two classes of one length at one position: they stay
             for row, f in zip(out_rows, out_fps):
                 self.level.append(row, f)
             self.level.close()
