@@ -264,8 +264,8 @@ def test_a_dying_worker_is_reported_in_one_line(fork_early):
 @pytest.fixture
 def move_always(monkeypatch):
     """Even out the workers' parts by moving states at every level."""
-    monkeypatch.setattr(parallel.coordinator, "MOVE_AT", 0.0)
-    monkeypatch.setattr(parallel.coordinator, "MOVE_MIN", 1)
+    monkeypatch.setattr(parallel.moves, "MOVE_AT", 0.0)
+    monkeypatch.setattr(parallel.moves, "MOVE_MIN", 1)
 
 
 @pytest.mark.parametrize("workers", [2, 3])
@@ -328,3 +328,13 @@ def test_a_moved_file_names_only_namedtuples_this_process_has_loaded(tmp_path):
         path.write_bytes(bytes(fixed))
         with pytest.raises(moves.MoveError, match="not a NamedTuple loaded here"):
             moves.read(str(path), Fields())
+
+
+def test_the_plan_evens_out_the_costs_counting_what_the_taker_pays():
+    from txncheck.checker.engines.parallel import moves
+
+    # 1,000 states at 2 s against 500 at 1 s: moving 375 leaves 625 * 2 = 1,250 = 875 * 1 + 375 * 1
+    assert moves.plan([1000, 500], [2.0, 1.0], 1.0) == (0, 1, 375)
+    assert moves.plan([5000, 10000, 8000], [1.0, 1.0, 1.0], 0.0) == (1, 0, 2500)  # the heaviest to the lightest
+    assert moves.plan([1000, 990], [1.0, 1.0], 0.0) is None  # 1% apart
+    assert moves.plan([1000, 500], [1.0, 1.0], 1000.0) is None  # too few would move

@@ -22,57 +22,15 @@ from ...encoding import field_fingerprint
 from ...errors import EngineError
 from ...exploration import peak_memory_mb, search_outcome
 from ...job import Job, Outcome, Violation, ViolationKind
+from . import moves
 from .table import FingerprintTable, open_shared
 from .trail import Trail, TrailError, rebuild
-from .wire import recv, send
+from .wire import Remote, send
 from .worker import BATCH, Part, quotas, serve
 
 JOIN = 1 << 22  # fingerprints per insert into the visited set
 
 SPLIT_AT = 1000  # states in a level before the workers are forked
-MOVE_AT = 0.02  # a level's parts are evened out by moving states when they cost this much apart (a fraction)
-MOVE_MIN = 256  # and at least this many states would move
-
-
-class _Remote:
-    def __init__(self, w: int, part: Part, ctx) -> None:
-        self.w = w
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=serve, args=(child, part), daemon=True, name=f"txncheck-worker-{w}")
-        self.proc.start()
-        child.close()
-
-    def recv(self) -> dict:
-        try:
-            head, _ = recv(self.conn)
-        except (EOFError, OSError):
-            self.proc.join(1)
-            raise EngineError(f"--workers: worker {self.w} died (exit code {self.proc.exitcode})") from None
-        if "error" in head:
-            raise EngineError(f"--workers: worker {self.w} failed: {head['error']}")
-        return head
-
-    def ask(self, head: dict) -> dict:
-        send(self.conn, head)
-        return self.recv()
-
-    def close(self, idle: bool) -> float:
-        """Stop the worker: ask it to quit if it is `idle` (waiting between
-        levels), else terminate it. Its peak memory in MiB (0 if unknown)."""
-        peak = 0.0
-        if idle and self.proc.is_alive():
-            try:
-                send(self.conn, {"cmd": "quit"})
-                if self.conn.poll(10):
-                    peak = recv(self.conn)[0].get("peak_memory_mb", 0.0)
-            except (EOFError, OSError):
-                pass
-            self.proc.join(5)
-        if self.proc.is_alive():
-            self.proc.terminate()
-            self.proc.join()
-        self.conn.close()
-        return peak
 
 
 class Coordinator:
@@ -91,7 +49,7 @@ class Coordinator:
         self.action_ids: dict = {}
         self.amaps: list[list[int]] = [[]]  # per worker: its action ids -> global ids
         self.peaks: list[float] = []
-        self.remotes: list[_Remote] = []
+        self.remotes: list[Remote] = []
         self.local: Part | None = None
         self.sizes: list[int] = []  # per worker: the states of its part of the level
         self.violation: Violation | None = None
@@ -183,7 +141,7 @@ class Coordinator:
         part = self.local
         parts = part.split(self.n)
         self.sizes = [len(p.level) for p in parts]
-        self.remotes = [_Remote(w, p, ctx) for w, p in enumerate(parts)]
+        self.remotes = [Remote(w, serve, p, ctx) for w, p in enumerate(parts)]
         self.amaps = [list(amap) for _ in range(self.n)]
         self.local = None
 
@@ -317,16 +275,13 @@ class Coordinator:
         return sum(self.sizes)
 
     def _even_out(self, depth: int, costs: list) -> None:
-        """Move a run of states from the worker whose next part costs most to
-        the one whose costs least, when they are far apart: the quotas
-        cannot even out the states a worker alone proposed (ADR 0005,
-        second amendment). Costs are per state, in the level just expanded;
-        the taker also pays for decoding what it takes."""
-        load = [n * c for n, c in zip(self.sizes, costs)]
-        h, lo = max(range(len(load)), key=load.__getitem__), min(range(len(load)), key=load.__getitem__)
-        count = int((load[h] - load[lo]) / (costs[h] + costs[lo] + self.move_cost))
-        if load[h] - load[lo] < MOVE_AT * load[h] or count < MOVE_MIN:
+        """Move states between the workers when their next parts are far
+        apart (`moves.plan`): the quotas cannot even out the states a worker
+        alone proposed (ADR 0005, third amendment)."""
+        plan = moves.plan(self.sizes, costs, self.move_cost)
+        if plan is None:
             return
+        h, lo, count = plan
         path = os.path.join(self.folder, f"moved-{depth + 1:04d}-{h:03d}.bin")
         given = self.remotes[h].ask({"cmd": "give", "count": count, "path": path})["given"]
         if not given:

@@ -21,19 +21,88 @@ its value indexes; a value is u32 field position, u32 length, its bytes.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from array import array
 
 import numpy as np
 
 from ...encoding import EncodingError, decode, encode
 from ..spark_revive import STAR, ShapeError, Shapes, class_name
+from .records import Level, rows_of
 
 MAGIC = b"txncheck-moved-states 1\n"
+MOVE_AT = 0.02  # states move when the next level's parts cost this much apart (a fraction of the largest)
+MOVE_MIN = 256  # and at least this many would move
 
 
 class MoveError(OSError):
     pass
+
+
+def plan(sizes: list[int], costs: list[float], take_cost: float) -> tuple[int, int, int] | None:
+    """(giver, taker, how many) to even out the next level's parts, or None:
+    the worker whose part costs most gives to the one whose part costs
+    least (`costs`: CPU seconds per state in the level just expanded), as
+    many as make them cost the same counting `take_cost`, what the taker
+    pays per state it takes."""
+    load = [n * c for n, c in zip(sizes, costs)]
+    h, lo = max(range(len(load)), key=load.__getitem__), min(range(len(load)), key=load.__getitem__)
+    count = int((load[h] - load[lo]) / (costs[h] + costs[lo] + take_cost))
+    if load[h] - load[lo] < MOVE_AT * load[h] or count < MOVE_MIN:
+        return None
+    return h, lo, count
+
+
+def give(part, count: int, path: str) -> dict:
+    """Move the last `count` states of a worker's next level (`part.level`:
+    a run of its order, so families stay together) to the file `path`, for
+    another worker's `take`. Nothing moves if a value cannot be written
+    (two classes of one length at one position, or a value the encoding
+    does not carry)."""
+    keep = len(part.level) - count
+    if count <= 0 or keep < 0:
+        return {"given": 0}
+    widths = part.fields.widths
+    rest = Level(part.folder, f"w{part.worker}-l{part.depth}k", part.keep)
+    out_rows, out_fps = [], []
+    at = 0
+    for chunk in part.level:
+        n = len(chunk.fps)
+        if at + n <= keep:
+            rest.extend(type(chunk)(chunk.rows, chunk.fps))
+        else:
+            for i, row in enumerate(rows_of(chunk, widths)):
+                if at + i < keep:
+                    rest.append(row, chunk.fps[i])
+                else:
+                    out_rows.append(row)
+                    out_fps.append(chunk.fps[i])
+        at += n
+    part.level = rest
+    try:
+        write(path, part.fields, out_rows, out_fps)
+        out_rows = []
+    except (ShapeError, EncodingError):
+        pass
+    for row, f in zip(out_rows, out_fps):  # they stay
+        rest.append(row, f)
+    rest.close()
+    part.level_disk = rest.disk_bytes
+    return {"given": len(out_fps) - len(out_rows)}
+
+
+def take(part, path: str) -> dict:
+    """Add the states another worker gave (`give`) to this worker's next level."""
+    cpu0 = time.process_time()
+    rows, fps = read(path, part.fields)
+    os.unlink(path)
+    for row, f in zip(rows, fps.tolist()):
+        part.level.append(row, f)
+    part.level.close()
+    part.level_disk = part.level.disk_bytes
+    return {"taken": len(rows), "cpu": time.process_time() - cpu0, "fields": part.fields.size()}
 
 
 def write(path: str, fields, rows: list[list[int]], fps) -> None:

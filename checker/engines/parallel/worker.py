@@ -16,7 +16,6 @@ part's next level, and their parent pointers go to the trail on disk.
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from collections import Counter
@@ -26,12 +25,10 @@ from operator import is_not, itemgetter
 import numpy as np
 
 from ... import reductions
-from ...encoding import EncodingError
 from ...errors import explained
 from ...exploration import peak_memory_mb
 from ...job import Job
 from ...verdicts import PartVerdicts, Verdicts, row_positions
-from ..spark_revive import ShapeError
 from . import moves
 from .records import Fields, Level, kept_rows, rows_of
 from .table import FingerprintTable, contains_in, open_shared
@@ -278,53 +275,6 @@ class Part:
                 "fields": self.fields.size(), "disk": spill,
                 "claimed": [claimed.path, claimed.log2] if claimed is not None else None}
 
-    def give(self, count: int, path: str) -> dict:
-        """Move the last `count` states of this part's next level (a run of
-        its order, so families stay together) to the file `path`, for
-        another worker's `take`. Nothing moves if their classes cannot be
-        written (`moves.write`)."""
-        keep = len(self.level) - count
-        if count <= 0 or keep < 0:
-            return {"given": 0}
-        cpu0 = time.process_time()
-        widths = self.fields.widths
-        rest = Level(self.folder, f"w{self.worker}-l{self.depth}k", self.keep)
-        out_rows, out_fps = [], []
-        at = 0
-        for chunk in self.level:
-            n = len(chunk.fps)
-            if at + n <= keep:
-                rest.extend(type(chunk)(chunk.rows, chunk.fps))
-            else:
-                for i, row in enumerate(rows_of(chunk, widths)):
-                    if at + i < keep:
-                        rest.append(row, chunk.fps[i])
-                    else:
-                        out_rows.append(row)
-                        out_fps.append(chunk.fps[i])
-            at += n
-        self.level = rest.close()
-        try:
-            moves.write(path, self.fields, out_rows, out_fps)
-        except (ShapeError, EncodingError):  # two classes of one length at one position: they stay
-            for row, f in zip(out_rows, out_fps):
-                self.level.append(row, f)
-            self.level.close()
-            return {"given": 0}
-        self.level_disk = self.level.disk_bytes
-        return {"given": len(out_rows), "cpu": time.process_time() - cpu0}
-
-    def take(self, path: str) -> dict:
-        """Add the states another worker gave (`give`) to this part's next level."""
-        cpu0 = time.process_time()
-        rows, fps = moves.read(path, self.fields)
-        os.unlink(path)
-        for row, f in zip(rows, fps.tolist()):
-            self.level.append(row, f)
-        self.level.close()
-        self.level_disk = self.level.disk_bytes
-        return {"taken": len(rows), "cpu": time.process_time() - cpu0, "fields": self.fields.size()}
-
     def drop_table(self) -> None:
         if self.mine is not None and not self.direct:  # the caller's visited table stays open
             self.mine.close()
@@ -410,9 +360,9 @@ def serve(conn, part: Part) -> None:
             elif cmd == "accept":
                 send(conn, part.accept(head["later"], head["taken"], head["quota"]))
             elif cmd == "give":
-                send(conn, part.give(head["count"], head["path"]))
+                send(conn, moves.give(part, head["count"], head["path"]))
             elif cmd == "take":
-                send(conn, part.take(head["path"]))
+                send(conn, moves.take(part, head["path"]))
             elif cmd == "drop":
                 part.drop_table()
                 send(conn, {})
