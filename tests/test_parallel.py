@@ -338,3 +338,4 @@ def test_the_plan_evens_out_the_costs_counting_what_the_taker_pays():
     assert moves.plan([5000, 10000, 8000], [1.0, 1.0, 1.0], 0.0) == (1, 0, 2500)  # the heaviest to the lightest
     assert moves.plan([1000, 990], [1.0, 1.0], 0.0) is None  # 1% apart
     assert moves.plan([1000, 500], [1.0, 1.0], 1000.0) is None  # too few would move
+    assert moves.plan([10 ** 8, 0], [1.0, 1.0], 0.0) == (0, 1, moves.MOVE_MAX)

@@ -35,6 +35,7 @@ from .records import Level, rows_of
 MAGIC = b"txncheck-moved-states 1\n"
 MOVE_AT = 0.02  # states move when the next level's parts cost this much apart (a fraction of the largest)
 MOVE_MIN = 256  # and at least this many would move
+MOVE_MAX = 1 << 17  # at most this many a level: they pass through memory as lists, about 0.5 KiB each
 
 
 class MoveError(OSError):
@@ -46,13 +47,13 @@ def plan(sizes: list[int], costs: list[float], take_cost: float) -> tuple[int, i
     the worker whose part costs most gives to the one whose part costs
     least (`costs`: CPU seconds per state in the level just expanded), as
     many as make them cost the same counting `take_cost`, what the taker
-    pays per state it takes."""
+    pays per state it takes, and at most `MOVE_MAX`."""
     load = [n * c for n, c in zip(sizes, costs)]
     h, lo = max(range(len(load)), key=load.__getitem__), min(range(len(load)), key=load.__getitem__)
     count = int((load[h] - load[lo]) / (costs[h] + costs[lo] + take_cost))
     if load[h] - load[lo] < MOVE_AT * load[h] or count < MOVE_MIN:
         return None
-    return h, lo, count
+    return h, lo, min(count, MOVE_MAX)
 
 
 def give(part, count: int, path: str) -> dict:

@@ -290,9 +290,9 @@ def share(fps: np.ndarray, later: list, taken: list, left: int | None):
     worker kept (`taken`) is dropped; one that no later worker proposed
     (`later`) is kept; of those that a later worker proposed too, the first
     `left` are kept and the rest are left to the later workers. So a state
-    that several workers proposed goes to one of them, and the decision
-    depends on the workers' orders of proposal and on counts only, never
-    on timing. Keeping a run of the worker's order, rather than states
+    that several workers proposed goes to one of them; given the quotas
+    (which come from measured CPU times: `quotas`), the choice depends on
+    the workers' orders of proposal only. Keeping a run of the worker's order, rather than states
     chosen by hashing, keeps the families of states together: a state's
     siblings and its successors' other parents stay in one worker, and the
     other seldom generates them too (ADR 0005).
