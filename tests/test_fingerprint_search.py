@@ -182,8 +182,8 @@ def test_a_deadlock_is_the_state_of_its_level(spill_everything):
 
 def test_the_workers_share_each_level(monkeypatch):
     """The first split deals the level's rows, not its chunks, and the
-    quotas keep both workers' parts of every later level within a third of
-    each other."""
+    quotas and moves keep both workers' parts of every later level within
+    a third of each other."""
     from txncheck.checker.engines import parallel
 
     monkeypatch.setattr(parallel.coordinator, "SPLIT_AT", 50)
