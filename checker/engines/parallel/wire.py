@@ -1,6 +1,7 @@
 """The messages between the coordinator and a worker (`Remote`, the
-coordinator's end): a JSON header, then raw arrays of integers. States do not travel here (moved ones go through a file:
-`moves.py`); nothing is pickled (ADR 0005)."""
+coordinator's end): a JSON header, then raw arrays of integers. States do
+not travel here (moved ones go through a file: `moves.py`); nothing is
+pickled (ADR 0005)."""
 
 from __future__ import annotations
 
