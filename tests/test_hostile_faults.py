@@ -209,7 +209,7 @@ def solve_a_while(marker):
     a, b, c = z3.Ints("a b c")
     open(marker, "w").close()
     t = time.monotonic()
-    while time.monotonic() - t < 4:
+    while time.monotonic() - t < 30:
         s = z3.Solver()
         s.set("timeout", 200)
         s.add(a * a * a + b * b * b == c * c * c, a > 1, b > 1, c > 1)
@@ -250,7 +250,8 @@ def _popen(tmp_path: Path, *args: str) -> subprocess.Popen:
 @pytest.mark.parametrize("gate", [False, True], ids=["check", "gate"])
 def test_ctrl_c_while_z3_solves_is_not_lost(tmp_path, gate):
     """Z3's own Ctrl-C handler cancelled the solver call and dropped the interrupt: the start-up
-    went on, and a small model then ended with exit 0."""
+    went on, and a small model then ended with exit 0. A lost interrupt shows in the exit code or
+    the supervisor's "did not stop" line; the 10 s bound is slack for a loaded machine (2 s was not)."""
     marker = tmp_path / "solving"
     folder = planted_spec(tmp_path, SOLVING, "import")
     spec = folder / "lk.py"
@@ -259,7 +260,7 @@ def test_ctrl_c_while_z3_solves_is_not_lost(tmp_path, gate):
     args = ["--all", str(folder), "--junit", str(tmp_path / "gate.xml")] if gate else [str(folder / "lk.toml")]
     p = _popen(tmp_path, "check", *args, "--quiet", "--out", str(tmp_path / "out"))
     _wait_for(marker, p)
-    code, out, err = _stop(p, signal.SIGINT)
+    code, out, err = _stop(p, signal.SIGINT, within=10)
     assert code == 3 and err.strip().splitlines() == ["txncheck: error: interrupted (SIGINT); the run is incomplete"]
     if gate:
         assert "gate: 1 models" in out and "<testsuite" in (tmp_path / "gate.xml").read_text()
