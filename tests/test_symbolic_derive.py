@@ -1,0 +1,202 @@
+"""The relation derived from a spec's own code (checker/symbolic/derive/) is
+the spec's: for every spec, the successors Z3 allows are those `next`
+yields, under the same labels, and the observation is `observe`'s, state by
+state (agreement.py), on every reachable state of a small model with each of
+its actions enabled somewhere (the fast tier), and of every small model and
+random walks at the bounds the proofs use (slow). The deriver is tested
+once for all specs, so a deriver broken on purpose (a branch dropped, a
+merge of paths that differ, a yield joined wrongly) must fail here."""
+
+from __future__ import annotations
+
+import pytest
+
+from txncheck.checker.cli import main
+from txncheck.checker.symbolic.agreement import disagreements, reachable, walk
+from txncheck.checker.symbolic.derive import derive, explore, join
+from txncheck.spec.classic.diehard import DieHard
+from txncheck.spec.classic.tcommit import TCommit
+from txncheck.spec.classic.twophase import TwoPhase
+from txncheck.spec.registry import resolve
+
+from .conftest import ROOT
+
+EX = ROOT / "examples"
+ACCS, MAJ = ("a1", "a2", "a3"), (("a1", "a2"), ("a1", "a3"), ("a2", "a3"))
+
+
+def example(path: str, **bounds):
+    return lambda: resolve(str(EX / path)).cls(**bounds)
+
+
+# One model per spec, each action enabled in some state (`states` the reachable ones checked,
+# None: all of them). PaxosCommit with one RM and two ballots has every action; its 1,461
+# states cost 2 CPU s to compare, so its fast check takes 400 states of walks.
+FAST = {
+    "diehard": (lambda: DieHard(), None),
+    "tcommit": (lambda: TCommit(rm=3), None),
+    "twophase": (lambda: TwoPhase(rm=3), None),
+    "paxos_commit": (example("paxos_commit/paxos_commit.py:PaxosCommit", rms=("r1",), acceptors=ACCS,
+                             majorities=MAJ, ballots=2), 400),
+    "ewd840": (example("ewd840/ewd840.py:EWD840", n=3), None),
+    "mutex": (example("mutex/mutex.py:Mutex", variant="racy"), None),
+    "peterson": (example("peterson/peterson.py:Peterson"), None),
+    "sync_termination": (example("sync_termination/sync_termination.py:SyncTermination", n=3), None),
+    "voting": (example("voting/voting.py:Voting", acceptors=ACCS, values=("v1",), quorums=MAJ, ballots=2),
+               None),
+}
+
+
+def agree(spec, states=None, relation=None):
+    """(distinct states compared, disagreements, labels the spec yielded on them)."""
+    rel = relation or derive(spec)
+    source = reachable(spec) if states is None else walk(spec, 10**9, seed=52, depth=40)
+    seen = []
+
+    def tap(it):
+        for s in it:
+            seen.append(s)
+            yield s
+
+    n, bad = disagreements(rel, tap(source), stop_after=1, most=states)
+    labels = {a for s in seen for a, _ in spec.next(s)}
+    return rel, n, bad, labels
+
+
+@pytest.mark.parametrize("name", list(FAST))
+def test_each_spec_agrees_with_its_derived_relation(name):
+    make, states = FAST[name]
+    spec = make()
+    rel, n, bad, labels = agree(spec, states)
+    assert bad == []
+    assert n == (states or len(set(reachable(spec))))
+    # every action of the relation was enabled in a state compared, and nothing else
+    assert {a.label for a in rel.actions() if a.label[0] != "raises"} == labels
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make, states", [
+    (lambda: TCommit(rm=6), None),
+    (lambda: TwoPhase(rm=6), None),
+    (example("paxos_commit/paxos_commit.py:PaxosCommit", rms=("r1",), acceptors=ACCS, majorities=MAJ,
+             ballots=2), None),
+    (example("paxos_commit/paxos_commit.py:PaxosCommit", rms=("r1", "r2"), acceptors=ACCS, majorities=MAJ,
+             ballots=2), 25_000),
+    (example("ewd840/ewd840.py:EWD840", n=4), None),
+    (example("mutex/mutex.py:Mutex", variant="fixed"), None),
+    (example("sync_termination/sync_termination.py:SyncTermination", n=7), None),
+    (example("voting/voting.py:Voting", acceptors=ACCS, values=("v1", "v2"), quorums=MAJ, ballots=2), None),
+], ids=["tcommit-rm6", "twophase-rm6", "paxos-1rm", "paxos-tlc-walks", "ewd840-n4", "mutex-fixed",
+        "sync-termination-n7", "voting-mc"])
+def test_every_small_model_and_walks_at_the_proofs_bounds_agree(make, states):
+    spec = make()
+    _, n, bad, _ = agree(spec, states)
+    assert bad == [] and n == (states or len(set(reachable(spec))))
+
+
+# -- the deriver broken on purpose ---------------------------------------------------------
+
+def _drop_a_branch(monkeypatch):
+    """The other side of each decision on an Abort message is never explored."""
+    real = explore.Exploration._choose
+
+    def choose(self, cond):
+        if "Abort" in str(cond):
+            return True
+        return real(self, cond)
+
+    monkeypatch.setattr(explore.Exploration, "_choose", choose)
+
+
+def _merge_ignoring_loops(monkeypatch):
+    """Merge keys that forget which iteration of a loop a path is in."""
+    real = explore.Exploration._key
+
+    def key(self, frame):
+        k, keep = real(self, frame)
+        return (None, None) if k is None else (tuple(p[:3] + ((),) + p[4:] for p in k), keep)
+
+    monkeypatch.setattr(explore.Exploration, "_key", key)
+
+
+def _join_forgets_a_way(monkeypatch):
+    """A node reached two ways keeps only the first."""
+    real = join.simplify_ways
+    monkeypatch.setattr(join, "simplify_ways", lambda ways: real(ways)[:1])
+
+
+@pytest.mark.parametrize("breaks", [_drop_a_branch, _merge_ignoring_loops, _join_forgets_a_way])
+def test_a_broken_deriver_fails_the_agreement(monkeypatch, breaks):
+    """Each mutation of the deriver is caught on some spec of the fast list."""
+    breaks(monkeypatch)
+    caught = []
+    for name in ("twophase", "tcommit", "sync_termination"):
+        make, states = FAST[name]
+        try:
+            _, _, bad, _ = agree(make(), states)
+        except AssertionError as exc:     # a merge that makes the path graph cyclic
+            bad = [str(exc)]
+        if bad:
+            caught.append(name)
+            break
+    assert caught, f"{breaks.__name__} went unnoticed"
+
+
+@pytest.mark.parametrize("name", ["diehard", "tcommit", "twophase", "mutex", "sync_termination"])
+def test_merging_paths_changes_no_relation(name):
+    """Merging is a claim (explore.py): without it every path is explored
+    separately, and the relation says the same at every reachable state.
+    (Merging costs some pruning, as a merged path forgets the conditions
+    before its node, so it only pays where branches multiply: TwoPhase's.)"""
+    make, _ = FAST[name]
+    spec = make()
+    merged = derive(spec)
+    unmerged = derive(spec, merge=False)
+    if name == "twophase":
+        assert unmerged.stats["runs"] > 2 * merged.stats["runs"]
+    for rel in (merged, unmerged):
+        assert agree(spec, None, rel)[2] == []
+
+
+def test_a_spec_outside_the_subset_is_one_line_with_its_file_and_line(capsys, tmp_path):
+    """A set of more than a few elements turned into a Python value (here by
+    sorting it with a key) is refused, naming the construct and the line."""
+    spec = tmp_path / "bag.py"
+    spec.write_text('''
+from typing import NamedTuple
+import z3
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    items: frozenset
+
+
+class Bag(Spec):
+    name = "bag"
+
+    def setup(self):
+        self.invariants["Small"] = self.schema.var("n", Int()) <= 20
+
+    def init_states(self):
+        yield State(frozenset())
+
+    def next(self, s):
+        for i in range(20):
+            if i not in s.items:
+                yield ("Add", (("i", i),)), State(s.items | {i})
+        if s.items:
+            first = sorted(s.items, key=lambda x: -x)[0]
+            yield ("Drop", ()), State(s.items - {first})
+
+    def observe(self, s):
+        return {"n": len(s.items)}
+''')
+    (tmp_path / "bag.toml").write_text('spec = "bag.py:Bag"\n[expect]\nverdict = "ok"\n')
+    rc = main(["prove", str(tmp_path / "bag.toml")])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1
+    assert "outside the derivable subset: a set over 20 possible elements must become a Python frozenset" in err
+    line = spec.read_text().splitlines().index("            first = sorted(s.items, key=lambda x: -x)[0]") + 1
+    assert f"(at {spec}:{line})" in err
