@@ -58,8 +58,11 @@ class BudgetExpired(KeyboardInterrupt):
 def _on_signal(signum, _frame):
     if _owner and os.getpid() != _owner[0]:
         # a forked worker (bfs --workers): its coordinator stops it; a SIGTERM
-        # (the coordinator's terminate) ends it at once, without a traceback
+        # (the coordinator's terminate, or anyone's) ends it at once, without a
+        # traceback, and as the signal's death, which its coordinator names
         if signum == signal.SIGTERM:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
             os._exit(EXIT_INCOMPLETE)
         return
     global _redeliver
@@ -130,6 +133,12 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
     except (OSError, AttributeError):
         pass
+
+
+def debugging() -> bool:
+    """--debug (or TXNCHECK_DEBUG=1) was given: a failure's traceback is printed too
+    (by a forked worker, which reports its failure as one line, as well)."""
+    return bool(_debug)
 
 
 def unblock_signals() -> None:
