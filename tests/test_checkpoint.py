@@ -223,6 +223,15 @@ def test_resuming_another_model_or_nothing_is_refused(tmp_path, capsys):
         check_model(RM6, options={"resume": str(tmp_path / "nothing")})
 
 
+def test_a_manifest_that_is_a_folder_is_named(tmp_path, capsys):
+    """It said "5: Is a directory" (the descriptor, not the file), exit 3."""
+    ck = tmp_path / "ck"
+    (ck / "checkpoint.json").mkdir(parents=True)
+    code, _, err = cli("check", str(RM3), "--quiet", "--out", str(tmp_path), "--resume", str(ck), capsys=capsys)
+    assert (code, err) == (2, f"txncheck: error: {ck / 'checkpoint.json'}: the manifest is not a regular file "
+                              "but a folder\n")
+
+
 def test_checkpoints_are_written_atomically_and_listed(tmp_path, capsys):
     ck = _small_checkpoint(tmp_path, capsys)
     manifest = json.loads((ck / "checkpoint.json").read_text())

@@ -21,6 +21,7 @@ from txncheck.checker.engines.parallel import worker
 from txncheck.checker.engines.parallel.table import FingerprintTable
 from txncheck.checker.errors import EnvironmentFault
 from txncheck.checker.model import load_model
+from txncheck.checker.options import MAX_WORKERS, Options
 from txncheck.spec.classic.diehard import DieHard
 from txncheck.spec.classic.tcommit import TCommit
 from txncheck.spec.classic.twophase import TwoPhase
@@ -201,6 +202,18 @@ def test_refused_combinations_are_one_line(flag, message, capsys):
     rc = main(["check", str(MODELS / "classic" / "twophase-rm3.toml"), "--workers", "2", flag, "--quiet"])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and err.endswith(message) and "\n" not in err
+
+
+def test_workers_have_an_upper_bound(capsys):
+    """Any N was accepted: a large model forked them all once a level held 2 N states."""
+    rc = main(["check", str(MODELS / "classic" / "twophase-rm3.toml"), "--workers", "65", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("txncheck: error: --workers 65: at most 64 (one per core is the most that "
+                                      "helps; this machine has ") and err.count("\n") == 1
+    Options(workers=MAX_WORKERS).validate(None, "bfs")
+    for n in (0, 2.5, True):
+        with pytest.raises(EngineError, match=r"^--workers .*: give a whole number from 1 to 64$"):
+            Options(workers=n).validate(None, "bfs")
 
 
 def test_temporal_properties_refuse_workers(capsys):

@@ -248,7 +248,11 @@ class Checkpointer:
         if not where.exists():
             raise CheckpointError(f"{src_dir}: no checkpoint here (no {MANIFEST})")
         try:
-            manifest = json.loads(read_file(where, MAX_MANIFEST_BYTES, "manifest"))
+            data = read_file(where, MAX_MANIFEST_BYTES, "manifest", binary=True)
+        except ValueError as exc:  # not a regular file, a link, too large, unreadable
+            raise CheckpointError(f"{where}: {exc}") from None
+        try:
+            manifest = json.loads(data.decode("utf-8"))
         except (ValueError, RecursionError) as exc:  # ValueError: bad JSON, UTF-8, or too many digits
             raise CheckpointError(f"{where}: not a readable JSON manifest ({str(exc).splitlines()[0][:200]})") from None
         err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(MANIFEST_SCHEMA).iter_errors(manifest))
