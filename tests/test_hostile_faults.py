@@ -347,6 +347,49 @@ def test_a_checkpoint_of_other_code_is_refused(tmp_path):
     one_error_line(p, 2, str(ck), "other code of spec lk")
 
 
+GUARD = 'if s.pc[i] == "idle" and not s.lock:'
+
+
+def _spec_with_a_guard_in(tmp_path: Path, where: str) -> tuple[Path, Path, tuple[str, str]]:
+    """The lock spec with its acquire guard's `not s.lock` decided elsewhere: a helper module in a
+    sub-folder (`rules/guard.py`), or a data file the spec reads in setup (`guard.txt`); returns
+    the folder, that file and the edit of it that allows a taken lock (breaking MutualExclusion)."""
+    folder = planted_spec(tmp_path, "pass")
+    spec = folder / "lk.py"
+    text = spec.read_text()
+    if where == "helper":
+        (folder / "rules").mkdir()
+        other = folder / "rules" / "guard.py"
+        other.write_text("def free(lock):\n    return not lock\n")
+        text = text.replace("import z3\n", "import z3\nfrom rules.guard import free\n", 1)
+        text = text.replace(GUARD, 'if s.pc[i] == "idle" and free(s.lock):')
+        edit = ("not lock", "True")
+    else:
+        other = folder / "guard.txt"
+        other.write_text("free\n")
+        text = text.replace("    def setup(self) -> None:\n", "    def setup(self) -> None:\n        self.guard = "
+                            "open(__file__[:-5] + 'guard.txt').read().split()[0]\n", 1)
+        text = text.replace(GUARD, 'if s.pc[i] == "idle" and (self.guard == "any" or not s.lock):')
+        edit = ("free", "any")
+    spec.write_text(text)
+    return folder, other, edit
+
+
+@pytest.mark.parametrize("where", ["helper", "data"])
+def test_a_checkpoint_of_other_helpers_or_data_is_refused(tmp_path, where):
+    """The digest of the spec's code was its folder's Python files: resumed after an edit of a
+    helper module in a sub-folder, or of a data file the spec reads, the checkpoint reported ok
+    where a fresh run finds the violation."""
+    folder, other, edit = _spec_with_a_guard_in(tmp_path, where)
+    model, ck = folder / "lk.toml", tmp_path / "ck"
+    p = _run(tmp_path, "check", str(model), "--checkpoint", str(ck), "--max-states", "2")
+    assert p.returncode == 3 and (ck / "checkpoint.json").is_file(), p.stderr
+    other.write_text(other.read_text().replace(*edit))
+    assert _run(tmp_path, "check", str(model)).returncode == 1   # the edit breaks MutualExclusion
+    p = _run(tmp_path, "check", str(model), "--resume", str(ck))
+    one_error_line(p, 2, str(ck), "other code of spec lk", f"{other} changed")
+
+
 @pytest.mark.slow  # over 2 s: three runs, one long
 def test_a_checkpoint_folder_serves_one_run_at_a_time(tmp_path):
     ck = tmp_path / "ck"
