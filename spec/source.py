@@ -9,7 +9,7 @@ A spec's files are
 * every file the spec's own code opened for reading: the modules it imported
   from anywhere and the data files it read. `watch` (called before a model
   file's spec is imported: spec/registry.py) sets an audit hook that records
-  each such file, with its digest, the first time it is opened.
+  each such file with its digest as read (again when it changed since).
 
 "The spec's own code" (`owner`) is code that is neither txncheck's (its
 checker, its tests, the spec framework of this folder) nor the standard
@@ -114,14 +114,14 @@ def code_files(cls: type) -> list[Path]:
 
 def sources(cls: type) -> dict[str, str]:
     """Path -> digest of every file `cls`'s spec runs or read: `code_files`
-    now, and what `watch` recorded (as it was when first opened)."""
+    now, and what `watch` recorded (as it was when read)."""
     out = {str(p): file_digest(str(p)) or "unreadable" for p in code_files(cls)}
     out.update(_opened)
     return out
 
 
 def opened() -> dict[str, str]:
-    """The files the spec's own code opened for reading so far (path -> digest when first opened)."""
+    """The files the spec's own code opened for reading so far (path -> digest as read)."""
     return dict(_opened)
 
 
@@ -141,7 +141,8 @@ def first_change(recorded: dict[str, str], now: dict[str, str]) -> str | None:
 
 # -- the files a spec's code opens ----------------------------------------------------------------
 
-_opened: dict[str, str] = {}
+_opened: dict[str, str] = {}  # path -> digest, as last read (a process may run a spec again after an edit)
+_stamps: dict[str, tuple] = {}  # path -> (mtime, size, inode) when its digest was taken
 _busy = threading.local()  # the hook's own reads are not recorded
 _watching: list[bool] = []
 
@@ -180,7 +181,14 @@ def _record(path: str, frame) -> None:
             full = importlib.util.source_from_cache(full)
         except ValueError:
             return
-    if full in _opened or full.startswith(_VOLATILE) or owner(full) != "spec":
+    if full.startswith(_VOLATILE) or owner(full) != "spec":
+        return
+    try:
+        st = os.stat(full)
+    except OSError:
+        return
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+    if _stamps.get(full) == stamp:  # read before as it is: its digest stands
         return
     while frame is not None and owner(frame.f_code.co_filename) == "library":
         frame = frame.f_back
@@ -188,4 +196,4 @@ def _record(path: str, frame) -> None:
         return
     digest = file_digest(full)
     if digest is not None:
-        _opened.setdefault(full, digest)
+        _opened[full], _stamps[full] = digest, stamp
