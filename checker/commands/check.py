@@ -74,6 +74,8 @@ def run(args) -> int:
     from ..cli import UsageError
     from ..api import check_model, write_traces
 
+    if args.workers:  # its bound once, not once per model of a gate
+        Options(workers=args.workers).validate(None, "bfs")
     if args.all:
         from .check_all import run_gate_command
 
