@@ -68,6 +68,7 @@ def test_truth_table(name):
     ("timeout-race", dict(splits=0, timeout=True), "ReadCommitted"),
     ("retry-strict", dict(splits=0, restarts=1), "CommitReplyTruthful"),
     ("current", dict(splits=0, restarts=1), "CommitReplyTruthful"),
+    ("retry-reply", dict(splits=0, restarts=1, op_timeout=False), "CommitReplyTruthful"),
 ])
 def test_the_variant_breaks_it_and_the_fix_does_not(variant, bounds, name):
     spec = LegacyV4(variant, txns=1, segments=2, **bounds)
