@@ -47,6 +47,11 @@ TABLES = {
         ({"broker_caught_up": False, "committed_records": T1, "broker_image": set()}, True),  # still loading
     ],
     "SnapshotOutsideTxn": [({"snapshot_in_txn": False}, True), ({"snapshot_in_txn": True}, False)],
+    "SnapshotBatchAligned": [({"snapshot_aligned": True}, True), ({"snapshot_aligned": False}, False)],
+    "FormerLeaderReplaysCleanly": [
+        ({"former_leader_fault": ""}, True),
+        ({"former_leader_fault": "End at 3 with no open transaction"}, False),
+    ],
     "RecordsWellFormed": [({"replay_fault": ""}, True), ({"replay_fault": "nested Begin(t2)"}, False)],
     "IdleMeansNoOpenTxn": [
         ({**ST("open", "none"), "controller_idle": False}, True),
@@ -68,7 +73,7 @@ def _violated(spec, name):
     return v
 
 
-def _no_abort_on_failover(log, next_txn, with_record=False):
+def _no_abort_on_failover(log, next_txn, with_record=False, believed=None):
     """A broken new leader: it never aborts the transaction left open."""
     return (), None
 
