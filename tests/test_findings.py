@@ -412,7 +412,7 @@ def test_one_commit_per_system():
 
 
 # A fix model may differ from its bug model only in the variant and in these switches of the fix.
-FIX_SWITCHES = {"lso_from_committed", "deactivate_resets_txn"}
+FIX_SWITCHES = {"lso_from_committed", "deactivate_resets_txn", "end_waits_first_snapshot"}
 # Fix models at other bounds, with why: the same-bounds model is out of reach for now.
 FIX_BOUNDS_PENDING = {
     "models/pip473/merged.toml": "fixed at merged's four writes is far beyond fixed.toml's 12 million states",
