@@ -141,7 +141,7 @@ def test_an_unaligned_snapshot_fails_a_property_not_the_checker():
     is a state like any other, not a crash of the checker."""
     from .helpers import explore
 
-    bounds = dict(txns=2, txn_records=2, normals=1, batch_records=2, failovers=1, snapshots=1,
+    bounds = dict(txns=2, txn_records=1, normals=0, batch_records=2, failovers=1, snapshots=1,
                   bootstrap_reactivation=True, broker_restarts=1)
     aligned = Kip868("clearing-loader", **bounds)
     assert explore(aligned).verdict == "ok"

@@ -1,6 +1,13 @@
 """KIP-868: metadata transactions in KRaft (seeds/002_2ac48257c07e208f.txt),
 with the details of Kafka's implementation from protocol-notes.md.
 
+Code read: apache/kafka@1eb7644349cb (2024-10-25), the newest commit we could
+read: 4.0 development trunk, after KAFKA-17713 (snapshot alignment) and
+KAFKA-17613 (ZooKeeper migration removed), before the 4.0.0 release. Past
+releases by tag: 3.6.0, 3.7.0, 3.8.0 and 3.9.0-rc3 (the last 3.9 tag we could
+read); OffsetControlManager, LogReplayTracker and MetadataBatchLoader's
+transaction handling are the same in all of them.
+
 One controller at a time writes the metadata log. It runs a small workload:
 `txns` transactions of `txn_records` records each and `normals` records
 outside any transaction. A transaction is Begin, its records and End, cut
@@ -42,6 +49,10 @@ mechanism that does):
   * IdleMeansNoOpenTxn fails when a failover leaves a transaction open
     without the new leader's Abort (a broken activation batch).
   * RecordsWellFormed fails when the activation batch repeats a Begin.
+  * SnapshotBatchAligned fails with `snapshot_alignment` off, where a loader
+    publishes at a Begin in the middle of a batch.
+  * FormerLeaderReplaysCleanly fails with two controllers when a leadership
+    change falls between the batch commits of a transaction.
 
 No pruning: every enabling condition is a rule of the protocol (the writer
 waits for its batch to commit unless `pipelined`, one transaction at a time,
