@@ -183,7 +183,16 @@ def test_human_output_names_each_model_and_sums_up(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "FAIL" in out and "bad.toml" in out and "txncheck show" in out
-    assert out.strip().splitlines()[-1] == "gate: 1 models, 1 not as expected; cases: 0 passed, 1 failed, 0 errors, 0 skipped"
+    assert out.strip().splitlines()[-1] == "gate: 1 model, 1 not as expected; cases: 0 passed, 1 failed, 0 errors, 0 skipped"
+
+
+def test_the_summary_says_why_cases_were_skipped(tmp_path, capsys):
+    """DieHard's known bug passes; TypeOK is skipped because the search stopped
+    at NotSolved's violation, and the closing line says so; one model is one."""
+    code = main(["check", "--all", str(CLASSIC / "diehard.toml"), "--quiet", "--out", str(tmp_path)])
+    assert code == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == \
+        "gate: 1 model, 0 not as expected; cases: 2 passed, 0 failed, 0 errors, 1 skipped (1 not settled at a violation)"
 
 
 def test_validate_rejects_broken_reports(tmp_path, capsys):
@@ -265,7 +274,7 @@ def test_a_heavy_model_runs_only_when_asked(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert f"SKIP       {tmp_path / 'heavy.toml'}: heavy: not run (--runtime all runs it, as CI does)" in out
-    assert "gate: 1 models, 0 not as expected, 1 heavy not run (--runtime all runs them);" in out
+    assert "gate: 1 model, 0 not as expected, 1 heavy not run (--runtime all runs them);" in out
     xml = ET.parse(tmp_path / "o.xml").getroot()
     assert xml.find(".//testsuite[@name='%s']/testcase/skipped" % (tmp_path / "heavy.toml")) is not None
     for runtime, ran in (("all", {"quick.toml", "heavy.toml"}), ("heavy", {"heavy.toml"})):
