@@ -146,6 +146,30 @@ def test_the_readme_commands_are_what_ci_runs():
     assert models and (int(models.group(1)), int(models.group(2))) == (len(_shipped()) - len(_heavy()), len(_heavy()))
 
 
+def test_the_readme_gives_make_tests_time_as_measured_within_its_target():
+    """README's figure for `make test` is bench/make_test.py's sentence (the
+    script writes it: `--write`), measured on two cores, within the target of
+    5 minutes and 1 GiB."""
+    bench = _bench_module("make_test")
+    m = re.search(bench.PATTERN, (ROOT / "README.md").read_text())
+    assert m, "README.md gives no measured time for make test: run bench/make_test.py --write on a quiet machine"
+    seconds = 60 * int(m["min"]) + int(m["sec"])
+    cpu, mib = (float(m[k].replace(",", "")) for k in ("cpu", "mib"))
+    assert m.group(0) == bench.sentence(int(m["cores"]), m["date"], seconds, cpu, mib)
+    assert int(m["cores"]) == 2 and seconds <= bench.TARGET[0] and mib <= bench.TARGET[1], m.group(0)
+
+
+def test_the_make_test_bench_reads_time_s_report():
+    report = ("\tUser time (seconds): 401.25\n\tSystem time (seconds): 22.50\n"
+              "\tElapsed (wall clock) time (h:mm:ss or m:ss): 4:07.61\n\tMaximum resident set size (kbytes): 935424\n")
+    got = _bench_module("make_test").parse_time(report)
+    assert got == {"seconds": 247.61, "cpu": 423.75, "peak_mib": 913.5}
+    line = _bench_module("make_test").sentence(2, "2026-11-29", got["seconds"], got["cpu"], got["peak_mib"])
+    assert line == ("Measured on 2 cores with `/usr/bin/time -v` (`bench/make_test.py`, 2026-11-29): "
+                    "4 min 8 s, 424 CPU s, a peak of 914 MiB in one process.")
+    assert re.fullmatch(_bench_module("make_test").PATTERN, line)
+
+
 # -- the gate: scripts/check-models.sh ---------------------------------------------------
 
 
