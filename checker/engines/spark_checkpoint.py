@@ -56,8 +56,8 @@ def identity(wj) -> dict:
         "spec": wj.spec, "variant": wj.variant, "constants": [list(kv) for kv in wj.constants],
         "properties": list(wj.properties), "witnesses": list(wj.witnesses), "deadlock": wj.deadlock,
     }
-    if wj.source.files:   # a spec shipped by its files: resumed only with the same code
-        out["code"] = wj.source.digest
+    if wj.source.files:   # a spec shipped by its files: resumed only with the same code, as bfs's checkpoints
+        out["code"] = wj.source.code
     return out
 
 

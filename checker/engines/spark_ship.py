@@ -44,6 +44,7 @@ class SpecSource:
     digest: str = ""
     files: tuple = field(default=(), compare=False, repr=False)   # ((relative path, bytes), ...)
     folder: str = field(default="", compare=False)   # where the driver has them (for messages)
+    code: str = field(default="", compare=False)     # spec.source.code_digest: what a checkpoint is valid for
 
 
 _CLASSES: dict[SpecSource, type] = {}   # in this process: the sources it already imported or registered
@@ -79,8 +80,10 @@ def shipped(cls: type) -> SpecSource:
     h = hashlib.sha256()
     for name, data in rows:
         h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    from ...spec.source import code_digest
+
     src = SpecSource(f"{main.name}:{cls.__qualname__}", digest=h.hexdigest()[:16], files=tuple(rows),
-                     folder=str(folder))
+                     folder=str(folder), code=code_digest(cls))
     _CLASSES[src] = cls
     return src
 

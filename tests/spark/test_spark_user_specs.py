@@ -144,3 +144,27 @@ def test_a_spec_failing_on_an_executor_is_one_line_naming_the_user_s_file(spark,
     assert "\n" not in text and "txncheck-spec-" not in text, text
     for n in needles:
         assert n.format(line=line, folder=folder) in text, text
+
+
+def test_a_user_spec_s_checkpoint_resumes_and_is_bound_to_its_code(spark, tmp_path, monkeypatch):
+    """A run of a spec by path stopped after level 2 resumes to bfs's totals
+    (its state classes named in the manifest revive); after an edit of the
+    spec's code the checkpoint is refused, as bfs's are."""
+    from txncheck.checker.engines import EngineError
+
+    folder = tmp_path / "proto"
+    shutil.copytree(EXAMPLES / "mutex", folder)
+    monkeypatch.setenv("TXNCHECK_SPARK_DRIVER_BELOW", "0")
+    model, ckpt = folder / "fixed.toml", str(tmp_path / "run")
+    bfs = check_model(model, keep_graph=False).outcome
+    first = check_model(model, engine="spark", options={"checkpoint": ckpt, "stop_after_level": 2}).outcome
+    assert first.verdict == "incomplete"
+    assert any(name.startswith("<spec>:") for _, _, name in json.loads((tmp_path / "run" / "manifest.json")
+                                                                        .read_text())["shapes"])
+    resumed = check_model(model, engine="spark", options={"resume": ckpt}).outcome
+    assert (resumed.verdict, resumed.distinct_states, resumed.states_generated, resumed.depth) == \
+        (bfs.verdict, bfs.distinct_states, bfs.states_generated, bfs.depth)
+    src = (folder / "mutex.py").read_text()
+    (folder / "mutex.py").write_text(src.replace('yield ("Release"', 'yield ("Unlock"'))
+    with pytest.raises(EngineError, match="another model"):
+        check_model(model, engine="spark", options={"resume": ckpt})
