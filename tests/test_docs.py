@@ -104,3 +104,8 @@ def test_the_readme_lists_every_finding_as_docs_findings_does():
     readme = rows((ROOT / "README.md").read_text(), "docs/findings/")
     index = rows((ROOT / "docs" / "findings" / "index.md").read_text(), "")
     assert readme and readme == index
+
+
+def test_the_readme_reads_in_ten_minutes():
+    """At most 2,000 words, as `wc -w` counts them: the rest is in docs/."""
+    assert len((ROOT / "README.md").read_text().split()) <= 2000
