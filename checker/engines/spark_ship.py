@@ -4,8 +4,8 @@ A spec txncheck ships, or one a package installed on every executor
 provides (`spec = "name"` through an entry point, `spec = "pkg.mod:Class"`),
 is imported there by name. A spec named by path (`spec = "bank.py:Bank"`)
 lives only where the driver runs, so its code travels with the job: the
-Python files of its folder, and the modules under that folder it imported
-(a package `lib/` beside it, with its `__init__.py` files). A worker writes
+Python files of its folder, and what below that folder it imported or read
+(a package `lib/` beside it, a data file: spec.source.sources). A worker writes
 them once into a folder of its own (under Spark's per-application files
 folder, which Spark removes with the application) and imports the spec from
 there, as the driver did: the folder first on sys.path while it loads, so
@@ -44,7 +44,7 @@ class SpecSource:
     digest: str = ""
     files: tuple = field(default=(), compare=False, repr=False)   # ((relative path, bytes), ...)
     folder: str = field(default="", compare=False)   # where the driver has them (for messages)
-    code: str = field(default="", compare=False)     # spec.source.code_digest: what a checkpoint is valid for
+    code: str = field(default="", compare=False)     # the files' spec.source digests: what a checkpoint binds
 
 
 _CLASSES: dict[SpecSource, type] = {}   # in this process: the sources it already imported or registered
@@ -55,16 +55,18 @@ def by_name(ref: str) -> SpecSource:
 
 
 def shipped(cls: type) -> SpecSource:
-    """The files of `cls`'s folder that its spec runs (see the module doc),
-    as a source that imports `cls` from them; registered for this process."""
+    """The files of `cls`'s folder that its spec runs or reads (see the
+    module doc), as a source that imports `cls` from them; `code` is their
+    digests (spec.source.file_digest), what a checkpoint of the run is bound to."""
+    from ...spec.source import file_digest, sources
+
     file = getattr(sys.modules.get(cls.__module__), "__file__", None)
     if not file:
         raise EngineError(f"engine 'spark' cannot ship spec {cls.__name__}: its class is defined in no file")
     main = Path(file).resolve()
     folder = main.parent
     files = {p for p in folder.glob("*.py") if p.is_file()}
-    for name, mod in list(sys.modules.items()):
-        files.update(_own_files(folder, name, getattr(mod, "__file__", None)))
+    files.update(p for p in map(Path, sources(cls)) if p.is_relative_to(folder) and p.is_file())
     rows, size = [], 0
     for p in sorted(files):
         try:
@@ -75,34 +77,16 @@ def shipped(cls: type) -> SpecSource:
         rows.append((p.relative_to(folder).as_posix(), data))
     if size > MAX_BYTES:
         raise EngineError(f"engine 'spark' ships spec {cls.__name__}'s folder {folder} to the executors, and its "
-                          f"Python files hold {size / 2**20:.0f} MiB (at most {MAX_BYTES // 2**20}): "
+                          f"files hold {size / 2**20:.0f} MiB (at most {MAX_BYTES // 2**20}): "
                           "give the spec a folder of its own")
-    h = hashlib.sha256()
+    h, code = hashlib.sha256(), hashlib.sha256()
     for name, data in rows:
         h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
-    from ...spec.source import code_digest
-
+        code.update(f"{name}\0{file_digest(str(folder / name))}\0".encode())
     src = SpecSource(f"{main.name}:{cls.__qualname__}", digest=h.hexdigest()[:16], files=tuple(rows),
-                     folder=str(folder), code=code_digest(cls))
+                     folder=str(folder), code=code.hexdigest()[:16])
     _CLASSES[src] = cls
     return src
-
-
-def _own_files(folder: Path, name: str, file: str | None) -> list[Path]:
-    """The files of module `name` if it was imported from `folder` by name
-    (`lib.states` as folder/lib/states.py, with lib/__init__.py), else none."""
-    if not file or name.startswith("txncheck"):
-        return []
-    parts = name.split(".")
-    path = Path(file).resolve()
-    if path not in (folder.joinpath(*parts).with_suffix(".py"), folder.joinpath(*parts, "__init__.py")):
-        return []
-    out = [path]
-    for i in range(1, len(parts)):
-        init = folder.joinpath(*parts[:i], "__init__.py")
-        if init.is_file():
-            out.append(init)
-    return out
 
 
 def register(src: SpecSource, cls: type) -> None:

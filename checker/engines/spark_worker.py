@@ -69,11 +69,18 @@ class _Compiled:
     def __init__(self, wj: WorkerJob) -> None:
         from ..job import Job
 
+        from ..spec_errors import guard, own_failure, spec_code_error
+
         cls = spec_class(wj.source)
-        spec = cls(wj.variant, **dict(wj.constants))
-        if not cls.__module__.startswith("txncheck."):   # a user's spec: its bugs named in one line, as in bfs
+        user = not cls.__module__.startswith("txncheck.")
+        try:
+            spec = cls(wj.variant, **dict(wj.constants))
+        except BaseException as exc:   # its setup, here (it ran in the driver): a file it reads is missing, say
+            if not (user and own_failure(exc)):
+                raise
+            raise spec_code_error(cls, exc, "constructing the spec (setup) on a Spark executor") from exc
+        if user:   # a user's spec: its bugs named in one line, as in bfs
             from ...spec.registry import Resolved
-            from ..spec_errors import guard
 
             spec = guard(spec, Resolved(cls, "shipped", False, getattr(sys.modules[cls.__module__], "__file__", "")))
         job = Job(

@@ -46,9 +46,12 @@ def bfs_and_spark_agree(bfs, sp) -> None:
 
 
 def split_spec(folder: Path) -> Path:
-    """examples/mutex with its state class in a package beside it (lib/) and a
-    constant in a sibling module: the modules it imports must ship too."""
+    """examples/mutex with its state class in a package beside it (lib/), a
+    constant in a sibling module, and its processes' names in a data file it
+    reads in `setup`: what it imports and reads must ship too."""
     shutil.copytree(EXAMPLES / "mutex", folder)
+    (folder / "data").mkdir()
+    (folder / "data" / "names.txt").write_text("p1 p2 p3 p4\n")
     (folder / "lib").mkdir()
     (folder / "lib" / "__init__.py").write_text("")
     src = (folder / "mutex.py").read_text()
@@ -57,9 +60,14 @@ def split_spec(folder: Path) -> Path:
     (folder / "lib" / "split_states.py").write_text(
         "from typing import NamedTuple\n\n\nclass S(NamedTuple):" + state_class + "\n")
     (folder / "split_consts.py").write_text("IDLE = 'idle'\n")
+    rest = rest.replace('S(("idle",)', "S((IDLE,)").replace(
+        'self.ps = tuple(f"p{i}" for i in range(1, self.constants["procs"] + 1))',
+        'self.ps = tuple(NAMES.read_text().split()[:self.constants["procs"]])')
+    assert "NAMES" in rest
     (folder / "mutex.py").write_text(
-        head.replace("import z3\n", "import z3\nfrom lib.split_states import S\nfrom split_consts import IDLE\n")
-        + rest.replace('S(("idle",)', "S((IDLE,)"))
+        head.replace("import z3\n", "import z3\nfrom pathlib import Path\nfrom lib.split_states import S\n"
+                     "from split_consts import IDLE\n\nNAMES = Path(__file__).parent / 'data' / 'names.txt'\n")
+        + rest)
     return folder
 
 
