@@ -304,7 +304,7 @@ def test_a_bounded_expectation_is_no_violation_to_max_depth(tmp_path, capsys):
     # stopped short of the depth by another limit: not as expected
     code, doc, _ = gate(str(tmp_path), "--max-states", "5000", "--out", str(tmp_path / "t"), capsys=capsys)
     assert code == 3 and cases(doc["models"][0])["TPTypeOK"]["message"] == (
-        "incomplete (max-states 5000 reached): checked to depth 7 only; [expect] wants no violation to depth 8 "
+        "incomplete (max-states 5000 reached): checked to depth 6 only; [expect] wants no violation to depth 8 "
         "(max_depth)")
     # a bound past the end of the state space: the run finishes, and the expectation must say ok
     (tmp_path / "rm6.toml").write_text(RM6_TO_DEPTH_8.replace("max_depth = 8", "max_depth = 25"))
