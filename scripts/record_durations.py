@@ -6,9 +6,11 @@ record has drifted from the suite.
 
     .venv/bin/python scripts/record_durations.py [--cap S] [--missing | PYTEST ARGS ...]
 
-With no arguments it runs the whole suite as CI does (`CI=true pytest -n 2
--p tests.durations`, niced) and replaces the record. With paths, it replaces
-only their tests' lines. `--missing` records only the fast-tier tests that
+With no arguments it runs the suite as CI does (`CI=true pytest -n 2
+-p tests.durations`, niced) and replaces the record: every test the record
+tiers, that is all but those slow by a mark (`@pytest.mark.slow`, the Spark
+tests of tests/spark/conftest.py's list), which need no time. With paths, it
+replaces only their tests' lines. `--missing` records only the fast-tier tests that
 have no recorded time and drops the lines of tests that no longer exist:
 what tests/test_durations.py asks for after tests were added or removed.
 `--cap S` stops each test at S CPU seconds (tests/durations.py), so a

@@ -56,7 +56,7 @@ def pytest_collection_modifyitems(config, items):
     slow = tier.slow(tier.read())
     for item in items:
         if item.nodeid in slow and item.nodeid.startswith("tests/"):
-            item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.slow(recorded=True))   # tests/durations.py tells the two kinds apart
     config.stash[COLLECTED] = found = tier.collection(items, config.args)
     if os.environ.get("TXNCHECK_COLLECTED"):   # scripts/record_durations.py asks what the suite holds
         Path(os.environ["TXNCHECK_COLLECTED"]).write_text(json.dumps(found))

@@ -109,6 +109,24 @@ def _stop(signum, frame):
     raise Capped(f"stopped at the recording's cap ({os.environ['TXNCHECK_DURATIONS_CAP']} s)")
 
 
+def slow_by_mark(item) -> bool:
+    """In the slow tier for a reason other than the record: marked so, or a
+    Spark test of tests/spark/conftest.py's list; a recording leaves it out."""
+    return any(m.kwargs.get("recorded") is not True for m in item.iter_markers("slow"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """While recording: only the tests the record tiers (the fast ones and
+    those it found slow), so that a whole recording runs no Spark campaign,
+    no wheel build and no cluster."""
+    if os.environ.get("TXNCHECK_RECORD_DURATIONS"):
+        left = [i for i in items if slow_by_mark(i)]
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = [i for i in items if not slow_by_mark(i)]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     item.stash[_START] = _cpu()
