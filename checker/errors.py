@@ -14,6 +14,14 @@ always found them.
 
 from __future__ import annotations
 
+import difflib
+
+
+def did_you_mean(word: str, known) -> str:
+    """`; did you mean 'x'?` for the known name nearest a misspelt one, else ''."""
+    near = difflib.get_close_matches(word, sorted(known), n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
 
 class CheckerError(Exception):
     """Any error of the checker: its message is one line for the user."""

@@ -49,9 +49,10 @@ from .spark_checkpoint import (
     Manifest, check_identity, check_writable, identity, is_remote, read_manifest, write_manifest,
 )
 from .spark_codec import FieldCodec
-from .spark_revive import ShapeError, Shapes, class_name, resolve_class
+from .spark_revive import ClassNames, ShapeError, Shapes
 from .spark_session import check_master, is_local, spark_session
 from .spark_job import worker_job
+from .spark_ship import from_executor
 from .spark_trace import ArrowError, rebuild
 from .spark_worker import WorkerJob, expand_task, merge_task
 
@@ -90,14 +91,13 @@ class _Search:
                  below: int = spark_driver.DEFAULT_THRESHOLD, partitions: int | None = None) -> None:
         self.job, self.wj, self.session, self.root = job, wj, session, root
         self.m = manifest
-        self.shapes = Shapes()
+        self.names = ClassNames(type(job.spec))
+        self.shapes = Shapes().freeze()
         if manifest is not None:
             try:
-                for path, length, name in manifest.shapes:
-                    self.shapes.add(tuple(path), length, resolve_class(name))
+                self.shapes = self.names.shapes(manifest.shapes)
             except (ShapeError, TypeError, ValueError) as exc:
                 raise EngineError(f"{root}: corrupt checkpoint manifest (shapes: {exc})") from None
-        self.shapes.freeze()
         if manifest is not None:
             self.partitions = manifest.partitions   # a resumed run keeps its owners
         else:
@@ -130,7 +130,7 @@ class _Search:
                 c = cols[spark_level.owner(fp, P)]
                 for col, v in zip(c, (fp, data, None, None, None)):
                     col.append(v)
-        self.learn_records([[list(p), n, class_name(c)] for p, n, c in learner.new])
+        self.learn_records([[list(p), n, self.names.name(c)] for p, n, c in learner.new])
         self.write(lambda: self._write_first(cols))
         self.m = Manifest(job=identity(self.wj), levels=[len(seen)] if seen else [], generated=generated,
                           witnesses={w: False for w in self.wj.witnesses}, done=not seen,
@@ -245,7 +245,7 @@ class _Search:
         except (ValueError, OSError, ArrowError()) as exc:
             raise self.damaged(k, exc) from None
         rows = (sc.parallelize(range(E), E)
-                .mapPartitions(expand_task(self.wj, pending, self.shapes, root, k, P, split))
+                .mapPartitions(expand_task(self.wj, pending, self.shape_records(), root, k, P, split))
                 .partitionBy(P, _identity)
                 .mapPartitionsWithIndex(merge_task(root, k))
                 .collect())
@@ -276,20 +276,22 @@ class _Search:
         """Classes a task (or level 1) met, into the tree the next level's tasks get."""
         try:
             for path, length, name in records:
-                self.shapes.add(tuple(path), length, resolve_class(name))
+                self.shapes.add(tuple(path), length, self.names.resolve(name))
         except ShapeError as exc:
             raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {exc}") from None
         self.shapes.freeze()
 
     def shape_records(self) -> list:
-        return [[list(p), n, class_name(c)] for p, n, c in self.shapes.records()]
+        return self.names.records(self.shapes)
 
     def unreadable(self, exc: Exception, k: int) -> Exception:
         """A failed Spark job: a damaged checkpoint (resume) is bad input, one
         line; anything else, including an exception in the spec, goes up as is."""
         from pyspark.errors import PythonException
 
-        if isinstance(exc, (EngineError, PythonException, KeyboardInterrupt)) or not self.job.options.resume:
+        if isinstance(exc, PythonException):
+            return from_executor(exc, self.wj.source)
+        if isinstance(exc, (EngineError, KeyboardInterrupt)) or not self.job.options.resume:
             return exc
         return EngineError(f"{self.root}: cannot read the checkpoint at level {k} ({_first_line(exc)[:200]})")
 

@@ -42,7 +42,7 @@ class Manifest:
     witnesses: dict = field(default_factory=dict)    # witness -> found
     done: bool = False                          # the last level has no new successor
     seconds: float = 0.0                        # time spent by earlier runs
-    shapes: list = field(default_factory=list)  # [[path], length, "module:Class"]: see spark_revive
+    shapes: list = field(default_factory=list)  # [[path], length, "module:Class"]: spark_revive.ClassNames
     partitions: int = 2                         # P: state fp belongs to part fp mod P of its level
 
     @property
@@ -52,10 +52,13 @@ class Manifest:
 
 def identity(wj) -> dict:
     """What must match for a checkpoint to be resumed by a job."""
-    return {
+    out = {
         "spec": wj.spec, "variant": wj.variant, "constants": [list(kv) for kv in wj.constants],
         "properties": list(wj.properties), "witnesses": list(wj.witnesses), "deadlock": wj.deadlock,
     }
+    if wj.source.files:   # a spec shipped by its files: resumed only with the same code, as bfs's checkpoints
+        out["code"] = wj.source.code
+    return out
 
 
 def is_remote(root: str) -> bool:
