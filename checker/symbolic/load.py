@@ -14,7 +14,7 @@ import importlib
 import json
 
 from ...spec.api import Spec
-from ...spec.source import code_digest
+from ...spec.source import code_files, file_digest
 from ...spec.symbolic import Relation
 from .derive import derive
 
@@ -26,7 +26,8 @@ def relation_for(spec: Spec, derived: bool = False) -> Relation:
         cls = hand_written(type(spec))
         if cls is not None:
             return cls(spec)
-    key = (type(spec), code_digest(type(spec)), spec.variant, json.dumps(spec.constants, sort_keys=True, default=str))
+    code = tuple((str(p), file_digest(str(p))) for p in code_files(type(spec)))
+    key = (type(spec), code, spec.variant, json.dumps(spec.constants, sort_keys=True, default=str))
     rel = _DERIVED.get(key)
     if rel is None:
         rel = _DERIVED[key] = derive(spec)
