@@ -200,3 +200,29 @@ class Bag(Spec):
     assert "outside the derivable subset: a set over 20 possible elements must become a Python frozenset" in err
     line = spec.read_text().splitlines().index("            first = sorted(s.items, key=lambda x: -x)[0]") + 1
     assert f"(at {spec}:{line})" in err
+
+
+def test_a_new_spec_proves_from_its_code_and_its_lemmas_alone(capsys, tmp_path):
+    """`txncheck new`'s fixed lock: MutualExclusion with the lemma the spec
+    states; LockHasAHolder with no lemma at all (inductive by itself); and
+    without the lemma, a CTI in the spec's own fields (pc, lock), written
+    as an ITF pair that `show` reads."""
+    assert main(["new", "my_lock", "--dir", str(tmp_path)]) == 0
+    model = tmp_path / "my_lock" / "my_lock.toml"
+    capsys.readouterr()
+    assert main(["prove", str(model)]) == 0
+    assert "verdict: proved (MutualExclusion, LockHasAHolder hold" in capsys.readouterr().out
+    alone = tmp_path / "my_lock" / "alone.toml"
+    alone.write_text(model.read_text().replace('variant = "fixed"', 'variant = "fixed"\nproperties = ["LockHasAHolder"]')
+                     .split("[prove]")[0])
+    assert main(["prove", str(alone)]) == 0
+    out = capsys.readouterr().out
+    assert "invariant: LockHasAHolder\n" in out and "verdict: proved" in out
+    rc = main(["prove", str(model), "--without", "CritHoldsTheLock", "--out", str(tmp_path / "o")])
+    out = capsys.readouterr().out
+    assert rc == 3 and "inductive step: MutualExclusion is not preserved" in out
+    before, after = out.split("  state 1 (every clause of the invariant holds):\n")[1].split("  state 2 (what changed):\n")
+    assert "    lock = FALSE" in before and "crit" in before and "  action Acquire(p=" in before
+    assert "    lock = TRUE" in after
+    assert main(["show", str(tmp_path / "o" / "my_lock.cti.itf.json")]) == 0
+    assert "violates MutualExclusion (counterexample to induction) in 2 states" in capsys.readouterr().out
