@@ -2,18 +2,28 @@
 
 `relation_for(spec)` derives the symbolic relation from the spec's `next`,
 `init_states` and `observe`; the relation of an equal spec (same class,
-code, variant and bounds) is derived once per process. A spec that still
-has a hand-written relation (a class `<SpecClass>Relation` in `relation.py`
-of its package, until its derived one replaces it) gets that one unless
-`derived=True` asks for the derivation.
+code, variant and bounds) is derived once per process.
+
+A spec may still come with a hand-written relation, a class
+`<SpecClass>Relation` (a subclass of spec/symbolic.py's `Relation`) in a
+module beside the spec's, named for it, or in its package's `relation.py`:
+
+    spec/pip473/spec.py (a package)  -> spec/pip473/relation.py: Pip473Relation
+    examples/x/x.py (a spec file)    -> examples/x/x_relation.py
+
+Then that one is used (and `prove` wants its agreement with the spec
+recorded: agreement_run.py), unless `derived=True` asks for the derivation.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import sys
+from pathlib import Path
 
 from ...spec.api import Spec
+from ...spec.registry import _import_file
 from ...spec.source import code_files, file_digest
 from ...spec.symbolic import Relation
 from .derive import derive
@@ -35,15 +45,34 @@ def relation_for(spec: Spec, derived: bool = False) -> Relation:
 
 
 def hand_written(spec_cls: type[Spec]) -> type[Relation] | None:
+    """The spec's hand-written relation class, or None."""
     want = f"{spec_cls.__name__}Relation"
-    package = spec_cls.__module__.rpartition(".")[0]
-    if not package or spec_cls.__module__.startswith("txncheck_user_spec_"):
-        return None
-    try:
-        mod = importlib.import_module(f"{package}.relation")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{package}.relation":
-            raise
-        return None
-    cls = getattr(mod, want, None)
-    return cls if isinstance(cls, type) and issubclass(cls, Relation) else None
+    for mod in _candidates(spec_cls):
+        cls = getattr(mod, want, None)
+        if isinstance(cls, type) and issubclass(cls, Relation):
+            return cls
+    return None
+
+
+def _module_file(spec_cls) -> Path:
+    mod = sys.modules.get(spec_cls.__module__)
+    return Path(getattr(mod, "__file__", "") or spec_cls.__module__)
+
+
+def _candidates(spec_cls):
+    name = spec_cls.__module__
+    path = _module_file(spec_cls)
+    if name.startswith("txncheck_user_spec_"):   # a spec file (spec/registry.py)
+        sibling = path.with_name(f"{path.stem}_relation.py")
+        if sibling.is_file():
+            yield _import_file(sibling.resolve(), f"{sibling}")
+        return
+    package = name.rpartition(".")[0]
+    for mod in (f"{name}_relation", f"{package}.relation" if package else None):
+        if mod is None:
+            continue
+        try:
+            yield importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise
