@@ -14,7 +14,8 @@ from __future__ import annotations
 import types
 
 from .containers import SetIter, SSeq, SSet, SUnion
-from .values import SAtom, SBool, SInt
+from .atom import SAtom
+from .values import SBool, SInt
 
 _ATOMS = (int, str, float, bytes, bool, type(None))
 

@@ -20,7 +20,8 @@ from ....spec.schema import Bool, Enum, Int
 from .containers import SSeq, SSet, SUnion
 from .oracle import OutsideSubset
 from .shapes import Atoms, Leaf, Record, Seq, Set, Union, kind
-from .values import SAtom, SBool, SInt, as_int
+from .atom import SAtom
+from .values import SBool, SInt, as_int
 
 
 def ncells(shape) -> int:

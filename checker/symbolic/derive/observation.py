@@ -20,7 +20,8 @@ from ....spec.symbolic import domain_keys
 from .containers import SSet
 from .oracle import OutsideSubset
 from .pyfuncs import t_in
-from .values import SAtom, SBool, SInt, Sym, as_int, truth
+from .atom import SAtom
+from .values import SBool, SInt, Sym, as_int, truth
 
 
 def property_cells(schema: Schema) -> list[tuple[tuple, z3.ExprRef]]:

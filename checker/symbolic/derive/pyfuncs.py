@@ -19,9 +19,11 @@ from typing import Any, Callable
 
 import z3
 
-from .containers import SetIter, SSeq, SSet, SUnion, sorted_elements
-from .oracle import current, decide
-from .values import SAtom, SBool, SInt, Sym, as_int, conj, disj, has_sym, negate, sbool, sym_eq, truth
+from .comp import Comp, SortedSet, _source, _symbolic, s_set, t_comp
+from .containers import SSeq, SSet, SUnion
+from .oracle import decide
+from .atom import SAtom
+from .values import SBool, SInt, Sym, as_int, conj, disj, has_sym, negate, sbool, sym_eq, truth
 
 
 # -- operators ---------------------------------------------------------------------
@@ -107,113 +109,6 @@ def _guarded(thunk, reached):
             raise
         return False
 
-
-# -- comprehensions ----------------------------------------------------------------
-
-class Comp:
-    """A comprehension over symbolic data: (condition, value) entries, each
-    value present where its condition holds, in iteration order. Builtins
-    fold it into one formula; anything else iterates it (a branch each)."""
-
-    __slots__ = ("kind", "items", "pos")
-
-    def __init__(self, kind: str, items: list) -> None:
-        self.kind, self.items, self.pos = kind, items, 0
-
-    def entries(self) -> list:
-        out = []
-        for c, v, exc in self.items:
-            if exc is not None:
-                if c is True or (c is not False and decide(c.t)):
-                    raise exc
-                continue
-            out.append((c, v))
-        return out
-
-    def materialize(self) -> list:
-        return [v for c, v in self.entries() if c is True or (c is not False and decide(c.t))]
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        """The next value present (a branch on each condition passed)."""
-        while self.pos < len(self.items):
-            c, v, exc = self.items[self.pos]
-            self.pos += 1
-            if c is True or (c is not False and decide(c.t)):
-                if exc is not None:
-                    raise exc
-                return v
-        raise StopIteration
-
-    def __len__(self):
-        return len(self.materialize())
-
-    def __bool__(self):
-        return bool(disj(c for c, _ in self.entries()))
-
-
-def _source(it) -> list:
-    """(condition, item) for each item an iterable may hold."""
-    if isinstance(it, SSet):
-        return [(b if isinstance(b, bool) else sbool(b), e) for e, b in
-                ((e, it.bits[e]) for e in sorted_elements(it.bits))]
-    if isinstance(it, SortedSet):
-        return _source(it.s)
-    if isinstance(it, Comp):
-        return it.entries()
-    if isinstance(it, (SSeq, SUnion)):
-        it = it._py()
-    return [(True, x) for x in it]
-
-
-def t_comp(kind: str, it, unpack: bool, cond: Callable | None, elt: Callable):
-    """`[elt(x) for x in it if cond(x)]` (and the set, generator forms).
-    A comprehension that decides nothing is a function of its inputs: its
-    entries are kept for the run's exploration, by the inputs' merge-key
-    values (canon.py), so a replayed run does not build them again."""
-    run = current[0]
-    key = None
-    if run is not None:
-        try:
-            keep: list = []
-            key = (elt.__code__, cond.__code__ if cond else None, kind, unpack, run.canon(it, keep),
-                   run.canon(_cells(elt), keep), run.canon(_cells(cond), keep))
-        except Exception:
-            key = None
-        hit = run.memo.get(key) if key is not None else None
-        if hit is not None:
-            return _result(kind, Comp(kind, list(hit[0])))
-        before = len(run.log)
-    items = []
-    for c, x in _source(it):
-        args = tuple(x) if unpack else (x,)
-        try:
-            if cond is not None:
-                c = conj([c, truth(cond(*args))])
-                if c is False:
-                    continue
-            items.append((c, elt(*args), None))
-        except Exception as exc:
-            items.append((c, None, exc))
-    if key is not None and len(run.log) == before and not any(e is not None for _, _, e in items):
-        run.memo[key] = (tuple(items), keep)
-    return _result(kind, Comp(kind, items))
-
-
-def _result(kind: str, comp: "Comp"):
-    if kind == "list":
-        return comp.materialize()
-    if kind == "set":
-        return s_set(comp)
-    return comp
-
-
-def _cells(fn) -> tuple:
-    if fn is None:
-        return ()
-    return tuple(c.cell_contents for c in fn.__closure__ or ())
 
 # -- builtins ----------------------------------------------------------------------
 
@@ -319,23 +214,6 @@ def s_min(*args, **kw):
     return _extreme(False, args, kw)
 
 
-def _symbolic(it) -> bool:
-    return isinstance(it, (Sym, Comp, SortedSet)) or (isinstance(it, (tuple, list)) and any(
-        isinstance(v, Sym) for v in it))
-
-
-class SortedSet:
-    """`sorted(S)` of a symbolic set: iterated in the set's own order."""
-
-    __slots__ = ("s",)
-
-    def __init__(self, s: SSet) -> None:
-        self.s = s
-
-    def __iter__(self):
-        return SetIter.made(self.s)
-
-
 def s_sorted(it, **kw):
     if isinstance(it, SSet) and not kw:
         return SortedSet(it)
@@ -344,29 +222,6 @@ def s_sorted(it, **kw):
     if isinstance(it, (SSet, SSeq, SUnion)):
         it = it._py()
     return builtins.sorted(it, **kw)
-
-
-def s_set(it=(), cls=frozenset):
-    if isinstance(it, SSet):
-        return it
-    if not _symbolic(it) and not isinstance(it, Comp):
-        return cls(it)
-    bits: dict = {}
-    for c, v in _source(it):
-        if isinstance(v, Sym) or has_sym(v):
-            v = _concrete(v)
-        old = bits.get(v, False)
-        new = disj([old if isinstance(old, bool) else sbool(old), c])
-        bits[v] = new.t if isinstance(new, SBool) else new
-    return SSet({e: b for e, b in bits.items() if b is not False})
-
-
-def _concrete(v):
-    if isinstance(v, Sym):
-        return v._py()
-    if isinstance(v, tuple):
-        return type(v)(*[_concrete(x) for x in v]) if hasattr(v, "_fields") else tuple(_concrete(x) for x in v)
-    return v
 
 
 def s_frozenset(it=()):

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .oracle import OutsideSubset
-from .values import SAtom, SBool, SInt
+from .atom import SAtom
+from .values import SBool, SInt
 
 _ATOM_TYPES = (bool, int, str, float, type(None), bytes)
 

@@ -12,8 +12,8 @@ slower: nothing the spec's code can do to a value is guessed.
 * `SBool`: a condition (Z3 Bool);
 * `SInt`: an integer (Z3 Int) with an interval it is known to lie in, which
   bounds the cases when it must become a Python int;
-* `SAtom`: one of a finite set of atoms (strings, None, ...), a constant of
-  the derivation's Atom sort (shapes.py).
+* `SAtom` (atom.py): one of a finite set of atoms (strings, None, ...), a
+  term of the derivation's Atom sort (shapes.py).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 import z3
 
 from ....spec.symbolic import conj as _conj, disj as _disj
+from .ops import ARITH, ORDER, SEQUENCE, concrete_ops, ordered
 from .oracle import OutsideSubset, choose, decide
 
 
@@ -219,6 +220,7 @@ def negate(x):
     return not x
 
 
+@ordered
 class SInt(Sym):
     __slots__ = ("t", "lo", "hi")
 
@@ -248,8 +250,6 @@ class SInt(Sym):
         if isinstance(o, SInt):
             a, b = numeral(self.t), numeral(o.t)
             return a == b if a is not None and b is not None else sbool(self.t == o.t)
-        if isinstance(o, SAtom):
-            return o._eq(self)
         return NotImplemented
 
     def __eq__(self, o):
@@ -259,7 +259,7 @@ class SInt(Sym):
         r = self._eq(o)
         return r if r is NotImplemented else negate(r)
 
-    def _cmp(self, o, op):
+    def _compare(self, o, op):
         o = int_operand(o)
         if o is NotImplemented:
             return NotImplemented
@@ -267,18 +267,6 @@ class SInt(Sym):
         if a is not None and b is not None:
             return op(a, b)
         return sbool(op(self.t, o.t if isinstance(o, SInt) else o))
-
-    def __lt__(self, o):
-        return self._cmp(o, operator.lt)
-
-    def __le__(self, o):
-        return self._cmp(o, operator.le)
-
-    def __gt__(self, o):
-        return self._cmp(o, operator.gt)
-
-    def __ge__(self, o):
-        return self._cmp(o, operator.ge)
 
     def _arith(self, o, op, bounds, swap=False):
         o = int_operand(o)
@@ -367,8 +355,8 @@ def int_operand(o):
         return int(o)
     if isinstance(o, (int, SInt)):
         return o
-    if isinstance(o, (SBool, SAtom)):
-        return as_int(o)
+    if isinstance(o, Sym) and hasattr(o, "as_int"):
+        return o.as_int()
     return NotImplemented
 
 
@@ -377,122 +365,13 @@ def as_int(x) -> SInt:
         return x
     if isinstance(x, SBool):
         return SInt(z3.If(x.t, z3.IntVal(1), z3.IntVal(0)), 0, 1)
-    if isinstance(x, SAtom) and all(isinstance(v, int) for v in x.values):
-        term: z3.ArithRef = z3.IntVal(int(x.values[-1]))
-        for v in reversed(x.values[:-1]):
-            term = z3.If(x.t == x.reg.const(v), z3.IntVal(int(v)), term)
-        return SInt(term, int(min(x.values)), int(max(x.values)))
-    if isinstance(x, SAtom):
-        return int_operand(x._py())
+    if isinstance(x, Sym) and hasattr(x, "as_int"):
+        return x.as_int()
+    if isinstance(x, int):
+        return SInt(z3.IntVal(int(x)), int(x), int(x))
     raise TypeError(f"not an integer: {x!r}")
 
 
-class SAtom(Sym):
-    """One of `values` (a tuple of atoms): a term of the Atom sort."""
-
-    __slots__ = ("t", "values", "reg")
-
-    def __init__(self, t: z3.ExprRef, values: tuple, reg) -> None:
-        self.t, self.values, self.reg = t, values, reg
-
-    def _py(self):
-        if len(self.values) == 1:
-            return self.values[0]
-        return choose([(self.t == self.reg.const(v), v) for v in self.values], "a value")
-
-    def __bool__(self):
-        return bool(self._truth())
-
-    def _truth(self):
-        return disj(sbool(self.t == self.reg.const(v)) for v in self.values if v)
-
-    def is_(self, v):
-        return disj(sbool(self.t == self.reg.const(a)) for a in self.values if a is v or a == v and type(a) is type(v))
-
-    def _eq(self, o):
-        if isinstance(o, SAtom):
-            return sbool(self.t == o.t)
-        if isinstance(o, Sym):
-            if isinstance(o, (SInt, SBool)):
-                return disj(conj([sbool(self.t == self.reg.const(a)), sym_eq(o, a)]) for a in self.values)
-            return NotImplemented
-        try:
-            return disj(sbool(self.t == self.reg.const(a)) for a in self.values if a == o)
-        except TypeError:
-            return NotImplemented
-
-    def __eq__(self, o):
-        return self._eq(o)
-
-    def __ne__(self, o):
-        r = self._eq(o)
-        return r if r is NotImplemented else negate(r)
-
-    def _pred(self, o, op):
-        if isinstance(o, Sym):
-            return op(self._py(), o)
-        try:
-            return disj(sbool(self.t == self.reg.const(a)) for a in self.values if op(a, o))
-        except TypeError:
-            return op(self._py(), o)
-
-    def __lt__(self, o):
-        return self._pred(o, operator.lt)
-
-    def __le__(self, o):
-        return self._pred(o, operator.le)
-
-    def __gt__(self, o):
-        return self._pred(o, operator.gt)
-
-    def __ge__(self, o):
-        return self._pred(o, operator.ge)
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self._py(), name)
-
-
-def _swap(fn):
-    return lambda a, b: fn(b, a)
-
-
-_OPS = {}
-for _n in ("add", "sub", "mul", "floordiv", "mod", "truediv", "pow", "and", "or", "xor", "lshift", "rshift"):
-    _f = getattr(operator, _n if _n not in ("and", "or") else _n + "_")
-    _OPS[f"__{_n}__"] = _f
-    _OPS[f"__r{_n}__"] = _swap(_f)
-for _n in ("lt", "le", "gt", "ge", "neg", "pos", "abs", "invert"):
-    _OPS[f"__{_n}__"] = getattr(operator, _n)
-
-
-def concrete_ops(cls, names) -> None:
-    """Give `cls` the operators it has no symbolic meaning for: each makes
-    the value (and a symbolic operand) concrete, a branch per case, and
-    applies Python's operator."""
-    for name in names:
-        if name in cls.__dict__:
-            continue
-        fn = _OPS.get(name)
-
-        def op(self, *args, _name=name, _fn=fn):
-            args = [a._py() if isinstance(a, Sym) else a for a in args]
-            if _fn is not None:
-                return _fn(self._py(), *args)
-            return getattr(self._py(), _name)(*args)
-
-        op.__name__ = name
-        setattr(cls, name, op)
-
-
-ARITH = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__", "__rfloordiv__",
-         "__mod__", "__rmod__", "__truediv__", "__rtruediv__", "__pow__", "__neg__", "__pos__", "__abs__",
-         "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__invert__", "__lshift__",
-         "__rshift__")
-SEQUENCE = ("__getitem__", "__len__", "__iter__", "__contains__", "__call__", "__float__")
-ORDER = ("__lt__", "__le__", "__gt__", "__ge__")
-
-for _cls in (SBool, SInt, SAtom):
+for _cls in (SBool, SInt):
     concrete_ops(_cls, ARITH + SEQUENCE + ORDER)
     _cls.__hash__ = Sym.__hash__   # a class that defines __eq__ loses the inherited __hash__
