@@ -226,3 +226,24 @@ def test_a_new_spec_proves_from_its_code_and_its_lemmas_alone(capsys, tmp_path):
     assert "    lock = TRUE" in after
     assert main(["show", str(tmp_path / "o" / "my_lock.cti.itf.json")]) == 0
     assert "violates MutualExclusion (counterexample to induction) in 2 states" in capsys.readouterr().out
+
+
+def test_a_guard_changed_in_the_specs_code_changes_what_prove_concludes(capsys, tmp_path):
+    """TwoPhase's TMCommit without "every RM prepared", edited in a copy of
+    its code and nothing else: the proof of the same model with the same
+    lemmas now fails, at TMCommit, with the lemma that says why."""
+    src = (ROOT / "spec" / "classic" / "twophase.py").read_text()
+    guard = 'if tm_state == "init" and len(tm_prepared) == len(rms):'
+    assert guard in src
+    edited = src.replace("from ..api import", "from txncheck.spec.api import").replace(
+        "from ..schema import", "from txncheck.spec.schema import")
+    (tmp_path / "tp.py").write_text(edited)
+    model = tmp_path / "tp.toml"
+    model.write_text((ROOT / "models" / "classic" / "twophase-rm3.toml").read_text().replace(
+        'spec = "twophase"', 'spec = "tp.py:TwoPhase"'))
+    assert main(["prove", str(model), "--out", str(tmp_path)]) == 0
+    (tmp_path / "tp.py").write_text(edited.replace(guard, 'if tm_state == "init":'))
+    rc = main(["prove", str(model), "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 3 and "inductive step: CommitAfterAllPrepared is not preserved" in out
+    assert "  action TMCommit\n" in out
