@@ -53,6 +53,9 @@ class SAtom(Sym):
         r = self._eq(o)
         return r if r is NotImplemented else negate(r)
 
+    def cases(self) -> list:
+        return [(sbool(self.t == self.reg.const(v)), v) for v in self.values]
+
     def as_int(self) -> SInt:
         if not all(isinstance(v, int) for v in self.values):
             return as_int(self._py())

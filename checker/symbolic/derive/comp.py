@@ -156,3 +156,42 @@ def _concrete(v):
     if isinstance(v, tuple):
         return type(v)(*[_concrete(x) for x in v]) if hasattr(v, "_fields") else tuple(_concrete(x) for x in v)
     return v
+
+
+MAX_CASES = 64
+
+
+def t_set(*elems):
+    """A set display `{a, b}`: a Python set, unless an element is symbolic;
+    then a symbolic set, each element present where its parts take the
+    values of one of the Python values it may be (at most MAX_CASES), so
+    that adding a message whose fields are symbolic does not branch."""
+    if not any(isinstance(e, Sym) or has_sym(e) for e in elems):
+        return set(elems)
+    bits: dict = {}
+    for e in elems:
+        cases = _cases(e)
+        if cases is None:
+            return set(elems)      # too many values: Python hashes (a branch per value)
+        for cond, v in cases:
+            old = bits.get(v, False)
+            new = disj([sbool(old) if not isinstance(old, bool) else old, cond])
+            bits[v] = new.t if isinstance(new, SBool) else new
+    return SSet({e: b for e, b in bits.items() if b is not False})
+
+
+def _cases(v) -> list | None:
+    """[(condition, Python value)] for every value v may be."""
+    if isinstance(v, Sym):
+        cases = v.cases() if hasattr(v, "cases") else None
+        return cases if cases is None or len(cases) <= MAX_CASES else None
+    if isinstance(v, tuple) and has_sym(v):
+        out = [(True, ())]
+        for x in v:
+            sub = _cases(x)
+            if sub is None or len(out) * len(sub) > MAX_CASES:
+                return None
+            out = [(conj([c, d]), t + (y,)) for c, t in out for d, y in sub]
+        out = [(c, type(v)(*t) if hasattr(v, "_fields") else t) for c, t in out if c is not False]
+        return out
+    return [(True, v)]

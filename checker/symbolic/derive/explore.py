@@ -82,6 +82,9 @@ class Exploration:
         self.nodes: dict = {}
         self.events: list[Event] = []
         self.runs = 0
+        self.runs_inner = 0        # runs of the summaries' explorations (summary.py)
+        self.summaries: dict = {}  # the spec's functions' calls, by their arguments (summary.py)
+        self.background = background
         self.canon = Canon()
         self.memo: dict = {}       # decision-free computations, by their inputs (pyfuncs.t_comp)
 
@@ -90,6 +93,7 @@ class Exploration:
         """Run `body` (which calls the spec's code and reports events with
         `event`) on every path."""
         work: list[list] = [[]]
+        outer, outer_trace = oracle.current[0], sys.gettrace()   # a summary's exploration runs inside a run
         while work:
             self.runs += 1
             if self.runs > self.budget:
@@ -108,8 +112,8 @@ class Exploration:
                 if not self.stopped:
                     self.event("raise", exc, where=_where(exc, self.files))
             finally:
-                sys.settrace(None)
-                oracle.current[0] = None
+                sys.settrace(outer_trace)
+                oracle.current[0] = outer
 
     def _start(self, prefix: list, work: list) -> None:
         self.prefix, self.pos, self.work = prefix, 0, work
@@ -135,6 +139,9 @@ class Exploration:
             return True
         if z3.is_false(cond):
             return False
+        known = self._known(cond)     # decided since the node already: no decision (in a replay too)
+        if known is not None:
+            return known
         if self.replaying:
             term, out = self.prefix[self.pos]
             if not term.eq(cond):
@@ -148,13 +155,16 @@ class Exploration:
         self.decided = True
         return out
 
-    def _choose(self, cond: z3.BoolRef) -> bool:
+    def _known(self, cond: z3.BoolRef) -> bool | None:
         cid, neg = cond.get_id(), z3.Not(cond).get_id()
         for lit in self.lits:
             if lit.get_id() == cid:
                 return True
             if lit.get_id() == neg:
                 return False
+        return None
+
+    def _choose(self, cond: z3.BoolRef) -> bool:
         yes = self.solver.check(*self.lits, cond) != z3.unsat
         no = self.solver.check(*self.lits, z3.Not(cond)) != z3.unsat
         if yes and no:

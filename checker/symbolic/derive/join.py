@@ -86,18 +86,29 @@ class Reach:
     def __init__(self, ex: Exploration) -> None:
         self.anchor: dict[int, tuple[Node, list]] = {id(ex.root): (ex.root, [()])}
         self.formula: dict[int, z3.BoolRef] = {id(ex.root): z3.BoolVal(True)}
+        self.solver = z3.Solver()
+        self.solver.add(*ex.background)
         for node in _topological(ex):
             ins = [(self.anchor[id(src)], lits) for src, lits in node.ins]
             anchors = {id(a) for (a, _), _ in ins}
             if len(anchors) == 1:
                 anchor = ins[0][0][0]
                 ways = simplify_ways([w + tuple(lits) for (_, src_ways), lits in ins for w in src_ways])
+                if len(ways) > 1 and self._covers(ways):
+                    ways = [()]     # every way the code can go from the anchor leads here
                 if len(ways) <= self.MAX_WAYS:
                     self.anchor[id(node)] = (anchor, ways)
                     continue
             parts = [self._formula(a, ws, lits) for (a, ws), lits in ins]
-            self.formula[id(node)] = _or(parts)
+            whole = _or(parts)
+            if len(parts) > 1 and self.solver.check(z3.Not(whole)) == z3.unsat:
+                whole = z3.BoolVal(True)     # every state's path comes here
+            self.formula[id(node)] = whole
             self.anchor[id(node)] = (node, [()])
+
+    def _covers(self, ways: list) -> bool:
+        """Is the disjunction of the ways true in every state of the cells' types?"""
+        return self.solver.check(z3.Not(_or([_and(w) for w in ways]))) == z3.unsat
 
     def _formula(self, anchor: Node, ways: list, lits=()) -> z3.BoolRef:
         inner = _or([_and(tuple(w) + tuple(lits)) for w in ways])

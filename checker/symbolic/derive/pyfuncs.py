@@ -19,9 +19,10 @@ from typing import Any, Callable
 
 import z3
 
-from .comp import Comp, SortedSet, _source, _symbolic, s_set, t_comp
+from .comp import Comp, SortedSet, _source, _symbolic, s_set, t_comp, t_set
 from .containers import SSeq, SSet, SUnion
 from .oracle import decide
+from .summary import t_call
 from .atom import SAtom
 from .values import SBool, SInt, Sym, as_int, conj, disj, has_sym, negate, sbool, sym_eq, truth
 
@@ -258,7 +259,7 @@ def s_list(it=()):
     return builtins.list(it)
 
 
-HELPERS = {"_txn_in": t_in, "_txn_not_in": t_not_in, "_txn_is": t_is, "_txn_is_not": t_is_not,
+HELPERS = {"_txn_call": t_call, "_txn_set": t_set, "_txn_in": t_in, "_txn_not_in": t_not_in, "_txn_is": t_is, "_txn_is_not": t_is_not,
            "_txn_eq": t_eq, "_txn_ne": t_ne, "_txn_not": t_not, "_txn_and": t_and, "_txn_or": t_or,
            "_txn_comp": t_comp}
 BUILTINS = {"len": s_len, "any": s_any, "all": s_all, "sum": s_sum, "max": s_max, "min": s_min,

@@ -117,7 +117,7 @@ class DerivedRelation(Relation):
                 ex.explore(body)
         except OutsideSubset as exc:
             raise SpecError(f"{self.spec.name} is outside the derivable subset: {exc}{_at(self.files)}")
-        self.stats["runs"] += ex.runs
+        self.stats["runs"] += ex.runs + ex.runs_inner
         return ex
 
     def _derive_next(self) -> list:

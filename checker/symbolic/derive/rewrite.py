@@ -31,6 +31,7 @@ from .pyfuncs import BUILTINS, HELPERS
 _CALLS = {ast.In: "_txn_in", ast.NotIn: "_txn_not_in", ast.Is: "_txn_is", ast.IsNot: "_txn_is_not",
           ast.Eq: "_txn_eq", ast.NotEq: "_txn_ne"}
 _KINDS = {ast.GeneratorExp: "gen", ast.ListComp: "list", ast.SetComp: "set"}
+_DIRECT = {"super", "locals", "vars", "globals", "dir", "eval", "exec"}   # they read the caller's frame
 
 
 def _call(name: str, args: list, like: ast.AST) -> ast.Call:
@@ -92,6 +93,22 @@ class Rewrite(ast.NodeTransformer):
                                    cond or ast.Constant(None), elt], node)
 
     visit_GeneratorExp = visit_ListComp = visit_SetComp = _comp
+
+    def visit_Set(self, node: ast.Set):
+        """A set display with a symbolic element builds a symbolic set (comp.t_set)."""
+        self.generic_visit(node)
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            return node
+        return _call("_txn_set", node.elts, node)
+
+    def visit_Call(self, node: ast.Call):
+        """A call goes through `_txn_call`, which summarizes a spec function
+        called on symbolic data (summary.py) and calls anything else."""
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Name) and (f.id.startswith("_txn_") or f.id in _DIRECT):
+            return node
+        return ast.copy_location(ast.Call(ast.Name("_txn_call", ast.Load()), [f] + node.args, node.keywords), node)
 
 
 def _names(target) -> list[str] | None:

@@ -156,6 +156,9 @@ class SBool(Sym):
     def _truth(self):
         return self
 
+    def cases(self) -> list:
+        return [(self, True), (negate(self), False)]
+
     def _eq(self, o):
         if isinstance(o, (bool, SBool)):
             return sbool(self.t == bool_term(o))
@@ -235,6 +238,12 @@ class SInt(Sym):
 
     def __bool__(self):
         return decide(self.t != 0)
+
+    def cases(self) -> list | None:
+        """[(condition, value)] for every value it may be (None: unbounded)."""
+        if self.lo is None or self.hi is None or self.hi - self.lo > 4096:
+            return None
+        return [(c, v) for v in range(self.lo, self.hi + 1) if (c := self._eq(v)) is not False]
 
     def _truth(self):
         return sbool(self.t != 0)
