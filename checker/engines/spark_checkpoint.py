@@ -24,7 +24,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..errors import EngineError
-from .spark_level import level_path, part_path, replace_atomically
+from ..atomic import write_text_atomic
+from .spark_level import level_path, part_path
 
 FORMAT = "txncheck-spark-levels"
 VERSION = 3  # 2: fingerprints write a bool as the int it equals (encoding._fcode); 3: owned parts, packed states
@@ -69,8 +70,7 @@ def write_manifest(root: str, m: Manifest) -> None:
     if is_remote(root):
         raise EngineError(f"{root}: checkpoints on remote storage are not supported yet; use a shared mount")
     doc = {"format": FORMAT, "version": VERSION, **asdict(m)}
-    replace_atomically(str(Path(root) / MANIFEST),
-                       lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8"))
+    write_text_atomic(Path(root) / MANIFEST, json.dumps(doc, indent=1) + "\n", private=True)
 
 
 def check_writable(root: str) -> None:

@@ -29,8 +29,9 @@ OSError (pyarrow's errors are both), which the engine reports.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
+
+from ..atomic import replace_atomically
 
 COLUMNS = ("fp", "state", "pfp", "act", "aname")
 ROW_GROUP = 1024   # rows at least in a row group; a part has up to 64 (their first states guide `ranges`)
@@ -179,24 +180,8 @@ def write_part(root: str, k: int, j: int, t) -> None:
     import pyarrow.parquet as pq
 
     replace_atomically(part_path(root, k, j),
-                       lambda tmp: pq.write_table(t, tmp, row_group_size=max(ROW_GROUP, min(1 << 16, t.num_rows // 64))))
-
-
-def replace_atomically(path: str, write) -> None:
-    """`write(tmp)` a temporary file in path's folder, then rename it to
-    `path`: a reader sees the old file or the new one, never half of one.
-    mkstemp (O_EXCL): a link planted in the folder cannot redirect the write."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+                       lambda tmp: pq.write_table(t, tmp, row_group_size=max(ROW_GROUP, min(1 << 16, t.num_rows // 64))),
+                       private=True)
 
 
 def visited(root: str, k: int, j: int):
