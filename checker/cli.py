@@ -15,15 +15,11 @@ import re
 import sys
 
 from .. import __version__
-from .errors import did_you_mean
+from .errors import UsageError, did_you_mean
 
 COMMANDS = ["check", "list", "show", "replay", "report", "graph", "sweep", "new", "profile", "prove"]
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
-
-
-class UsageError(Exception):
-    """Bad command-line use; the message is one line."""
 
 
 class _Parser(argparse.ArgumentParser):

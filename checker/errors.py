@@ -43,6 +43,10 @@ class EnvironmentFault(CheckerError):
     """The machine, not the input: a missing Java, a JVM that does not start (exit 3)."""
 
 
+class UsageError(CheckerError, ValueError):
+    """Bad command-line use (options that do not go together): one line, exit 2."""
+
+
 def explained(spec, exc: BaseException) -> BaseException:
     """`exc`, or the bug in the spec's own code that caused it. A spec loaded
     from outside txncheck is guarded (checker/spec_errors.py) without checking

@@ -80,7 +80,7 @@ def test_bfs_checkpoint_write_ignores_a_planted_symlink(tmp_path):
 
 
 def test_spark_manifest_write_ignores_a_planted_symlink(tmp_path):
-    from txncheck.checker.engines.spark_checkpoint import MANIFEST, Manifest, write_manifest
+    from txncheck.checker.engines.spark.checkpoint import MANIFEST, Manifest, write_manifest
 
     ck, victim = tmp_path / "ck", tmp_path / "victim"
     ck.mkdir()

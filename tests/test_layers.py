@@ -31,7 +31,7 @@ SOURCE = CHECKER.parent  # the folders of the txncheck.* packages (pyproject.tom
 # of a user's spec, which Spark's executors put on the spec they rebuild.
 LAYERS = [
     ("base", ["errors", "encoding", "invariants", "job", "verdicts", "progress", "exploration", "options",
-              "failures", "reports.output", "spec_errors"]),
+              "failures", "reports.output", "spec_errors", "atomic", "revive"]),
     ("reductions", ["reductions"]),
     ("engines", ["engines"]),
 ]

@@ -73,7 +73,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..cli import UsageError
+    from ..errors import UsageError
     from ..api import check_model, write_traces
 
     if args.workers:  # its bound once, not once per model of a gate

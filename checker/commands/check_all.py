@@ -18,7 +18,7 @@ MARK = {0: "PASS", 1: "FAIL", 2: "ERROR", 3: "INCOMPLETE"}
 
 
 def run_gate_command(args, options: Options) -> int:
-    from ..cli import UsageError
+    from ..errors import UsageError
 
     if options.checkpoint or options.resume:
         raise UsageError("--checkpoint and --resume go with one MODEL, not with --all")

@@ -11,7 +11,7 @@ import pytest
 from txncheck.checker.api import check_model
 from txncheck.checker.encoding import decode, encode
 from txncheck.checker.model import load_model
-from txncheck.checker.engines.spark_revive import ShapeError, Shapes, class_name, resolve_class
+from txncheck.checker.revive import ShapeError, Shapes, class_name, resolve_class
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 
@@ -81,7 +81,7 @@ def test_a_user_spec_s_classes_are_named_apart_from_where_it_was_loaded(tmp_path
     import shutil
     import sys
 
-    from txncheck.checker.engines.spark_revive import SPEC, ClassNames
+    from txncheck.checker.revive import SPEC, ClassNames
 
     shutil.copytree(MODELS.parent / "examples" / "mutex", tmp_path / "m")
     (tmp_path / "m" / "mutex_extra.py").write_text("from typing import NamedTuple\n\n\nclass E(NamedTuple):\n    x: int\n")

@@ -1,6 +1,6 @@
 """A user's own spec on the spark engine, named by path from a model file in a
 folder outside txncheck: its files ship to the executors (spark_ship) and its
-state classes revive there (spark_revive.ClassNames). Every level goes to the
+state classes revive there (checker/revive.py: ClassNames). Every level goes to the
 executors (TXNCHECK_SPARK_DRIVER_BELOW=0), so no expansion happens in the
 driver, which has the spec loaded already; the figures and the shortest
 violation are bfs's. tests/spark/test_cluster_standalone.py does the same

@@ -2,24 +2,24 @@
 
 A worker gets the job as plain values (`WorkerJob`: where the spec's code
 comes from, variant, constants, property and witness names), rebuilds the
-spec (`spark_ship`: by name, or from its shipped files) and compiles the
+spec (`spark/ship.py`: by name, or from its shipped files) and compiles the
 invariants once per worker process; the state classes arrive as names
-(`spark_revive.ClassNames`), which it resolves after loading the spec.
+(`revive.ClassNames`), which it resolves after loading the spec.
 
 `Expansion` expands frontier states a chunk at a time: it rebuilds each
-state (`spark_codec.FieldCodec.unpack`), judges it (`verdicts.Verdicts`: the
+state (`spark.codec.FieldCodec.unpack`), judges it (`verdicts.Verdicts`: the
 invariants and the pending witnesses), calls `next`, counts every successor
 (duplicates included) and keeps, per distinct successor of the chunk that is
 not itself in the chunk, the smallest (parent fingerprint, encoded action).
 Those candidates leave as one Arrow table per owning partition
-(`spark_level.owner`), with their fingerprint computed here, once; so
+(`spark.level.owner`), with their fingerprint computed here, once; so
 duplicates and self-loops inside a chunk never reach the shuffle. Its
 `notes()` are the task's findings, plain values:
 
     generated   action name -> successors generated
     bad         property (None: deadlock) -> the smallest violating frontier fingerprint
     witnesses   the witnesses that hold in some frontier state
-    shapes      [path, length, class name] learned from the candidates (spark_revive)
+    shapes      [path, length, class name] learned from the candidates (revive)
     conflict    why the states cannot be rebuilt, or None
     cpu         phase -> CPU seconds: unpack, check, next, pack (fingerprint, encode, tables)
 
@@ -37,13 +37,13 @@ import sys
 import time
 from dataclasses import dataclass
 
-from ..encoding import EncodingError, encode
-from ..errors import explained
-from ..exploration import gc_paused
-from . import spark_level
-from .spark_codec import FieldCodec
-from .spark_revive import ClassNames, ShapeError, Shapes
-from .spark_ship import SpecSource, spec_class
+from ...encoding import EncodingError, encode
+from ...errors import explained
+from ...exploration import gc_paused
+from . import level as spark_level
+from .codec import FieldCodec
+from ...revive import ClassNames, ShapeError, Shapes
+from .ship import SpecSource, spec_class
 
 CHUNK = 100_000   # frontier states per chunk: bounds a task's memory; the larger, the fewer duplicates leave it
 
@@ -67,9 +67,9 @@ _CACHE: dict = {}  # WorkerJob -> _Compiled, one per worker process
 
 class _Compiled:
     def __init__(self, wj: WorkerJob) -> None:
-        from ..job import Job
+        from ...job import Job
 
-        from ..spec_errors import guard, own_failure, spec_code_error
+        from ...spec_errors import guard, own_failure, spec_code_error
 
         cls = spec_class(wj.source)
         user = not cls.__module__.startswith("txncheck.")
@@ -80,7 +80,7 @@ class _Compiled:
                 raise
             raise spec_code_error(cls, exc, "constructing the spec (setup) on a Spark executor") from exc
         if user:   # a user's spec: its bugs named in one line, as in bfs
-            from ...spec.registry import Resolved
+            from ....spec.registry import Resolved
 
             spec = guard(spec, Resolved(cls, "shipped", False, getattr(sys.modules[cls.__module__], "__file__", "")))
         job = Job(
@@ -104,7 +104,7 @@ def compiled(wj: WorkerJob) -> _Compiled:
 
 class Expansion:
     def __init__(self, wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, partitions: int) -> None:
-        from ..verdicts import Verdicts
+        from ...verdicts import Verdicts
 
         c = compiled(wj)
         self.spec, self.deadlock, self.partitions, self.names = c.spec, wj.deadlock, partitions, c.names
@@ -291,7 +291,7 @@ def expand_rows(e: Expansion, batches, k: int):
 def expand_task(wj: WorkerJob, pending: tuple[str, ...], records: list, root: str, k: int, partitions: int,
                 ranges: list):
     """mapPartitions over the task numbers: task i expands the states of
-    level k in `ranges[i]` (`spark_level.ranges`); yields (owner, ("c", IPC
+    level k in `ranges[i]` (`spark.level.ranges`); yields (owner, ("c", IPC
     table)) and, once, (i mod partitions, ("n", notes)). `records` are the
     classes learned so far, by name (`ClassNames.records`): a class object
     of a spec loaded from a file would not unpickle on an executor."""
@@ -319,7 +319,7 @@ def expand_task(wj: WorkerJob, pending: tuple[str, ...], records: list, root: st
 
 def merge_task(root: str, k: int):
     """mapPartitionsWithIndex after the shuffle: write part j of level k+1
-    (`spark_level.merge`); yields the notes that came with it, then
+    (`spark.level.merge`); yields the notes that came with it, then
     ("merged", {"new": {action name: new states}, "cpu": seconds, "failure":
     a `failure` or None, "candidates": rows received, "bytes": their size})."""
 

@@ -4,10 +4,10 @@ bounds, property names)."""
 
 from __future__ import annotations
 
-from ..errors import EngineError
-from ..job import Job
-from . import spark_ship
-from .spark_worker import WorkerJob
+from ...errors import EngineError
+from ...job import Job
+from . import ship as spark_ship
+from .worker import WorkerJob
 
 
 def worker_job(job: Job) -> WorkerJob:
@@ -29,7 +29,7 @@ def worker_job(job: Job) -> WorkerJob:
 def spec_source(cls: type, ref: str, model_path) -> spark_ship.SpecSource:
     """A spec a name imports on an executor (a built-in, an entry point, a
     module) goes by that name; any other, its files (spark_ship.shipped)."""
-    from ...spec.registry import origin, resolve
+    from ....spec.registry import origin, resolve
 
     try:
         where = origin(ref, model_path.parent if model_path is not None else None)

@@ -14,8 +14,8 @@ z3, a package of the user's) must be installed on the executors.
 
 The driver never imports its own copy again: `register` maps the source's
 digest to the class it already loaded, so the driver's expansion of a small
-level (`spark_driver`) makes states of the very classes its initial states
-have. Class names that cross between the two (spark_revive.ClassNames) do
+level (`spark/driver.py`) makes states of the very classes its initial states
+have. Class names that cross between the two (revive.ClassNames) do
 not depend on the folder the module was loaded from.
 """
 
@@ -30,7 +30,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import EngineError
+from ...errors import EngineError
 
 MAX_BYTES = 16 * 1024 * 1024   # a spec's files shipped with every task: a folder of its own, not a home folder
 
@@ -58,7 +58,7 @@ def shipped(cls: type) -> SpecSource:
     """The files of `cls`'s folder that its spec runs or reads (see the
     module doc), as a source that imports `cls` from them; `code` is their
     digests (spec.source.file_digest), what a checkpoint of the run is bound to."""
-    from ...spec.source import file_digest, sources
+    from ....spec.source import file_digest, sources
 
     file = getattr(sys.modules.get(cls.__module__), "__file__", None)
     if not file:
@@ -99,7 +99,7 @@ def spec_class(src: SpecSource) -> type:
     files written into a folder of this worker's (once per process)."""
     cls = _CLASSES.get(src)
     if cls is None:
-        from ...spec.registry import load_spec_class
+        from ....spec.registry import load_spec_class
 
         if not src.files:
             cls = load_spec_class(src.ref)
@@ -153,9 +153,9 @@ def from_executor(exc: BaseException, src: SpecSource) -> BaseException:
     code (the worker's guard named it: spec_errors) in its one line, the
     shipped copy's paths replaced by the driver's folder; a spec that does
     not import on an executor as an environment fault; anything else as it is."""
-    from ...spec.api import SpecError
-    from ..errors import EnvironmentFault
-    from ..spec_errors import SpecCodeError
+    from ....spec.api import SpecError
+    from ...errors import EnvironmentFault
+    from ...spec_errors import SpecCodeError
 
     for line in reversed(str(exc).strip().splitlines()):
         m = _WORKER_ERROR.match(line.strip())

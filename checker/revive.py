@@ -81,7 +81,7 @@ class ClassNames:
     is untrusted."""
 
     def __init__(self, spec_cls: type) -> None:
-        from ...spec.source import code_files
+        from ..spec.source import code_files
 
         self.home = spec_cls.__module__
         self.folders = {p.parent for p in code_files(spec_cls)}
