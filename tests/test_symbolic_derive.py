@@ -247,3 +247,95 @@ def test_a_guard_changed_in_the_specs_code_changes_what_prove_concludes(capsys, 
     out = capsys.readouterr().out
     assert rc == 3 and "inductive step: CommitAfterAllPrepared is not preserved" in out
     assert "  action TMCommit\n" in out
+
+
+MEMO_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    x: bool
+    y: int
+
+
+class Memo(Spec):
+    name = "memo"
+
+    def setup(self):
+        self.invariants["Small"] = self.schema.var("y", Int()) <= 3
+
+    def init_states(self):
+        yield State(False, 0)
+        yield State(True, 0)
+
+    def next(self, s):
+        a, ys = (1 if s.x else 0), [2 - bool(s.x) for _ in (0,)]
+        yield ("Set", ()), State(s.x, ys[0] + a)
+
+    def observe(self, s):
+        return {"y": s.y}
+'''
+
+
+def test_a_comprehension_that_reads_a_decided_condition_is_not_reused_where_it_is_open(tmp_path):
+    """The comprehension makes `s.x` a bool, which its statement decided before:
+    it asks nothing new, yet its value depends on that decision. Kept as
+    decision-free (comp.py's memo), the other path (x false) would reuse
+    the first path's entries and the relation would say y' = 2 there."""
+    (tmp_path / "memo.py").write_text(MEMO_SPEC)
+    spec = resolve(f"{tmp_path / 'memo.py'}:Memo").cls()
+    rel, n, bad, labels = agree(spec)
+    assert (n, bad, labels) == (4, [], {("Set", ())})
+
+
+PAIR_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    flag: bool
+    a: int
+    b: int
+    got: frozenset
+
+
+def pick(s):
+    if s.flag:
+        return frozenset({(s.a, s.b)})
+    return frozenset()
+
+
+class Pair(Spec):
+    name = "pair"
+
+    def setup(self):
+        self.invariants["Few"] = self.schema.var("n", Int()) <= 1
+
+    def init_states(self):
+        for a in range(9):
+            for b in range(9):
+                yield State(False, a, b, frozenset())
+                yield State(True, a, b, frozenset())
+
+    def next(self, s):
+        yield ("Take", ()), s._replace(got=pick(s))
+
+    def observe(self, s):
+        return {"n": len(s.got)}
+'''
+
+
+def test_a_helper_returning_a_set_it_hashed_is_joined_without_deciding_again(tmp_path):
+    """`pick`'s set display has 81 possible elements, too many to stay
+    symbolic (comp.MAX_CASES): Python hashes it, a path per value, inside
+    `pick`'s summary. Joining the summary's returns must use the values
+    each path decided, not hash the symbolic pair again outside its path
+    (which asked the caller's run, whose replays then saw other conditions)."""
+    (tmp_path / "pair.py").write_text(PAIR_SPEC)
+    spec = resolve(f"{tmp_path / 'pair.py'}:Pair").cls()
+    rel, n, bad, labels = agree(spec)
+    assert (n, bad, labels) == (243, [], {("Take", ())})

@@ -88,7 +88,7 @@ def t_comp(kind: str, it, unpack: bool, cond: Callable | None, elt: Callable):
         hit = run.memo.get(key) if key is not None else None
         if hit is not None:
             return _result(kind, Comp(kind, list(hit[0])))
-        before = len(run.log)
+        before = run.asked
     items = []
     for c, x in _source(it):
         args = tuple(x) if unpack else (x,)
@@ -100,7 +100,7 @@ def t_comp(kind: str, it, unpack: bool, cond: Callable | None, elt: Callable):
             items.append((c, elt(*args), None))
         except Exception as exc:
             items.append((c, None, exc))
-    if key is not None and len(run.log) == before and not any(e is not None for _, _, e in items):
+    if key is not None and run.asked == before and not any(e is not None for _, _, e in items):
         run.memo[key] = (tuple(items), keep)
     return _result(kind, Comp(kind, items))
 
@@ -182,6 +182,14 @@ def t_set(*elems):
 
 def _cases(v) -> list | None:
     """[(condition, Python value)] for every value v may be."""
+    if isinstance(v, SUnion):        # one of several shapes: each alternative's cases, under its tag
+        out = []
+        for k, alt in enumerate(v.alts):
+            sub = _cases(alt)
+            if sub is None:
+                return None
+            out += [(c, x) for d, x in sub if (c := conj([sbool(v.tag == k), d])) is not False]
+        return out if len(out) <= MAX_CASES else None
     if isinstance(v, Sym):
         cases = v.cases() if hasattr(v, "cases") else None
         return cases if cases is None or len(cases) <= MAX_CASES else None

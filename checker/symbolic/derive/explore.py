@@ -87,6 +87,7 @@ class Exploration:
         self.background = background
         self.canon = Canon()
         self.memo: dict = {}       # decision-free computations, by their inputs (pyfuncs.t_comp)
+        self.asked = 0             # symbolic conditions asked, known ones too (a memo's test of decision-free)
 
     # -- running ------------------------------------------------------------------
     def explore(self, body: Callable[["Exploration"], None]) -> None:
@@ -139,6 +140,7 @@ class Exploration:
             return True
         if z3.is_false(cond):
             return False
+        self.asked += 1
         known = self._known(cond)     # decided since the node already: no decision (in a replay too)
         if known is not None:
             return known

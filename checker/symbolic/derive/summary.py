@@ -24,7 +24,7 @@ from typing import Any
 import z3
 
 from .atom import SAtom
-from .containers import SSet
+from .containers import SSet, concrete
 from .explore import Exploration
 from .join import Reach
 from .oracle import current
@@ -73,7 +73,7 @@ def _summarize(run: Exploration, f, args, kw):
     inner.summaries = run.summaries
     outer_trace = sys.gettrace()
     try:
-        inner.explore(lambda ex: ex.event("return", f(*args, **kw)))
+        inner.explore(lambda ex: ex.event("return", settled(f(*args, **kw))))
     finally:
         current[0] = run
         sys.settrace(outer_trace)
@@ -82,6 +82,20 @@ def _summarize(run: Exploration, f, args, kw):
     raises = [(reach.guard(e), e.value) for e in inner.events if e.kind == "raise"]
     returns = [(reach.guard(e), e.value) for e in inner.events if e.kind == "return"]
     return raises, join_groups(returns)
+
+
+def settled(v):
+    """`v` with every Python set's symbolic elements made the Python values
+    its path decided when it hashed them (containers.concrete): joined
+    after the path, outside it, they would be decided again."""
+    if isinstance(v, (set, frozenset)) and any(isinstance(e, Sym) or has_sym(e) for e in v):
+        return frozenset(concrete(e) for e in v)
+    if isinstance(v, tuple):
+        items = [settled(x) for x in v]
+        if all(a is b for a, b in zip(items, v)):
+            return v
+        return type(v)(*items) if hasattr(v, "_fields") else tuple(items)
+    return v
 
 
 def join_groups(entries: list) -> list[tuple[Any, Any]]:
