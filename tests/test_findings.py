@@ -21,7 +21,7 @@ from txncheck.checker.reports.finding import build_finding, model_digest, render
 from txncheck.checker.reports.finding_html import render_finding_html
 from txncheck.checker.reports.notes import NotesError, notes_path, parse_notes
 
-from .conftest import MODELS, ROOT
+from .helpers import MODELS, ROOT
 
 FINDINGS = ROOT / "docs" / "findings"
 FIGURES = FINDINGS / "figures.json"
