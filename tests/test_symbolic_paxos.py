@@ -10,7 +10,7 @@ from __future__ import annotations
 from txncheck.checker.cli import main
 from txncheck.checker.symbolic.run import prove_model
 
-from .conftest import ROOT
+from .helpers import ROOT
 
 EXAMPLE = ROOT / "examples" / "paxos_commit"
 
