@@ -19,7 +19,7 @@ from txncheck.spec.classic.tcommit import TCommit
 from txncheck.spec.classic.twophase import TwoPhase
 from txncheck.spec.registry import resolve
 
-from .conftest import ROOT
+from .helpers import ROOT
 
 EX = ROOT / "examples"
 ACCS, MAJ = ("a1", "a2", "a3"), (("a1", "a2"), ("a1", "a3"), ("a2", "a3"))
