@@ -31,6 +31,10 @@
     Decided = "eventually AllDecided"
     [prove]                        # optional: for `txncheck prove` (checker/symbolic/)
     lemmas = ["OneDecisionSent"]   # the relation's lemmas the inductive invariant adds
+    [prove.formulas]               # optional: lemmas as text (txncheck prove --infer --write writes them)
+    TmCommits = 'tmState = "committed" -> msgs[Commit]'
+    [prove.infer]                  # optional: for --infer, the bounds sampled, the sorts quantified
+    samples = [{rm = 2}]
 
 The syntax of [temporal] and fairness is in checker/liveness/syntax.py.
 Every problem is reported as a `ModelError` naming the file, in one line.
@@ -249,15 +253,24 @@ def key_line(text: str, key: str, table: str | None = None) -> int | None:
 
 
 def _prove(path: Path, table, text: str) -> None:
-    """[prove]: `lemmas`, a list of names (the relation says which exist)."""
+    """[prove]: `lemmas`, a list of names (the relation says which exist);
+    [prove.formulas], lemmas as text (checker/symbolic/lemma_text.py, parsed
+    when proving); [prove.infer], what `prove --infer` samples and quantifies."""
     if not isinstance(table, dict):
         _fail(path, "[prove] must be a table")
-    bad = sorted(set(table) - {"lemmas"})
+    known = {"lemmas", "formulas", "infer"}
+    bad = sorted(set(table) - known)
     if bad:
-        _unknown_key(path, text, bad[0], "prove", {"lemmas"})
+        _unknown_key(path, text, bad[0], "prove", known)
     lemmas = table.get("lemmas", [])
     if not isinstance(lemmas, list) or not all(isinstance(x, str) for x in lemmas):
         _fail(path, "[prove] lemmas must be a list of lemma names")
+    formulas = table.get("formulas", {})
+    if not isinstance(formulas, dict) or not all(isinstance(v, str) for v in formulas.values()):
+        _fail(path, "[prove.formulas] must be a table of lemma names to lemma text")
+    infer = table.get("infer", {})
+    if not isinstance(infer, dict) or set(infer) - {"samples", "sorts"}:
+        _fail(path, "[prove.infer] must be a table with `samples` (tables of constants) and `sorts` (sort names)")
 
 
 def _label(path: Path, label, text: str) -> dict[str, str]:

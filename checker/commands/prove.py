@@ -24,6 +24,11 @@ def register(sub) -> None:
     p.add_argument("--timeout", type=_seconds, metavar="S", help="give up a Z3 query after S seconds (exit 3)")
     p.add_argument("--out", default="out", metavar="DIR", help="where a counterexample trace goes (default: out)")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    p.add_argument("--infer", action="store_true",
+                   help="infer the lemmas instead of using the model file's: candidates from templates, kept when "
+                        "true in every state of bfs searches, then Houdini with Z3 (docs/guide.md)")
+    p.add_argument("--write", action="store_true",
+                   help="with --infer: write the inferred lemmas into the model file's [prove.formulas]")
     p.set_defaults(run=run)
 
 
@@ -46,6 +51,9 @@ _seconds.__name__ = "number of seconds"
 
 
 def run(args) -> int:
+    if args.infer or args.write:
+        from ..symbolic.infer_report import run_infer
+        return run_infer(args)
     report = prove_model(args.model, depth=args.bounded, without=args.without,
                          timeout_ms=int(args.timeout * 1000) if args.timeout else 0)
     error = None

@@ -14,6 +14,7 @@ from ..model import Model, load_model
 from .bounded import Bounded, bounded
 from .induction import Proof, prove
 from .load import relation_for
+from .model_lemmas import written_lemmas
 from .system import System
 
 
@@ -61,15 +62,16 @@ class ProveReport:
 
 def prove_model(path: str | Path | Model, *, depth: int | None = None, without: list[str] = (),
                 timeout_ms: int = 0, on_depth=None) -> ProveReport:
-    """Prove the model's properties inductive (with its [prove] lemmas,
-    less those `without` names), or with `depth`, check them to that depth."""
+    """Prove the model's properties inductive (with its [prove] lemmas and
+    [prove.formulas], less those `without` names), or with `depth`, check them to that depth."""
     m = path if isinstance(path, Model) else load_model(path)
     spec = m.instantiate()
     props = m.selected_properties(spec)
     check_sanity(spec.schema, props, accept_vacuous=m.raw.get("vacuous", ()))
     system = System(relation_for(spec))
-    known = system.relation.lemmas
-    asked = list(m.raw.get("prove", {}).get("lemmas", []))
+    written = written_lemmas(m, system.relation.schema, taken=system.relation.lemmas)
+    known = {**system.relation.lemmas, **written}
+    asked = list(m.raw.get("prove", {}).get("lemmas", [])) + list(written)
     for name in [*asked, *without]:
         if name not in known:
             raise ModelError(f"{m.path}: unknown lemma {name!r} for spec {spec.name} "

@@ -1,0 +1,194 @@
+"""Houdini: the largest subset of the candidate lemmas that, with the
+model's properties, is inductive; then the fewest of those the proof needs.
+
+`houdini` drops every candidate false in an initial state, then asks Z3
+for a step from a state where every remaining clause holds to one where
+some clause fails (a counterexample to induction); it drops every
+candidate false in that step's second state, and asks again. It ends when
+no such step exists (the remaining set is inductive) or when a step breaks
+only the fixed clauses (the properties, and the cells' declared bounds):
+no candidate is left to blame, so the properties fall.
+
+`needed` then keeps only what the proof uses: each clause's preservation
+has an unsat core over the clauses assumed in the first state; the lemmas
+reachable from the properties through those cores suffice, and each is
+then tried without (greedily) to drop what another lemma already covers.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import z3
+
+from .induction import CTI, TYPES
+from .system import System
+
+
+@dataclass
+class Outcome:
+    verdict: str                     # "inductive", "property falls", "unknown"
+    kept: list[str]
+    dropped_initially: int = 0
+    ctis: int = 0
+    cti: CTI | None = None           # the step that breaks only fixed clauses
+    unknown: str = ""
+    seconds: float = 0.0
+    dropped: dict[str, int] = field(default_factory=dict)   # candidate -> the CTI (1, 2, ...) that dropped it
+
+
+class Induction:
+    """One solver holding a step, with every clause assumable in its first
+    state by a literal of its own."""
+
+    def __init__(self, system: System, fixed: Mapping[str, z3.BoolRef], candidates: Mapping[str, z3.BoolRef],
+                 properties: Mapping[str, z3.BoolRef], timeout_ms: int = 0) -> None:
+        self.system = system
+        f, g, act = system.frame("h0"), system.frame("h1"), system.act("h0")
+        self.f, self.g, self.act = f, g, act
+        self.now = system.clauses(f, properties, {})
+        self.next = system.clauses(g, properties, {})
+        if f.types():
+            self.now[TYPES], self.next[TYPES] = z3.And(f.types()), z3.And(g.types())
+        self.fixed = list(self.now)
+        for name, c in {**fixed, **candidates}.items():
+            self.now[name], self.next[name] = f.over(c), g.over(c)
+        self.lit = {n: z3.Bool(f"assume[{n}]") for n in self.now}
+        self.sv = z3.Solver()
+        self.sv.set("core.minimize", True)
+        if timeout_ms:
+            self.sv.set("timeout", timeout_ms)
+        self.sv.add(system.step(f, g, act))
+        for n, c in self.now.items():
+            self.sv.add(z3.Implies(self.lit[n], c))
+
+    def step(self, assume: list[str], broken: list[str]):
+        """sat with a model, unsat with the core (clause names), or unknown."""
+        self.sv.push()
+        self.sv.add(z3.Or([z3.Not(self.next[n]) for n in broken]))
+        r = self.sv.check(*[self.lit[n] for n in assume])
+        if r == z3.sat:
+            out = (r, self.sv.model())
+        elif r == z3.unsat:
+            names = {str(x): n for n, x in self.lit.items()}
+            out = (r, {names[str(x)] for x in self.sv.unsat_core()})
+        else:
+            out = (r, self.sv.reason_unknown())
+        self.sv.pop()
+        return out
+
+    def false_after(self, model: z3.ModelRef, names: list[str]) -> list[str]:
+        return [n for n in names if z3.is_false(model.eval(self.next[n], model_completion=True))]
+
+    def cti(self, model: z3.ModelRef, clause: str, failing: list[str]) -> CTI:
+        return CTI(clause, self.f.read(model), self.system.label(model, self.act), self.g.read(model), failing)
+
+
+def houdini(ind: Induction, candidates: list[str], initial: Callable[[list[str]], list[str]],
+            say: Callable[[str], None] = lambda _: None) -> Outcome:
+    """`initial(names)` gives the names false in some initial state."""
+    t0 = time.process_time()
+    alive = list(candidates)
+    out = Outcome("inductive", [])
+    while True:
+        bad = initial(alive)
+        if not bad:
+            break
+        out.dropped_initially += len(bad)
+        gone = set(bad)
+        alive = [n for n in alive if n not in gone]
+    while True:
+        clauses = ind.fixed + alive
+        r, got = ind.step(clauses, clauses)
+        if r == z3.unsat:
+            break
+        if r != z3.sat:
+            out.verdict, out.unknown = "unknown", str(got)
+            break
+        false = ind.false_after(got, alive)
+        out.ctis += 1
+        if not false:
+            failing = ind.false_after(got, ind.fixed)
+            out.verdict, out.cti = "property falls", ind.cti(got, failing[0], failing)
+            break
+        gone = set(false)
+        for n in false:
+            out.dropped[n] = out.ctis
+        alive = [n for n in alive if n not in gone]
+        say(f"counterexample {out.ctis} to induction ({_label(ind, got)}): {len(false)} candidates "
+            f"dropped, {len(alive)} left")
+    out.kept = alive
+    out.seconds = time.process_time() - t0
+    return out
+
+
+def _label(ind: Induction, model) -> str:
+    from .system import show_action
+    return show_action(ind.system.label(model, ind.act))
+
+
+def initial_checker(system: System, formulas: Mapping[str, z3.BoolRef], timeout_ms: int = 0):
+    """names -> those false in some initial state."""
+    f = system.frame("h0")
+    sv = z3.Solver()
+    if timeout_ms:
+        sv.set("timeout", timeout_ms)
+    sv.add(system.init(f))
+    over = {}
+
+    def false_initially(names: list[str]) -> list[str]:
+        for n in names:
+            if n not in over:
+                over[n] = f.over(formulas[n])
+        if not names:
+            return []
+        r = sv.check(z3.Or([z3.Not(over[n]) for n in names]))
+        if r != z3.sat:
+            return []
+        m = sv.model()
+        return [n for n in names if z3.is_false(m.eval(over[n], model_completion=True))]
+
+    return false_initially
+
+
+def needed(ind: Induction, lemmas: list[str], say: Callable[[str], None] = lambda _: None) -> list[str]:
+    """The fewest of `lemmas` (an inductive set with the fixed clauses) that
+    the fixed clauses need: the closure of the unsat cores, then each lemma
+    tried without."""
+    cores: dict[str, set[str]] = {}
+
+    def core(clause: str, allowed: set[str]) -> set[str] | None:
+        hit = cores.get(clause)
+        if hit is not None and hit <= allowed | set(ind.fixed):
+            return hit
+        r, got = ind.step(ind.fixed + sorted(allowed), [clause])
+        if r != z3.unsat:
+            return None
+        cores[clause] = got
+        return got
+
+    def closure(allowed: set[str]) -> set[str] | None:
+        todo, seen = list(ind.fixed), set(ind.fixed)
+        while todo:
+            c = core(todo.pop(), allowed)
+            if c is None:
+                return None
+            for n in c - seen:
+                seen.add(n)
+                todo.append(n)
+        return seen - set(ind.fixed)
+
+    keep = closure(set(lemmas))
+    if keep is None:
+        raise RuntimeError("the lemmas given to `needed` are not inductive")
+    say(f"the properties need {len(keep)} of the {len(lemmas)} inductive lemmas (unsat cores); "
+        f"trying each without")
+    for n in sorted(keep, key=lemmas.index, reverse=True):
+        if n not in keep:
+            continue
+        smaller = closure(keep - {n})
+        if smaller is not None:
+            keep = smaller
+    return [n for n in lemmas if n in keep]

@@ -1,0 +1,149 @@
+"""Reachable states to learn candidate lemmas from (`prove --infer`): the
+explicit bfs engine's exhaustive search of the model and of smaller bounds
+of the same spec, each state as its relation's cells.
+
+Which bounds: the model's own, each integer bound one smaller and each
+array bound one element shorter (one at a time, then all together), or the
+model file's `[prove.infer] samples` (tables of constants laid over the
+model's). Bounds the spec refuses (a quorum system without an acceptor
+it names) are skipped. A search that reaches its state budget stops there:
+its states are still reachable, so its lemmas are still candidates, only
+weaker evidence; the report says which searches were complete.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+import numpy as np
+
+from ...spec.api import SpecError
+from ...spec.schema import Bool, Int
+from ...spec.symbolic import Key, Relation
+from ..errors import ModelError
+from ..model import Model
+from .load import relation_for
+
+PER_INSTANCE = 20_000     # states explored per set of bounds
+TOTAL = 100_000           # states over all of them
+
+
+@dataclass
+class Instance:
+    constants: dict[str, Any]
+    relation: Relation
+    states: int
+    complete: bool
+    seconds: float
+    columns: dict[Key, int]       # cell -> column of `matrix`
+    matrix: np.ndarray            # one row per state, one column per cell (see `Codes`)
+
+
+@dataclass
+class Violated:
+    """A property a sampled search found false: inference stops there."""
+    constants: dict[str, Any]
+    prop: str
+    length: int
+
+
+class Codes:
+    """Cell values as integers: a Bool as 0/1, an integer as itself, a string
+    or an enum element by its number here (shared by every instance, so
+    that one value has one code)."""
+
+    def __init__(self) -> None:
+        self.of: dict[str, int] = {}
+
+    def code(self, v: str) -> int:
+        c = self.of.get(v)
+        if c is None:
+            c = self.of[v] = len(self.of)
+        return c
+
+    def value(self, c: int) -> str:
+        return next(k for k, x in self.of.items() if x == c)
+
+
+def bounds_to_sample(model: Model, spec) -> list[dict[str, Any]]:
+    """The constants of each search, the model's first."""
+    own = dict(spec.constants)
+    asked = model.raw.get("prove", {}).get("infer", {}).get("samples")
+    if asked is not None:
+        if not isinstance(asked, list) or not all(isinstance(x, dict) for x in asked):
+            raise ModelError(f"{model.path}: [prove.infer] samples must be an array of tables of constants")
+        return [{**own, **x} for x in asked]
+    shrunk = {}
+    for name, b in spec.bounds.items():
+        v = own[name]
+        if isinstance(v, bool) or b.reduction:
+            continue
+        if isinstance(v, int) and v - 1 >= (b.lo if b.lo is not None else 1):
+            shrunk[name] = v - 1
+        elif isinstance(v, tuple) and len(v) > 1:
+            shrunk[name] = v[:-1]
+    out = [own] + [{**own, name: v} for name, v in shrunk.items()]
+    if len(shrunk) > 1:
+        out.append({**own, **shrunk})
+    return out
+
+
+def sample(model: Model, spec, codes: Codes, *, per_instance: int = PER_INSTANCE, total: int = TOTAL,
+           say: Callable[[str], None] = lambda _: None) -> tuple[list[Instance], Violated | None]:
+    from ..api import check_model
+
+    out: list[Instance] = []
+    left = total
+    for constants in bounds_to_sample(model, spec):
+        if left <= 0:
+            break
+        m = replace(model, constants=constants)
+        try:
+            m.instantiate()
+        except (ModelError, SpecError):
+            continue
+        t0 = time.process_time()
+        report = check_model(m, engine="bfs", max_states=min(per_instance, left), keep_graph=False,
+                             options={"exact": True, "symmetry": False, "por": False})
+        o = report.outcome
+        if o.violations:
+            v = o.violations[0]
+            return out, Violated(constants, v.property, v.length)
+        states = o.exploration.states
+        rel = relation_for(report.spec)
+        inst = _encode(constants, rel, states, codes)
+        inst.complete = o.verdict.value == "ok"
+        inst.seconds = time.process_time() - t0
+        out.append(inst)
+        left -= len(states)
+        say(f"sampled {show_bounds(constants, spec.constants)}: {len(states):,} states"
+            f"{'' if inst.complete else ' (budget reached: not every reachable state)'}")
+    return out, None
+
+
+def _encode(constants, rel: Relation, states: list, codes: Codes) -> Instance:
+    first = rel.cells(states[0])
+    columns = {k: i for i, k in enumerate(first)}
+    types = [rel.schema.symbols[k[0]].type for k in first]
+    conv = [(lambda v: int(v)) if isinstance(t, (Bool, Int)) else (lambda v: codes.code(str(v))) for t in types]
+    matrix = np.empty((len(states), len(columns)), dtype=np.int32)
+    for i, s in enumerate(states):
+        cells = rel.cells(s)
+        matrix[i] = [f(cells[k]) for f, k in zip(conv, columns)]
+    return Instance(constants, rel, len(states), False, 0.0, columns, matrix)
+
+
+def show_bounds(constants: dict, own: dict) -> str:
+    """The bounds that differ from `own`, as `rm=2`."""
+    diff = {k: v for k, v in constants.items() if own.get(k) != v}
+    if not diff:
+        return "the model's bounds"
+    return ", ".join(f"{k}={_short(v)}" for k, v in diff.items())
+
+
+def _short(v) -> str:
+    if isinstance(v, tuple):
+        return "[" + ", ".join(_short(x) for x in v) + "]"
+    return str(v)
