@@ -53,8 +53,9 @@ class Induction:
         if f.types():
             self.now[TYPES], self.next[TYPES] = z3.And(f.types()), z3.And(g.types())
         self.fixed = list(self.now)
+        at_f, at_g = _Over(f), _Over(g)
         for name, c in {**fixed, **candidates}.items():
-            self.now[name], self.next[name] = f.over(c), g.over(c)
+            self.now[name], self.next[name] = at_f(c), at_g(c)
         self.lit = {n: z3.Bool(f"assume[{n}]") for n in self.now}
         self.sv = z3.Solver()
         self.sv.set("core.minimize", True)
@@ -84,6 +85,23 @@ class Induction:
 
     def cti(self, model: z3.ModelRef, clause: str, failing: list[str]) -> CTI:
         return CTI(clause, self.f.read(model), self.system.label(model, self.act), self.g.read(model), failing)
+
+
+class _Over:
+    """`Frame.over` for many formulas: the frame's substitution made once,
+    one call into Z3 a formula (z3.substitute checks every pair each call,
+    which cost more than the solving on thousands of candidates)."""
+
+    def __init__(self, frame) -> None:
+        pairs = frame.substitution()
+        self.n = len(pairs)
+        self.ctx = pairs[0][0].ctx
+        self.frm = (z3.Ast * self.n)(*[a.as_ast() for a, _ in pairs])
+        self.to = (z3.Ast * self.n)(*[b.as_ast() for _, b in pairs])
+
+    def __call__(self, formula: z3.BoolRef) -> z3.BoolRef:
+        r = z3.Z3_substitute(self.ctx.ref(), formula.as_ast(), self.n, self.frm, self.to)
+        return z3.BoolRef(r, self.ctx)
 
 
 def houdini(ind: Induction, candidates: list[str], initial: Callable[[list[str]], list[str]],
@@ -136,12 +154,12 @@ def initial_checker(system: System, formulas: Mapping[str, z3.BoolRef], timeout_
     if timeout_ms:
         sv.set("timeout", timeout_ms)
     sv.add(system.init(f))
-    over = {}
+    over, at_f = {}, _Over(f)
 
     def false_initially(names: list[str]) -> list[str]:
         for n in names:
             if n not in over:
-                over[n] = f.over(formulas[n])
+                over[n] = at_f(formulas[n])
         if not names:
             return []
         r = sv.check(z3.Or([z3.Not(over[n]) for n in names]))

@@ -8,7 +8,10 @@ model file's `[prove.infer] samples` (tables of constants laid over the
 model's). Bounds the spec refuses (a quorum system without an acceptor
 it names) are skipped. A search that reaches its state budget stops there:
 its states are still reachable, so its lemmas are still candidates, only
-weaker evidence; the report says which searches were complete.
+weaker evidence; the report says which searches were complete. When the
+model's own search stops short, seeded random walks at its bounds add
+states deeper than breadth-first search reaches (reachable too: they only
+remove candidates that are false).
 """
 
 from __future__ import annotations
@@ -24,10 +27,13 @@ from ...spec.schema import Bool, Int
 from ...spec.symbolic import Key, Relation
 from ..errors import ModelError
 from ..model import Model
+from .agreement import walk
 from .load import relation_for
 
 PER_INSTANCE = 20_000     # states explored per set of bounds
 TOTAL = 100_000           # states over all of them
+WALKS = 20_000            # states of random walks at the model's bounds, when its search stops short
+WALK_DEPTH = 200
 
 
 @dataclass
@@ -39,6 +45,7 @@ class Instance:
     seconds: float
     columns: dict[Key, int]       # cell -> column of `matrix`
     matrix: np.ndarray            # one row per state, one column per cell (see `Codes`)
+    how: str = "bfs"              # or "walks"
 
 
 @dataclass
@@ -91,7 +98,7 @@ def bounds_to_sample(model: Model, spec) -> list[dict[str, Any]]:
 
 
 def sample(model: Model, spec, codes: Codes, *, per_instance: int = PER_INSTANCE, total: int = TOTAL,
-           say: Callable[[str], None] = lambda _: None) -> tuple[list[Instance], Violated | None]:
+           walks: int = WALKS, say: Callable[[str], None] = lambda _: None) -> tuple[list[Instance], Violated | None]:
     from ..api import check_model
 
     out: list[Instance] = []
@@ -99,7 +106,8 @@ def sample(model: Model, spec, codes: Codes, *, per_instance: int = PER_INSTANCE
     for constants in bounds_to_sample(model, spec):
         if left <= 0:
             break
-        m = replace(model, constants=constants)
+        # a property over two elements is vacuous where a sort has one: no matter for sampling
+        m = replace(model, constants=constants, raw={**model.raw, "vacuous": list(spec.invariants)})
         try:
             m.instantiate()
         except (ModelError, SpecError):
@@ -120,6 +128,13 @@ def sample(model: Model, spec, codes: Codes, *, per_instance: int = PER_INSTANCE
         left -= len(states)
         say(f"sampled {show_bounds(constants, spec.constants)}: {len(states):,} states"
             f"{'' if inst.complete else ' (budget reached: not every reachable state)'}")
+        if constants == dict(spec.constants) and not inst.complete and walks:
+            t0 = time.process_time()
+            seen = list(dict.fromkeys(walk(report.spec, walks, seed=0, depth=WALK_DEPTH)))
+            more = _encode(constants, rel, seen, codes)
+            more.how, more.seconds = "walks", time.process_time() - t0
+            out.append(more)
+            say(f"random walks at the model's bounds: {len(seen):,} distinct states")
     return out, None
 
 
