@@ -23,7 +23,6 @@ from txncheck.checker.model import load_model
 from txncheck.checker.symbolic.infer import infer
 from txncheck.checker.symbolic.lemma_text import LemmaSyntaxError, parse, show
 from txncheck.checker.symbolic.lemma_z3 import compile_text
-from txncheck.checker.symbolic.load import relation_for
 from txncheck.checker.symbolic.model_lemmas import with_formulas
 from txncheck.checker.symbolic.run import prove_model
 from txncheck.checker.symbolic.samples import bounds_to_sample
@@ -47,7 +46,7 @@ def without_prove(src: Path, dest: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def twophase_schema():
-    return relation_for(load_model(TWOPHASE).instantiate()).schema
+    return load_model(TWOPHASE).instantiate().schema
 
 
 # -- the lemma language -------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ def truth_table(atoms: list[Atom], instances: list[Instance], sorts: Sorts, pool
                 codes: Codes) -> Table:
     chunks = []
     for inst in instances:
-        isorts = inst.relation.schema.sorts
+        isorts = inst.schema.sorts
         slots = [(s, i) for s in sorts.index for i in range(pool)]
         if any(s not in isorts for s, _ in slots):
             continue
@@ -119,8 +119,8 @@ def clauses(table: Table, schema: Schema, codes: Codes, values: dict, max_litera
     every row and are not true by the types alone; how many clauses were
     tried). `limit` bounds the clauses tried."""
     F = table.false_at
-    rows_all = (1 << table.rows) - 1
-    useful = [lit for lit in range(len(F)) if F[lit] != rows_all and F[lit ^ 1] != 0]
+    # a literal never false is a clause by itself; one never true adds nothing to a clause
+    useful = [lit for lit in range(len(F)) if F[lit] and F[lit ^ 1]]
     trivial = _Trivial(table.atoms, schema, codes, values)
     out: list[Clause] = [(lit,) for lit in range(len(F)) if F[lit] == 0 and not trivial.unit(lit)]
     valid_pairs: set = set()

@@ -41,20 +41,23 @@ class Outcome:
 
 class Induction:
     """One solver holding a step, with every clause assumable in its first
-    state by a literal of its own."""
+    state by a literal of its own. The properties and the candidates are
+    formulas over the spec's schema (the properties' vocabulary, stated of
+    a frame through the relation's observation); `given` are lemmas over
+    the relation's state schema (its `lemmas`), fixed like the properties."""
 
-    def __init__(self, system: System, fixed: Mapping[str, z3.BoolRef], candidates: Mapping[str, z3.BoolRef],
-                 properties: Mapping[str, z3.BoolRef], timeout_ms: int = 0) -> None:
+    def __init__(self, system: System, properties: Mapping[str, z3.BoolRef], candidates: Mapping[str, z3.BoolRef],
+                 given: Mapping[str, z3.BoolRef] = {}, timeout_ms: int = 0) -> None:
         self.system = system
         f, g, act = system.frame("h0"), system.frame("h1"), system.act("h0")
         self.f, self.g, self.act = f, g, act
-        self.now = system.clauses(f, properties, {})
-        self.next = system.clauses(g, properties, {})
+        self.now = system.clauses(f, properties, given)
+        self.next = system.clauses(g, properties, given)
         if f.types():
             self.now[TYPES], self.next[TYPES] = z3.And(f.types()), z3.And(g.types())
-        self.fixed = list(self.now)
-        at_f, at_g = _Over(f), _Over(g)
-        for name, c in {**fixed, **candidates}.items():
+        self.fixed = list(self.now)           # the properties, the given lemmas, the cells' bounds
+        at_f, at_g = Stater(system, f), Stater(system, g)
+        for name, c in candidates.items():
             self.now[name], self.next[name] = at_f(c), at_g(c)
         self.lit = {n: z3.Bool(f"assume[{n}]") for n in self.now}
         self.sv = z3.Solver()
@@ -87,13 +90,15 @@ class Induction:
         return CTI(clause, self.f.read(model), self.system.label(model, self.act), self.g.read(model), failing)
 
 
-class _Over:
-    """`Frame.over` for many formulas: the frame's substitution made once,
-    one call into Z3 a formula (z3.substitute checks every pair each call,
-    which cost more than the solving on thousands of candidates)."""
+class Stater:
+    """A formula over the spec's schema stated of a frame, as
+    `Relation.property` states one, for many formulas: the relation's
+    observation of the frame made once, one call into Z3 a formula
+    (z3.substitute checks every pair each call, which cost more than the
+    solving on thousands of candidates)."""
 
-    def __init__(self, frame) -> None:
-        pairs = frame.substitution()
+    def __init__(self, system: System, frame) -> None:
+        pairs = system.relation.observation(frame)
         self.n = len(pairs)
         self.ctx = pairs[0][0].ctx
         self.frm = (z3.Ast * self.n)(*[a.as_ast() for a, _ in pairs])
@@ -148,13 +153,13 @@ def _label(ind: Induction, model) -> str:
 
 
 def initial_checker(system: System, formulas: Mapping[str, z3.BoolRef], timeout_ms: int = 0):
-    """names -> those false in some initial state."""
+    """names (of formulas over the spec's schema) -> those false in some initial state."""
     f = system.frame("h0")
     sv = z3.Solver()
     if timeout_ms:
         sv.set("timeout", timeout_ms)
     sv.add(system.init(f))
-    over, at_f = {}, _Over(f)
+    over, at_f = {}, Stater(system, f)
 
     def false_initially(names: list[str]) -> list[str]:
         for n in names:
@@ -171,10 +176,12 @@ def initial_checker(system: System, formulas: Mapping[str, z3.BoolRef], timeout_
     return false_initially
 
 
-def needed(ind: Induction, lemmas: list[str], say: Callable[[str], None] = lambda _: None) -> list[str]:
+def needed(ind: Induction, lemmas: list[str], say: Callable[[str], None] = lambda _: None,
+           first: tuple[str, ...] = ()) -> list[str]:
     """The fewest of `lemmas` (an inductive set with the fixed clauses) that
     the fixed clauses need: the closure of the unsat cores, then each lemma
-    tried without."""
+    tried without, those in `first` first (the ones to do without if any can
+    be)."""
     cores: dict[str, set[str]] = {}
 
     def core(clause: str, allowed: set[str]) -> set[str] | None:
@@ -203,7 +210,7 @@ def needed(ind: Induction, lemmas: list[str], say: Callable[[str], None] = lambd
         raise RuntimeError("the lemmas given to `needed` are not inductive")
     say(f"the properties need {len(keep)} of the {len(lemmas)} inductive lemmas (unsat cores); "
         f"trying each without")
-    for n in sorted(keep, key=lemmas.index, reverse=True):
+    for n in sorted(keep, key=lambda n: (n not in first, -lemmas.index(n))):
         if n not in keep:
             continue
         smaller = closure(keep - {n})

@@ -8,8 +8,7 @@ inferred, not written.
    clause: LEVELS): enumerate the strongest clauses true in every sample
    (vocabulary.py, candidates.py), write each as a lemma (clause_lemmas.py)
    and compile it back from its text (so the lemma proved is the one
-   printed), run Houdini (houdini.py). A candidate a level's Houdini drops
-   is false, and is not tried again.
+   printed), run Houdini (houdini.py).
 4. When a level's set is inductive: keep only the lemmas the proof needs,
    and prove the properties with them as `prove` would (the final check).
 5. When no level gives a proof: the strongest inductive set of candidates
@@ -65,6 +64,7 @@ class Inference:
     properties: list[str]
     verdict: str = "unknown"     # "proved", "not inductive", "violation", "unknown"
     lemmas: list[Lemma] = field(default_factory=list)
+    given: list[str] = field(default_factory=list)           # the given lemmas the proof still needs
     inductive: list[Lemma] = field(default_factory=list)     # the level's whole inductive set
     levels: list[Level] = field(default_factory=list)
     samples: list[Instance] = field(default_factory=list)
@@ -83,23 +83,28 @@ class Inference:
 
 
 def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_instance: int = PER_INSTANCE,
-          total: int = TOTAL, say: Callable[[str], None] = lambda _: None) -> Inference:
+          total: int = TOTAL, given: dict | None = None,
+          say: Callable[[str], None] = lambda _: None) -> Inference:
+    """`given`: lemmas (formulas over the state schema) assumed while
+    inferring, then kept only where the inferred ones cannot replace them."""
     m = path if isinstance(path, Model) else load_model(path)
     spec = m.instantiate()
     props = m.selected_properties(spec)
     check_sanity(spec.schema, props, accept_vacuous=m.raw.get("vacuous", ()))
     system = System(relation_for(spec))
-    schema = system.relation.schema
+    schema = spec.schema          # the lemmas' vocabulary: the properties'
     out = Inference(m, system, list(props))
+    given = dict(given or {})
     clock = _Clock(out.seconds)
 
     with clock("prove"):
-        alone = prove(system, props, {}, timeout_ms)
-    if alone.verdict in ("proved", "violation", "unknown"):
+        alone = prove(system, props, given, timeout_ms)
+    if alone.verdict in ("violation", "unknown") or (alone.verdict == "proved" and not given):
         out.verdict, out.proof, out.unknown = alone.verdict, alone, alone.unknown
         say(f"the properties {'are inductive alone' if alone.verdict == 'proved' else alone.verdict}")
         return out
-    say(f"the properties alone are not inductive ({alone.cti.clause} at {alone.cti.action[0]}): inferring lemmas")
+    if alone.cti is not None:
+        say(f"the properties alone are not inductive ({alone.cti.clause} at {alone.cti.action[0]}): inferring lemmas")
 
     codes = Codes()
     with clock("sample"):
@@ -110,7 +115,6 @@ def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_i
     out.sorts = sorts = Sorts(schema, _asked_sorts(m, schema))
     out.skipped = sorts.skipped(schema)
     values = _values(schema, out.samples, codes)
-    false: set[str] = set()
     formulas_of: dict = {}
     for variables, literals in levels:
         lv = Level(variables, literals)
@@ -124,40 +128,49 @@ def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_i
             writer = Writer(schema, sorts, vocab)
             lemmas = [writer.lemma(c) for c in found]
         lv.atoms, lv.candidates = len(vocab), len(lemmas)
-        lemmas = [x for x in lemmas if x.text not in false]
-        lv.new = len(lemmas)
         say(f"level {len(out.levels)} ({variables} variable{'s' if variables > 1 else ''} per sort, "
             f"{literals} literals): {len(vocab)} atoms, {lv.tried:,} clauses tried, {lv.candidates:,} hold "
-            f"in every sample ({table.rows:,} distinct rows), {lv.new:,} not dropped before")
+            f"in every sample ({table.rows:,} distinct rows)")
         with clock("compile"):
             formulas = {x.name: compile_text(x.text, schema) for x in lemmas}
-        by_name = {x.name: x for x in lemmas}
+        formulas_of = {x.name: (x, formulas[x.name]) for x in lemmas}
         with clock("houdini"):
-            ind = Induction(system, {}, formulas, props, timeout_ms)
+            ind = Induction(system, props, formulas, given, timeout_ms)
             h = houdini(ind, list(formulas), initial_checker(system, formulas, timeout_ms), say)
         lv.kept, lv.ctis, lv.verdict = len(h.kept), h.ctis, h.verdict
         lv.seconds = time.process_time() - t0
-        false |= {x.text for x in lemmas if x.name not in set(h.kept)} if h.verdict != "unknown" else set()
         if h.verdict == "unknown":
             out.verdict, out.unknown = "unknown", h.unknown
             return out
         if h.verdict == "inductive":
-            say(f"{len(h.kept)} candidates and the properties are inductive")
-            with clock("minimise"):
-                keep = needed(ind, h.kept, say)
-            out.inductive = [by_name[n] for n in h.kept]
-            out.lemmas = renamed([by_name[n] for n in keep])
-            with clock("prove"):    # the lemmas as printed, proved as `prove` proves a model file's
-                out.proof = prove(system, props, {x.name: compile_text(x.text, schema) for x in out.lemmas},
-                                  timeout_ms)
-            out.verdict = out.proof.verdict
-            if out.verdict != "proved":   # cannot happen unless Houdini and prove disagree
-                raise RuntimeError(f"the inferred lemmas are inductive to Houdini, but prove says {out.verdict}")
+            _keep_needed(out, formulas_of, h.kept, given, props, timeout_ms, clock, say)
             return out
-        formulas_of = {x.name: (x, formulas[x.name]) for x in lemmas}
     with clock("houdini"):
         _explain_failure(out, formulas_of, props, timeout_ms, values, say)
     return out
+
+
+def _keep_needed(out: Inference, formulas_of: dict, kept: list[str], given: dict, props, timeout_ms: int,
+                 clock, say) -> None:
+    """The fewest of the inductive set the proof needs (the given lemmas
+    tried without first), proved as `prove` proves a model file's lemmas:
+    from their text."""
+    system, schema = out.system, out.system.relation.spec.schema
+    say(f"{len(kept)} candidates{' with the given lemmas' if given else ''} and the properties are inductive")
+    with clock("minimise"):
+        ind = Induction(system, props, {n: formulas_of[n][1] for n in kept}, given, timeout_ms)
+        if given:       # the given lemmas become candidates to drop, tried first
+            ind.fixed = [n for n in ind.fixed if n not in given]
+        keep = needed(ind, [*given, *kept], say, first=tuple(given))
+    out.inductive = [formulas_of[n][0] for n in kept]
+    out.lemmas = renamed([formulas_of[n][0] for n in keep if n in formulas_of])
+    out.given = [n for n in keep if n in given]
+    with clock("prove"):    # as `prove` proves a model file's: the text lemmas stated like properties
+        texts = {x.name: compile_text(x.text, schema) for x in out.lemmas}
+        out.proof = prove(system, {**props, **texts}, {n: given[n] for n in out.given}, timeout_ms)
+    out.verdict = out.proof.verdict
+    if out.verdict != "proved":   # Houdini and prove disagree: a bug, never a verdict
+        raise RuntimeError(f"the inferred lemmas are inductive to Houdini, but prove says {out.verdict}")
 
 
 def _explain_failure(out: Inference, formulas_of: dict, props, timeout_ms: int, values: dict, say) -> None:
@@ -169,7 +182,7 @@ def _explain_failure(out: Inference, formulas_of: dict, props, timeout_ms: int, 
     h = houdini(ind, list(formulas), initial_checker(system, formulas, timeout_ms), say)
     kept = h.kept if h.verdict == "inductive" else []
     out.strongest = [formulas_of[n][0] for n in kept]
-    out.proof = prove(system, props, {n: formulas[n] for n in kept}, timeout_ms)
+    out.proof = prove(system, {**props, **{n: formulas[n] for n in kept}}, {}, timeout_ms)
     out.verdict = "not inductive" if out.proof.verdict == "not inductive" else out.proof.verdict
     cti = out.proof.cti
     last = out.levels[-1]
@@ -191,7 +204,8 @@ def _explain_failure(out: Inference, formulas_of: dict, props, timeout_ms: int, 
 
 def _novel(system: System, name: str, v, values: dict) -> bool:
     seen = values.get(name)
-    if seen is None or isinstance(system.relation.schema.symbols[name].type, Bool):
+    sym = system.relation.spec.schema.symbols.get(name)
+    if seen is None or sym is None or isinstance(sym.type, Bool):
         return False
     return v not in seen
 
@@ -204,7 +218,7 @@ def _asked_sorts(m: Model, schema) -> tuple[str, ...] | None:
         raise ModelError(f"{m.path}: [prove.infer] sorts must be a list of sort names")
     for s in asked:
         if s not in schema.sorts:
-            raise ModelError(f"{m.path}: [prove.infer] sorts: no sort {s!r} in the relation's schema "
+            raise ModelError(f"{m.path}: [prove.infer] sorts: no sort {s!r} in the spec's schema "
                              f"(sorts: {', '.join(schema.sorts)})")
     return tuple(asked)
 

@@ -46,7 +46,7 @@ def human(r: Inference, written: str | None = None) -> str:
              f"invariant: {', '.join(r.properties) or 'no invariants'}; lemmas inferred "
              f"(the model file's [prove] lemmas are not used)"]
     if r.samples:
-        own = r.samples[0].relation.spec.constants
+        own = spec.constants
         shown = ", ".join(f"{show_bounds(s.constants, own)} {s.states:,} states"
                           + ("" if s.complete else " (budget reached)") for s in r.samples)
         lines.append(f"sampled (bfs): {shown}")

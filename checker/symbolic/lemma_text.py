@@ -330,8 +330,8 @@ def show(node, outer: int = 0) -> str:
         prec = _PREC[node.op]
         text = f" {node.op} ".join(show(a, prec + 1) for a in node.args)
     elif isinstance(node, Not):
-        prec = _PREC["!"]
-        text = "!" + show(node.arg, prec)
+        prec = _PREC["!"]   # `!(a < b)`, not `!a < b`, which reads as if `!` took `a` alone
+        text = "!" + (f"({show(node.arg)})" if isinstance(node.arg, Cmp) else show(node.arg, prec))
     elif isinstance(node, Cmp):
         prec = _PREC["atom"]
         text = f"{show_term(node.left)} {node.op} {show_term(node.right)}"

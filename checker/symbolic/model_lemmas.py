@@ -6,7 +6,7 @@ inferred ones there (`txncheck prove --infer --write`).
 
 A model file is untrusted: each name must be a plain name, each text parses
 in the lemma language (lemma_text.py, never evaluated as Python) and names
-only what the relation's schema has; the first that does not is reported
+only what the spec's schema has (the properties' vocabulary); the first that does not is reported
 in one line with the file, the line and the lemma.
 
 Writing edits the file's text, not its parsed table, so its comments and
@@ -36,7 +36,9 @@ _HEADER = re.compile(r"\s*\[\s*([^\]\s]+)\s*\]")
 
 
 def written_lemmas(m: Model, schema, taken=()) -> dict[str, z3.BoolRef]:
-    """The model file's [prove.formulas], compiled against the relation's schema."""
+    """The model file's [prove.formulas], compiled against the spec's schema
+    (the properties' vocabulary: a proof states them as it states the
+    properties, so they do not depend on how the relation is written)."""
     table = m.raw.get("prove", {}).get("formulas", {})
     if len(table) > MAX_FORMULAS:
         raise ModelError(f"{m.path}: [prove.formulas] has more than {MAX_FORMULAS} lemmas")

@@ -69,17 +69,18 @@ def prove_model(path: str | Path | Model, *, depth: int | None = None, without: 
     props = m.selected_properties(spec)
     check_sanity(spec.schema, props, accept_vacuous=m.raw.get("vacuous", ()))
     system = System(relation_for(spec))
-    written = written_lemmas(m, system.relation.schema, taken=system.relation.lemmas)
-    known = {**system.relation.lemmas, **written}
-    asked = list(m.raw.get("prove", {}).get("lemmas", [])) + list(written)
+    written = written_lemmas(m, spec.schema, taken=system.relation.lemmas)   # over the properties' vocabulary
+    known = system.relation.lemmas
+    asked = list(m.raw.get("prove", {}).get("lemmas", []))
     for name in [*asked, *without]:
-        if name not in known:
+        if name not in known and name not in written:
             raise ModelError(f"{m.path}: unknown lemma {name!r} for spec {spec.name} "
-                             f"(known: {', '.join(known) or 'none'})")
+                             f"(known: {', '.join([*known, *written]) or 'none'})")
     lemmas = {n: known[n] for n in asked if n not in without}
-    report = ProveReport(m, system, list(props), list(lemmas))
+    texts = {n: f for n, f in written.items() if n not in without}
+    report = ProveReport(m, system, list(props), [*lemmas, *texts])
     if depth is None:
-        report.proof = prove(system, props, lemmas, timeout_ms)
+        report.proof = prove(system, {**props, **texts}, lemmas, timeout_ms)
     else:
         report.bounded = bounded(system, props, depth, deadlock=m.deadlock, timeout_ms=timeout_ms,
                                  on_depth=on_depth)

@@ -1,6 +1,7 @@
 """Reachable states to learn candidate lemmas from (`prove --infer`): the
 explicit bfs engine's exhaustive search of the model and of smaller bounds
-of the same spec, each state as its relation's cells.
+of the same spec, each state as the cells of the spec's schema (its
+observation: the properties' vocabulary, which the lemmas are written in).
 
 Which bounds: the model's own, each integer bound one smaller and each
 array bound one element shorter (one at a time, then all together), or the
@@ -23,12 +24,11 @@ from typing import Any, Callable
 import numpy as np
 
 from ...spec.api import SpecError
-from ...spec.schema import Bool, Int
-from ...spec.symbolic import Key, Relation
+from ...spec.schema import Bool, Int, Schema
+from ...spec.symbolic import Key, valuation
 from ..errors import ModelError
 from ..model import Model
 from .agreement import walk
-from .load import relation_for
 
 PER_INSTANCE = 20_000     # states explored per set of bounds
 TOTAL = 100_000           # states over all of them
@@ -39,7 +39,7 @@ WALK_DEPTH = 200
 @dataclass
 class Instance:
     constants: dict[str, Any]
-    relation: Relation
+    schema: Schema                # the spec's, at these bounds
     states: int
     complete: bool
     seconds: float
@@ -120,8 +120,7 @@ def sample(model: Model, spec, codes: Codes, *, per_instance: int = PER_INSTANCE
             v = o.violations[0]
             return out, Violated(constants, v.property, v.length)
         states = o.exploration.states
-        rel = relation_for(report.spec)
-        inst = _encode(constants, rel, states, codes)
+        inst = _encode(constants, report.spec, states, codes)
         inst.complete = o.verdict.value == "ok"
         inst.seconds = time.process_time() - t0
         out.append(inst)
@@ -131,23 +130,24 @@ def sample(model: Model, spec, codes: Codes, *, per_instance: int = PER_INSTANCE
         if constants == dict(spec.constants) and not inst.complete and walks:
             t0 = time.process_time()
             seen = list(dict.fromkeys(walk(report.spec, walks, seed=0, depth=WALK_DEPTH)))
-            more = _encode(constants, rel, seen, codes)
+            more = _encode(constants, report.spec, seen, codes)
             more.how, more.seconds = "walks", time.process_time() - t0
             out.append(more)
             say(f"random walks at the model's bounds: {len(seen):,} distinct states")
     return out, None
 
 
-def _encode(constants, rel: Relation, states: list, codes: Codes) -> Instance:
-    first = rel.cells(states[0])
+def _encode(constants, spec, states: list, codes: Codes) -> Instance:
+    schema = spec.schema
+    first = valuation(schema, spec.observe(states[0]))
     columns = {k: i for i, k in enumerate(first)}
-    types = [rel.schema.symbols[k[0]].type for k in first]
+    types = [schema.symbols[k[0]].type for k in first]
     conv = [(lambda v: int(v)) if isinstance(t, (Bool, Int)) else (lambda v: codes.code(str(v))) for t in types]
     matrix = np.empty((len(states), len(columns)), dtype=np.int32)
     for i, s in enumerate(states):
-        cells = rel.cells(s)
+        cells = valuation(schema, spec.observe(s))
         matrix[i] = [f(cells[k]) for f, k in zip(conv, columns)]
-    return Instance(constants, rel, len(states), False, 0.0, columns, matrix)
+    return Instance(constants, schema, len(states), False, 0.0, columns, matrix)
 
 
 def show_bounds(constants: dict, own: dict) -> str:

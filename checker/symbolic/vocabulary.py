@@ -22,8 +22,9 @@ docs/guide.md, "Proofs without lemmas"):
 
     Bool c:         c
     string, enum c: c = v            for every value v the samples show (an enum: each element)
+    (a cell whose symbol shows one value in every sample: only c = v)
     integer c:      c = k, c <= k    for every value k the samples show
-    two integers:   c1 = c2, c1 < c2             when one's variables are among the other's
+    two integers:   c1 = c2, c1 < c2             two symbols over the same sorts, at the same arguments
     index-sorted c: c = x            for each variable x of its sort
     variables:      x = y            two variables of one sort ("at most one x with ...")
 """
@@ -198,7 +199,9 @@ def atoms(schema: Schema, sorts: Sorts, pool: int, values: dict[str, list]) -> l
     for c in cells:
         typ = schema.symbols[c.symbol].type
         seen = values.get(c.symbol, [])
-        if isinstance(typ, Bool):
+        if len(seen) == 1 and isinstance(typ, (Int, Str)):
+            out.append(Atom("eq", c, seen[0]))      # a cell the samples never change: that fact alone
+        elif isinstance(typ, Bool):
             out.append(Atom("bool", c))
         elif isinstance(typ, Int):
             ints.append(c)
@@ -213,10 +216,13 @@ def atoms(schema: Schema, sorts: Sorts, pool: int, values: dict[str, list]) -> l
             out += [Atom("eq", c, e) for e in (els if len(els) <= VALUES_MAX else [])]
         elif isinstance(typ, Str):
             out += [Atom("eq", c, v) for v in (seen if len(seen) <= VALUES_MAX else [])]
+    # order between counters of one index: two symbols over the same sorts, at the same arguments
+    ints = [c for c in ints if len(values.get(c.symbol, [])) > 1]
     for a, b in itertools.permutations(ints, 2):
-        if a.slots <= b.slots or b.slots <= a.slots:
+        if a.symbol != b.symbol and a.args == b.args \
+                and schema.symbols[a.symbol].domain == schema.symbols[b.symbol].domain:
             out.append(Atom("cmp", a, b, "<"))      # with its negation, a >= b
-            if a.symbol < b.symbol or (a.symbol == b.symbol and repr(a.args) < repr(b.args)):
+            if a.symbol < b.symbol:
                 out.append(Atom("cmp", a, b, "="))
     for s in sorts.index:
         for i, j in itertools.combinations(range(pool), 2):
