@@ -172,4 +172,4 @@ def test_the_prove_table_of_a_model_file_is_checked(capsys, tmp_path):
     model = tmp_path / "m.toml"
     model.write_text(TCOMMIT.read_text() + "\n[prove]\nlemma = [\"x\"]\n")
     rc, _, err = run(capsys, "prove", model)
-    assert rc == 2 and "m.toml:17: unknown key 'lemma' in [prove]; did you mean 'lemmas'? (known: lemmas)" in err
+    assert rc == 2 and "m.toml:17: unknown key 'lemma' in [prove]; did you mean 'lemmas'? (known: formulas, infer, lemmas)" in err
