@@ -98,7 +98,7 @@ class Stater:
     solving on thousands of candidates)."""
 
     def __init__(self, system: System, frame) -> None:
-        pairs = system.relation.observation(frame)
+        pairs = self.pairs = system.relation.observation(frame)   # kept: the arrays below do not own them
         self.n = len(pairs)
         self.ctx = pairs[0][0].ctx
         self.frm = (z3.Ast * self.n)(*[a.as_ast() for a, _ in pairs])
@@ -183,13 +183,17 @@ def needed(ind: Induction, lemmas: list[str], say: Callable[[str], None] = lambd
     tried without, those in `first` first (the ones to do without if any can
     be)."""
     cores: dict[str, set[str]] = {}
+    fails: dict[str, list[set[str]]] = {}     # clause -> allowed sets under which it is not preserved
 
     def core(clause: str, allowed: set[str]) -> set[str] | None:
         hit = cores.get(clause)
         if hit is not None and hit <= allowed | set(ind.fixed):
             return hit
+        if any(allowed <= a for a in fails.get(clause, ())):
+            return None
         r, got = ind.step(ind.fixed + sorted(allowed), [clause])
         if r != z3.unsat:
+            fails.setdefault(clause, []).append(set(allowed))
             return None
         cores[clause] = got
         return got
@@ -200,20 +204,26 @@ def needed(ind: Induction, lemmas: list[str], say: Callable[[str], None] = lambd
             c = core(todo.pop(), allowed)
             if c is None:
                 return None
-            for n in c - seen:
+            for n in sorted(c - seen):       # sorted: the queries, so the result, in one order every run
                 seen.add(n)
                 todo.append(n)
         return seen - set(ind.fixed)
 
-    keep = closure(set(lemmas))
-    if keep is None:
+    start = closure(set(lemmas))
+    if start is None:
         raise RuntimeError("the lemmas given to `needed` are not inductive")
-    say(f"the properties need {len(keep)} of the {len(lemmas)} inductive lemmas (unsat cores); "
+    say(f"the properties need {len(start)} of the {len(lemmas)} inductive lemmas (unsat cores); "
         f"trying each without")
-    for n in sorted(keep, key=lambda n: (n not in first, -lemmas.index(n))):
-        if n not in keep:
-            continue
-        smaller = closure(keep - {n})
-        if smaller is not None:
-            keep = smaller
+    best = start
+    for sign in (-1, 1):            # two greedy orders; the smaller result wins
+        keep = start
+        for n in sorted(start, key=lambda n: (n not in first, sign * lemmas.index(n))):
+            if n not in keep:
+                continue
+            smaller = closure(keep - {n})
+            if smaller is not None:
+                keep = smaller
+        if (len(keep & set(first)), len(keep)) < (len(best & set(first)), len(best)):
+            best = keep
+    keep = best
     return [n for n in lemmas if n in keep]

@@ -50,7 +50,6 @@ class Level:
     atoms: int = 0
     tried: int = 0
     candidates: int = 0          # clauses true in every sample, up to renaming
-    new: int = 0                 # of those, not dropped at a lower level
     kept: int = 0                # after Houdini
     ctis: int = 0
     verdict: str = ""

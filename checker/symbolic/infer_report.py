@@ -17,19 +17,20 @@ DELAY = 2.0
 
 
 class Say:
-    """Progress lines on stderr, held back for the first DELAY seconds."""
+    """Progress lines on stderr, held back for the first DELAY seconds of
+    CPU (a short run prints none, however busy the machine)."""
 
     def __init__(self, stream=None, quiet: bool = False) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.quiet = quiet
-        self.t0 = time.monotonic()
+        self.t0 = time.process_time()
         self.held: list[str] = []
 
     def __call__(self, text: str) -> None:
         if self.quiet:
             return
         line = f"infer: {text}"
-        if time.monotonic() - self.t0 < DELAY:
+        if time.process_time() - self.t0 < DELAY:
             self.held.append(line)
             return
         for x in self.held + [line]:
@@ -56,8 +57,8 @@ def human(r: Inference, written: str | None = None) -> str:
     for i, lv in enumerate(r.levels, 1):
         end = {"inductive": "inductive", "property falls": "the properties fall"}.get(lv.verdict, lv.verdict)
         lines.append(f"level {i} ({lv.variables} variable{'s' if lv.variables > 1 else ''} per sort, at most "
-                     f"{lv.literals} literals): {lv.candidates:,} candidates hold in every sample, {lv.new:,} "
-                     f"new; Houdini: {lv.ctis} CTIs, {lv.kept:,} kept: {end}")
+                     f"{lv.literals} literals): {lv.candidates:,} candidates hold in every sample; Houdini: "
+                     f"{lv.ctis} CTIs, {lv.kept:,} kept: {end}")
     if r.violated is not None:
         v = r.violated
         lines.append(f"the search of {show_bounds(v.constants, spec.constants)} violates {v.prop} in {v.length} "
@@ -111,7 +112,7 @@ def to_json(r: Inference, written: str | None = None) -> dict[str, Any]:
         "inductive": len(r.inductive),
         "samples": [{"bounds": dict(s.constants), "states": s.states, "complete": s.complete} for s in r.samples],
         "levels": [{"variables": lv.variables, "literals": lv.literals, "atoms": lv.atoms, "tried": lv.tried,
-                    "candidates": lv.candidates, "new": lv.new, "kept": lv.kept, "ctis": lv.ctis,
+                    "candidates": lv.candidates, "kept": lv.kept, "ctis": lv.ctis,
                     "verdict": lv.verdict} for lv in r.levels],
         "seconds": {k: round(v, 3) for k, v in r.seconds.items()},
         "written": written, "unknown": r.unknown or None,

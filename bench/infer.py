@@ -1,0 +1,131 @@
+"""What `txncheck prove --infer` finds and costs, protocol by protocol, beside
+the figures the papers' tools published: the inference table of
+docs/performance.md.
+
+Each protocol's model is proved with `--infer` in this process, timed with
+`time.process_time` (CPU) and `time.monotonic` (wall); the figures go into
+the record, bench/records/infer.json, and the table in docs/performance.md
+is written from the record (tests/test_symbolic_infer_docs.py checks that
+it is). Run it on a quiet machine:
+
+    .venv/bin/python bench/infer.py              # every protocol, then the record and the table
+    .venv/bin/python bench/infer.py --only NAME  # one protocol; the others keep their record
+    .venv/bin/python bench/infer.py --render     # the table from the record alone
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+RECORD = ROOT / "bench" / "records" / "infer.json"
+DOC = ROOT / "docs" / "performance.md"
+BEGIN = "<!-- infer-table: written by bench/infer.py from bench/records/infer.json -->"
+END = "<!-- /infer-table -->"
+
+# (name, model, the figures published for the same protocol: tool, lemmas, time, where)
+PROTOCOLS = [
+    ("TCommit", "models/classic/tcommit-rm3.toml", [
+        ("TLAPS proof", "0", "", "tlaplus/Examples@0ff87952 specifications/transaction_commit/TCommit_proof.tla"),
+        ("Endive", "0", "1.1 s", "will62794/endive-artifact@0ccc16d benchmarks/TCommit_IndAutoGen.tla")]),
+    ("TwoPhase", "models/classic/twophase-rm3.toml", [
+        ("TLAPS proof", "7", "", "tlaplus/Examples@77b15b44 specifications/transaction_commit/TwoPhase_proof.tla"),
+        ("Endive", "9", "46.4 s", "will62794/endive-artifact@0ccc16d benchmarks/TwoPhase_IndAutoGen.tla")]),
+    ("PaxosCommit (PCTypeOK)", "examples/paxos_commit/prove-typeok.toml", [
+        ("TLAPS proof", "2", "", "tlaplus/Examples@77b15b44 specifications/transaction_commit/PaxosCommit_proof.tla")]),
+    ("PaxosCommit (TCConsistent)", "examples/paxos_commit/paxos_commit.toml", []),
+    ("lock server", "examples/lock_server/lock_server.toml", [
+        ("DistAI", "1", "", "VeriGu/DistAI@6669038 outputs/lock_server/lock_server_inv.ivy")]),
+    ("leader election", "examples/leader_election/leader_election.toml", [
+        ("DistAI", "16", "", "VeriGu/DistAI@6669038 outputs/leader/leader_inv.ivy")]),
+]
+
+
+def measure(name: str, model: str) -> dict:
+    from txncheck.checker.symbolic.infer import infer
+    from txncheck.checker.symbolic.samples import show_bounds
+
+    cpu, wall = time.process_time(), time.monotonic()
+    try:
+        r = infer(ROOT / model, say=lambda s: print(f"  {name}: {s}", file=sys.stderr, flush=True))
+    except Exception as exc:        # a protocol without a relation yet: recorded, not fatal
+        return {"model": model, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
+    cpu, wall = time.process_time() - cpu, time.monotonic() - wall
+    spec = r.system.relation.spec
+    last = r.levels[-1] if r.levels else None
+    return {
+        "model": model, "instance": show_bounds(dict(spec.constants), {}), "verdict": r.verdict,
+        "samples": sum(s.states for s in r.samples),
+        "level": [last.variables, last.literals] if last else None,
+        "candidates": last.candidates if last else 0, "kept": last.kept if last else 0,
+        "lemmas": len(r.lemmas), "ctis": sum(lv.ctis for lv in r.levels),
+        "cpu_seconds": round(cpu, 2), "wall_seconds": round(wall, 2),
+        "texts": [f"{x.name} = {x.text}" for x in r.lemmas],
+    }
+
+
+def render(record: dict) -> str:
+    lines = [BEGIN,
+             f"Measured at commit {record['commit']} ({record['python']}, z3-solver {record['z3']}, "
+             f"{record['machine']}).",
+             "",
+             "| protocol | instance | verdict | candidates | kept | final lemmas | CPU s | published |",
+             "|---|---|---|---:|---:|---:|---:|---|"]
+    for name, model, papers in PROTOCOLS:
+        r = record["protocols"].get(name)
+        pub = "; ".join(f"{tool}: {n} lemmas{', ' + t if t else ''} ({src})" for tool, n, t, src in papers) or "-"
+        if r is None or "error" in r:
+            why = "not measured" if r is None else r["error"].replace("|", "/")
+            lines.append(f"| {name} | `{model}` | {why} | | | | | {pub} |")
+            continue
+        lines.append(f"| {name} | {r['instance']} | {r['verdict']} | {r['candidates']:,} | {r['kept']:,} | "
+                     f"{r['lemmas']} | {r['cpu_seconds']:.1f} | {pub} |")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def write_doc(record: dict) -> None:
+    text = DOC.read_text()
+    i, j = text.index(BEGIN), text.index(END) + len(END)
+    DOC.write_text(text[:i] + render(record) + text[j:])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", choices=[n for n, _, _ in PROTOCOLS])
+    ap.add_argument("--render", action="store_true", help="only write the table from the record")
+    args = ap.parse_args(argv)
+    record = json.loads(RECORD.read_text()) if RECORD.exists() else {"protocols": {}}
+    if not args.render:
+        import z3
+        for name, model, _ in PROTOCOLS:
+            if args.only in (None, name):
+                record["protocols"][name] = measure(name, model)
+                print(json.dumps({name: record["protocols"][name]}), flush=True)
+        record.update(commit=_commit(), python=f"Python {platform.python_version()}", z3=z3.get_version_string(),
+                      machine=f"{platform.machine()}, {_cores()} cores")
+        RECORD.write_text(json.dumps(record, indent=1) + "\n")
+    write_doc(record)
+    return 0
+
+
+def _commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
+def _cores() -> int:
+    import os
+    return len(os.sched_getaffinity(0))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
