@@ -2,8 +2,9 @@
 the figures the papers' tools published: the inference table of
 docs/performance.md.
 
-Each protocol's model is proved with `--infer` in this process, timed with
-`time.process_time` (CPU) and `time.monotonic` (wall); the figures go into
+Each protocol's model is proved by one `txncheck prove MODEL --infer --json`
+process, as a user runs it, timed by the kernel's account of its CPU and by
+`time.monotonic` (wall); the figures go into
 the record, bench/records/infer.json, and the table in docs/performance.md
 is written from the record (tests/test_symbolic_infer_docs.py checks that
 it is). Run it on a quiet machine:
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import resource
 import subprocess
 import sys
 import time
@@ -50,25 +52,31 @@ PROTOCOLS = [
 
 
 def measure(name: str, model: str) -> dict:
-    from txncheck.checker.symbolic.infer import infer
+    """One `txncheck prove MODEL --infer --json` process, as a user runs it:
+    its CPU seconds (user and system, from the kernel's account of the child)
+    and wall seconds."""
     from txncheck.checker.symbolic.samples import show_bounds
 
-    cpu, wall = time.process_time(), time.monotonic()
-    try:
-        r = infer(ROOT / model, say=lambda s: print(f"  {name}: {s}", file=sys.stderr, flush=True))
-    except Exception as exc:        # a protocol without a relation yet: recorded, not fatal
-        return {"model": model, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
-    cpu, wall = time.process_time() - cpu, time.monotonic() - wall
-    spec = r.system.relation.spec
-    last = r.levels[-1] if r.levels else None
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "txncheck.checker.cli", "prove", str(ROOT / model), "--infer",
+                        "--json"], capture_output=True, text=True, cwd=ROOT)
+    wall = time.monotonic() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if p.returncode == 2 or not p.stdout.strip():      # a protocol without a relation yet: recorded, not fatal
+        return {"model": model, "error": (p.stderr.strip().splitlines() or ["no output"])[-1]
+                .removeprefix("txncheck: error: ")}
+    r = json.loads(p.stdout)
+    last = r["levels"][-1] if r["levels"] else None
     return {
-        "model": model, "instance": show_bounds(dict(spec.constants), {}), "verdict": r.verdict,
-        "samples": sum(s.states for s in r.samples),
-        "level": [last.variables, last.literals] if last else None,
-        "candidates": last.candidates if last else 0, "kept": last.kept if last else 0,
-        "lemmas": len(r.lemmas), "ctis": sum(lv.ctis for lv in r.levels),
+        "model": model, "instance": show_bounds(r["bounds"], {}), "verdict": r["verdict"],
+        "samples": sum(s["states"] for s in r["samples"]),
+        "level": [last["variables"], last["literals"]] if last else None,
+        "candidates": last["candidates"] if last else 0, "kept": last["kept"] if last else 0,
+        "lemmas": len(r["lemmas"]), "ctis": sum(lv["ctis"] for lv in r["levels"]),
         "cpu_seconds": round(cpu, 2), "wall_seconds": round(wall, 2),
-        "texts": [f"{x.name} = {x.text}" for x in r.lemmas],
+        "texts": [f"{x['name']} = {x['text']}" for x in r["lemmas"]],
     }
 
 

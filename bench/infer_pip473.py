@@ -1,0 +1,154 @@
+"""PIP-473 `fixed` at the standard bounds with inferred lemmas: how many of
+the 46 hand-written lemmas of models/pip473/fixed-standard.toml inference
+finds, how many the proof still needs beside the inferred ones, in what
+time: the inference section of docs/pip473.md.
+
+Two runs of `infer` (checker/symbolic/infer.py) in this process, timed
+with `time.process_time`:
+
+1. alone: the properties, no lemma, the template levels (1, 2) and (1, 3);
+2. with the hand-written lemmas assumed: candidates of level (1, 2) that
+   Houdini keeps beside them are invariants of `fixed`; the proof is then
+   minimised trying the hand-written lemmas first, so what remains of them
+   is what inference could not replace.
+
+A hand-written lemma counts as found when the inferred invariants of run 2
+and the properties imply it (one Z3 query on one state). The figures go to
+bench/records/infer-pip473.json, and docs/pip473.md's section is written
+from the record (tests/test_symbolic_infer_docs.py checks it):
+
+    .venv/bin/python bench/infer_pip473.py            # measure (tens of minutes), then the record and the doc
+    .venv/bin/python bench/infer_pip473.py --render   # the doc from the record alone
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+MODEL = "models/pip473/fixed-standard.toml"
+RECORD = ROOT / "bench" / "records" / "infer-pip473.json"
+DOC = ROOT / "docs" / "pip473.md"
+BEGIN = "<!-- infer-pip473: written by bench/infer_pip473.py from bench/records/infer-pip473.json -->"
+END = "<!-- /infer-pip473 -->"
+ALONE = ((1, 2), (1, 3))
+WITH_HAND = ((1, 2),)
+
+
+def measure() -> dict:
+    import z3
+
+    from txncheck.checker.model import load_model
+    from txncheck.checker.symbolic.houdini import Stater
+    from txncheck.checker.symbolic.induction import TYPES
+    from txncheck.checker.symbolic.infer import infer
+    from txncheck.checker.symbolic.lemma_z3 import compile_text
+
+    say = lambda s: print(f"  {s}", file=sys.stderr, flush=True)   # noqa: E731
+    m = load_model(ROOT / MODEL)
+    t0 = time.process_time()
+    alone = infer(m, levels=ALONE, say=say)
+    alone_cpu = time.process_time() - t0
+
+    m = load_model(ROOT / MODEL)
+    names = m.raw["prove"]["lemmas"]
+    from txncheck.checker.symbolic.load import relation_for
+    hand = {n: relation_for(m.instantiate()).lemmas[n] for n in names}
+    t0 = time.process_time()
+    both = infer(m, levels=WITH_HAND, given=hand, say=say)
+    both_cpu = time.process_time() - t0
+
+    # which hand-written lemmas the inferred invariants imply
+    system, spec = both.system, both.system.relation.spec
+    f = system.frame("found")
+    at = Stater(system, f)
+    sv = z3.Solver()
+    sv.add(*system.clauses(f, m.selected_properties(spec), {}).values(), *f.types())
+    sv.add(*[at(compile_text(x.text, spec.schema)) for x in both.inductive])
+    found = []
+    for n in names:
+        if sv.check(z3.Not(system.clauses(f, {}, {n: hand[n]})[n])) == z3.unsat:
+            found.append(n)
+    _ = TYPES
+    return {
+        "alone": {"verdict": alone.verdict, "cpu_seconds": round(alone_cpu, 1),
+                  "samples": sum(s.states for s in alone.samples),
+                  "levels": [[lv.variables, lv.literals, lv.candidates, lv.kept, lv.ctis] for lv in alone.levels],
+                  "strongest": len(alone.strongest),
+                  "cti": [alone.proof.cti.clause, alone.proof.cti.action[0]] if alone.proof and alone.proof.cti else None},
+        "with_hand": {"verdict": both.verdict, "cpu_seconds": round(both_cpu, 1),
+                      "candidates": both.levels[-1].candidates if both.levels else 0,
+                      "kept": len(both.inductive), "inferred_needed": [f"{x.name} = {x.text}" for x in both.lemmas],
+                      "hand_needed": both.given},
+        "hand": names, "found": found,
+    }
+
+
+def render(r: dict) -> str:
+    a, b = r["alone"], r["with_hand"]
+    n = len(r["hand"])
+    found, needed = r["found"], b["hand_needed"]
+    levels = "; ".join(f"({v}, {k}): {c:,} candidates, {kept:,} kept, {ctis} CTIs" for v, k, c, kept, ctis in a["levels"])
+    lines = [BEGIN, "",
+             f"Measured at commit {r['commit']} ({r['python']}, z3-solver {r['z3']}, {r['machine']}), "
+             f"CPU seconds in one process.", "",
+             f"- **Alone** (`txncheck prove {MODEL} --infer`, levels {', '.join(map(str, ALONE))}): "
+             f"{a['verdict']} in {a['cpu_seconds']:,.1f} CPU s, from {a['samples']:,} sampled states; {levels}."
+             + (f" The strongest inductive set of candidates has {a['strongest']} lemmas; under it "
+                f"{a['cti'][0]} breaks at `{a['cti'][1]}`." if a["cti"] else ""),
+             f"- **With the {n} hand-written lemmas assumed** (level {WITH_HAND[0]}): {b['verdict']} in "
+             f"{b['cpu_seconds']:,.1f} CPU s; {b['candidates']:,} candidates, {b['kept']:,} inductive beside "
+             f"the hand-written ones.",
+             f"- **Found**: the inferred invariants imply {len(found)} of the {n} hand-written lemmas"
+             + (f": {', '.join(found)}." if found else "."),
+             f"- **Still needed**: minimised with the hand-written lemmas tried first, the proof keeps "
+             f"{len(needed)} of the {n} and {len(b['inferred_needed'])} inferred ones; inference replaces "
+             f"{n - len(needed)}.", ""]
+    if b["inferred_needed"]:
+        lines.append("The inferred lemmas the proof keeps:")
+        lines.append("")
+        lines += [f"    {x}" for x in b["inferred_needed"]]
+        lines.append("")
+    rest = [x for x in r["hand"] if x not in found]
+    lines.append(f"The {len(rest)} not found: {', '.join(rest)}.")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def write_doc(record: dict) -> None:
+    text = DOC.read_text()
+    i, j = text.index(BEGIN), text.index(END) + len(END)
+    DOC.write_text(text[:i] + render(record) + text[j:])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--render", action="store_true", help="only write the doc from the record")
+    args = ap.parse_args(argv)
+    if args.render:
+        record = json.loads(RECORD.read_text())
+    else:
+        import z3
+        record = measure()
+        record.update(commit=_commit(), python=f"Python {platform.python_version()}", z3=z3.get_version_string(),
+                      machine=f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} cores")
+        RECORD.write_text(json.dumps(record, indent=1) + "\n")
+    write_doc(record)
+    return 0
+
+
+def _commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
