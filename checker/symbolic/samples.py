@@ -103,6 +103,7 @@ def sample(model: Model, spec, codes: Codes, *, per_instance: int = PER_INSTANCE
 
     out: list[Instance] = []
     left = total
+    asked = "samples" in model.raw.get("prove", {}).get("infer", {})
     for constants in bounds_to_sample(model, spec):
         if left <= 0:
             break
@@ -110,7 +111,9 @@ def sample(model: Model, spec, codes: Codes, *, per_instance: int = PER_INSTANCE
         m = replace(model, constants=constants, raw={**model.raw, "vacuous": list(spec.invariants)})
         try:
             m.instantiate()
-        except (ModelError, SpecError):
+        except (ModelError, SpecError) as exc:
+            if asked:       # bounds the model file names must be bounds of the spec
+                raise ModelError(f"{model.path}: [prove.infer] samples: {str(exc).removeprefix(f'{model.path}: ')}")
             continue
         t0 = time.process_time()
         report = check_model(m, engine="bfs", max_states=min(per_instance, left), keep_graph=False,
