@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         code = int(args.run(args))
         if failures.interrupted:  # a library swallowed the KeyboardInterrupt: never report success
             raise KeyboardInterrupt
-        return code
+        return _lost_output(code)
     except BaseException as exc:  # noqa: BLE001 - the one place that maps every failure to an exit code
         # never an exception's own code: a spec's sys.exit(0) is a spec error, not a success
         return failures.report(exc, bad_input_errors(), debug)
@@ -93,6 +93,23 @@ def main(argv: list[str] | None = None) -> int:
             if failures.interrupted and not debug:
                 failures.quiet_teardown()
             failures.exit_on_late_signal(supervisor.report)
+
+
+def _lost_output(code: int) -> int:
+    """A report that stdout's disk refused (full, an I/O error) is no run's
+    success: one line on stderr, exit 3 (a violation keeps its 1)."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    why = getattr(sys.stdout, "failed", None)
+    if why is None:
+        return code
+    from .failures import one_line
+
+    print(f"txncheck: error: standard output: {one_line(why)}: the report was not written; the run is "
+          "incomplete", file=sys.stderr, flush=True)
+    return code if code == 1 else EXIT_INCOMPLETE
 
 
 def _command() -> int:

@@ -14,23 +14,15 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import sysconfig
 import threading
 import time
 import traceback
 from contextlib import contextmanager
-from pathlib import Path
 
 from .errors import EnvironmentFault
 
 EXIT_USAGE, EXIT_INCOMPLETE = 2, 3
 
-_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # txncheck: checker/, spec/, reference/, ...
-_SPEC_DIR = _PACKAGE_DIR / "spec"
-_SPEC_FRAMEWORK = {"__init__.py", "api.py", "registry.py", "schema.py", "source.py"}  # the spec API, not a spec
-# Where the code that is neither txncheck's checker nor a spec lives.
-_LIBRARY_DIRS = tuple({Path(p).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib")
-                       if (p := sysconfig.get_paths().get(k))})
 # pip extra for each optional module
 _EXTRAS = {"pyspark": "spark", "py4j": "spark", "pyarrow": "spark", "kazoo": "zookeeper"}
 
@@ -58,8 +50,11 @@ class BudgetExpired(KeyboardInterrupt):
 def _on_signal(signum, _frame):
     if _owner and os.getpid() != _owner[0]:
         # a forked worker (bfs --workers): its coordinator stops it; a SIGTERM
-        # (the coordinator's terminate) ends it at once, without a traceback
+        # (the coordinator's terminate, or anyone's) ends it at once, without a
+        # traceback, and as the signal's death, which its coordinator names
         if signum == signal.SIGTERM:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
             os._exit(EXIT_INCOMPLETE)
         return
     global _redeliver
@@ -130,6 +125,12 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
     except (OSError, AttributeError):
         pass
+
+
+def debugging() -> bool:
+    """--debug (or TXNCHECK_DEBUG=1) was given: a failure's traceback is printed too
+    (by a forked worker, which reports its failure as one line, as well)."""
+    return bool(_debug)
 
 
 def unblock_signals() -> None:
@@ -223,13 +224,11 @@ def restore_signal_handlers(old: dict) -> None:
 
 def _is_library(file: str) -> bool:
     """Not a spec's own code: txncheck outside spec/ (and spec/'s framework
-    modules), the standard library, installed packages."""
-    if file.startswith("<"):
-        return True
-    p = Path(file).resolve()
-    if p.is_relative_to(_SPEC_DIR):
-        return p.parent == _SPEC_DIR and p.name in _SPEC_FRAMEWORK
-    return p.is_relative_to(_PACKAGE_DIR) or any(p.is_relative_to(d) for d in _LIBRARY_DIRS)
+    modules), the standard library, installed packages (spec/source.py's
+    `owner`, imported here late: it imports z3, which start-up does not)."""
+    from ..spec.source import owner
+
+    return owner(file) != "spec"
 
 
 def spec_frame(exc: BaseException) -> traceback.FrameSummary | None:

@@ -29,8 +29,12 @@
     fairness = ["WF(*)"]           # optional: WF/SF conditions for [temporal]
     [temporal]                     # optional: liveness, checked by checker.liveness
     Decided = "eventually AllDecided"
-    [prove]                        # optional: for `txncheck prove` (checker/symbolic/)
+    [prove]                        # optional: for `txncheck prove` (checker/symbolic/); the gate proves it
     lemmas = ["OneDecisionSent"]   # the relation's lemmas the inductive invariant adds
+    lemmas_from = "fixed-standard" # optional: a sibling model file whose lemmas (and properties) come first
+    without = ["InitialEntry"]     # optional: lemmas left out
+    dead = ["tick"]                # optional: actions that cannot fire here by design
+    agreement = "0123456789abcdef" # a hand-written relation's agreement (prove --agreement --record)
     [prove.formulas]               # optional: lemmas as text (txncheck prove --infer --write writes them)
     TmCommits = 'tmState = "committed" -> msgs[Commit]'
     [prove.infer]                  # optional: for --infer, the bounds sampled, the sorts quantified
@@ -56,6 +60,7 @@ from ..spec.registry import Resolved, resolve
 from .errors import ModelError  # noqa: F401 - in errors.py, below every module that raises it
 from .itf import read_untrusted_text
 from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, parse_fairness, parse_temporal
+from .model_files import MAX_MODEL_BYTES, find_models  # noqa: F401 - find_models is model.py's too
 
 TOP_KEYS = {
     "spec", "variant", "description", "properties", "witnesses", "deadlock", "constants",
@@ -64,14 +69,13 @@ TOP_KEYS = {
 }
 # Reductions a model file can switch on (as the check command's flags do).
 REDUCTION_KEYS = ("symmetry", "por", "fingerprints")
-EXPECT_KEYS = {"verdict", "property", "length", "distinct", "generated", "depth", "runtime"}
+EXPECT_KEYS = {"verdict", "property", "length", "distinct", "generated", "depth", "runtime", "prove_seconds"}
 FIGURES = ("distinct", "generated", "depth")  # [expect]'s figures of the run, as TLC counts them
-MEASURED = (*FIGURES, "runtime")  # the [expect] keys scripts/record_figures.py writes from a run
+MEASURED = (*FIGURES, "runtime", "prove_seconds")  # the [expect] keys scripts/record_figures.py writes from a run
 VERDICTS = ("ok", "violation", "incomplete")
 RUNTIMES = ("quick", "heavy")  # [expect] runtime: the gate runs heavy models only when asked (--heavy)
 # [label] holds_for: what a model's verdict is evidence about.
 HOLDS_FOR = {"code": "the current code", "release": "a past release", "text": "the document's text"}
-MAX_MODEL_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -212,6 +216,11 @@ def load_model(path: str | Path) -> Model:
             _fail(path, f"[expect] {key} must be a whole number")
     if "runtime" in expect and expect["runtime"] not in RUNTIMES:
         _fail(path, f"[expect] runtime must be one of {', '.join(RUNTIMES)}")
+    sec = expect.get("prove_seconds")
+    if sec is not None and (isinstance(sec, bool) or not isinstance(sec, (int, float)) or not 0 <= sec < 1e6):
+        _fail(path, "[expect] prove_seconds must be a number of seconds")
+    if sec is not None and "prove" not in raw:
+        _fail(path, "[expect] prove_seconds goes with a [prove] table")
     _prove(path, raw.get("prove", {}), text)
     label = _label(path, raw.get("label", {}), text)
     desc = raw.get("description", "")
@@ -252,19 +261,35 @@ def key_line(text: str, key: str, table: str | None = None) -> int | None:
     return None
 
 
+PROVE_KEYS = ("lemmas", "lemmas_from", "without", "dead", "agreement", "formulas", "infer")
+
+
 def _prove(path: Path, table, text: str) -> None:
     """[prove]: `lemmas`, a list of names (the relation says which exist);
-    [prove.formulas], lemmas as text (checker/symbolic/lemma_text.py, parsed
-    when proving); [prove.infer], what `prove --infer` samples and quantifies."""
+    `lemmas_from`, a sibling model file's stem whose lemmas come first;
+    `without`, lemmas left out of those;
+    `dead`, actions that cannot fire at these bounds by design; `agreement`,
+    the digest `txncheck prove --agreement --record` wrote; [prove.formulas],
+    lemmas as text (checker/symbolic/lemma_text.py, parsed when proving);
+    [prove.infer], what `prove --infer` samples and quantifies."""
     if not isinstance(table, dict):
         _fail(path, "[prove] must be a table")
-    known = {"lemmas", "formulas", "infer"}
-    bad = sorted(set(table) - known)
+    bad = sorted(set(table) - set(PROVE_KEYS))
     if bad:
-        _unknown_key(path, text, bad[0], "prove", known)
-    lemmas = table.get("lemmas", [])
-    if not isinstance(lemmas, list) or not all(isinstance(x, str) for x in lemmas):
-        _fail(path, "[prove] lemmas must be a list of lemma names")
+        _unknown_key(path, text, bad[0], "prove", PROVE_KEYS)
+    for key in ("lemmas", "without", "dead"):
+        names = table.get(key, [])
+        if not isinstance(names, list) or not all(isinstance(x, str) and x for x in names):
+            _fail(path, f"[prove] {key} must be a list of {'action' if key == 'dead' else 'lemma'} names")
+    source = table.get("lemmas_from")
+    if source is not None and not (isinstance(source, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", source)
+                                   and source not in (".", "..")):
+        _fail(path, "[prove] lemmas_from must be the stem of a model file in the same folder (e.g. "
+                    "\"fixed-standard\")")
+    digest = table.get("agreement")
+    if digest is not None and not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{16}", digest)):
+        _fail(path, "[prove] agreement must be the 16-hex-digit digest `txncheck prove --agreement --record` "
+                    "writes")
     formulas = table.get("formulas", {})
     if not isinstance(formulas, dict) or not all(isinstance(v, str) for v in formulas.values()):
         _fail(path, "[prove.formulas] must be a table of lemma names to lemma text")
@@ -301,9 +326,3 @@ def shipped_models_dir() -> Path | None:
     return here if here.is_dir() else None
 
 
-def find_models(root: str | Path) -> list[Path]:
-    """Model files under a folder; sweep campaigns (models/sweeps/) are not models."""
-    root = Path(root)
-    if root.is_file():
-        return [root]
-    return sorted(p for p in root.rglob("*.toml") if p.is_file() and "sweeps" not in p.relative_to(root).parts)

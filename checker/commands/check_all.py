@@ -7,7 +7,7 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from ..gate import ERROR, FAILED, GateResult, ModelResult, run_gate
+from ..gate import ERROR, FAILED, PASSED, GateResult, ModelResult, run_gate
 from ..model import ModelError
 from ..options import Options
 from ..progress import Progress
@@ -33,10 +33,13 @@ def run_gate_command(args, options: Options) -> int:
     progress = None if args.quiet else (lambda label: Progress(label))
     # a model file's name and the gate's messages are untrusted text: no escape reaches the terminal
     echo = None if args.json else (lambda r: print(terminal_safe(model_line(r)), flush=True))
-    with stdout_to_stderr() if args.json else nullcontext():  # what specs print: stdout holds one JSON object
-        result = run_gate(roots, engine=args.engine, out_dir=args.out, max_seconds=args.max_seconds,
-                          max_states=args.max_states, progress_factory=progress, on_result=echo, options=options,
-                          runtime=args.runtime or "quick")
+    try:
+        with stdout_to_stderr() if args.json else nullcontext():  # what specs print: stdout holds one JSON object
+            result = run_gate(roots, engine=args.engine, out_dir=args.out, max_seconds=args.max_seconds,
+                              max_states=args.max_states, progress_factory=progress, on_result=echo,
+                              options=options, runtime=args.runtime or "quick")
+    except KeyboardInterrupt:  # before the first model: the summary and the reports say so all the same
+        result = GateResult([], [Path(r) for r in roots], interrupted=True)
     from ..reports.output import ReportError
 
     write_error = None
@@ -85,6 +88,9 @@ def model_line(r: ModelResult) -> str:
     if o.checked_depth and o.verdict == "incomplete":
         lines.append(f"           {o.checked_depth_text()}")
     for c in r.cases:
+        if c.kind == "proof" and c.status == PASSED:
+            lines.append(f"           proof: {c.message}")
+    for c in r.cases:
         if c.status in (FAILED, ERROR):
             lines.append(f"           {c.name}: {c.message}")
             if c.violation is not None and c.violation.trace_file:
@@ -98,4 +104,5 @@ def summary_line(result: GateResult) -> str:
     heavy = sum(1 for r in result.results if r.not_run)
     return (f"gate: {len(result.results) - heavy} models, {bad} not as expected"
             + (f", {heavy} heavy not run (--runtime all runs them)" if heavy else "")
-            + f"; cases: {n['passed']} passed, {n['failed']} failed, {n['error']} errors, {n['skipped']} skipped")
+            + f"; cases: {n['passed']} passed, {n['failed']} failed, {n['error']} errors, {n['skipped']} skipped"
+            + ("; interrupted: the models after these were not checked" if result.interrupted else ""))

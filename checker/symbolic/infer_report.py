@@ -132,17 +132,33 @@ def to_json(r: Inference, written: str | None = None) -> dict[str, Any]:
 def run_infer(args) -> int:
     """`prove --infer [--write]` (the command's arguments, checker/commands/prove.py)."""
     import json
+    from contextlib import nullcontext
 
-    from ..errors import ModelError
-    from ..failures import one_line
+    from ..cli import UsageError
+    from ..failures import BudgetExpired, budget_alarm, one_line
+    from ..streams import stdout_to_stderr
+    from .induction import z3_deadline
     from .infer import infer
     from .model_lemmas import write_formulas
 
     if not args.infer:
-        raise ModelError("--write writes the lemmas --infer finds: give --infer too")
-    if args.bounded is not None or args.without:
-        raise ModelError("--infer proves by induction with lemmas it finds: drop --bounded and --without")
-    r = infer(args.model, timeout_ms=int(args.timeout * 1000) if args.timeout else 0, say=Say(quiet=args.json))
+        raise UsageError("--write writes the lemmas --infer finds: give --infer too")
+    if args.bounded is not None or args.without or args.agreement:
+        raise UsageError("--infer proves by induction with lemmas it finds: drop --bounded, --without and "
+                         "--agreement")
+    r = None
+    with stdout_to_stderr() if args.json else nullcontext():   # what specs print: stdout holds one JSON object
+        try:
+            with budget_alarm(args.max_seconds), z3_deadline(args.max_seconds):
+                r = infer(args.model, timeout_ms=int(args.timeout * 1000) if args.timeout else 0,
+                          say=Say(quiet=args.quiet or args.json))
+        except BudgetExpired:
+            pass
+    if r is None:
+        why = f"max-seconds {args.max_seconds:g} reached"
+        print(json.dumps({"model": args.model, "mode": "infer", "verdict": "incomplete", "reason": why})
+              if args.json else f"verdict: incomplete ({why}; nothing was proved)", flush=True)
+        return 3
     written, error = None, None
     if args.write and r.verdict == "proved" and r.lemmas:
         try:
@@ -152,7 +168,7 @@ def run_infer(args) -> int:
             written = str(r.model.path)
         except OSError as exc:
             error = f"{exc.filename or r.model.path}: cannot write the lemmas ({exc.strerror or exc})"
-    print(json.dumps(to_json(r, written)) if args.json else human(r, written))
+    print(json.dumps(to_json(r, written)) if args.json else human(r, written), flush=True)
     if error:
         print(f"txncheck: error: {one_line(error)}", file=sys.stderr)
         return r.exit_code if r.exit_code == 1 else 3

@@ -25,10 +25,12 @@ def read_file(path: Path, limit: int, kind: str, binary: bool = False):
     except OSError as exc:
         what = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
         raise ValueError(f"cannot read the {kind} ({what})") from None
+    st = os.fstat(fd)  # before fdopen, which refuses a folder naming the descriptor ("5: Is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        what = " but a folder" if stat.S_ISDIR(st.st_mode) else ""
+        raise ValueError(f"the {kind} is not a regular file{what}")
     with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError(f"the {kind} is not a regular file")
         if st.st_size > limit:
             raise ValueError(f"the {kind} is too large ({st.st_size} bytes; expected at most {limit})")
         try:

@@ -30,6 +30,7 @@ import numpy as np
 
 from ...encoding import EncodingError, decode, encode
 from ..spark_revive import STAR, ShapeError, Shapes, class_name
+from .disk import write_file
 from .records import Level, rows_of
 
 MAGIC = b"txncheck-moved-states 1\n"
@@ -132,11 +133,8 @@ def write(path: str, fields, rows: list[list[int]], fps) -> None:
             cells.append(k)
     head = json.dumps({"rows": len(rows), "cells": len(cells), "values": len(index),
                        "classes": [[list(p), n, class_name(c)] for p, n, c in shapes.records()]}).encode()
-    with open(path, "wb") as f:
-        f.write(MAGIC + len(head).to_bytes(4, "little") + head)
-        f.write(cells.tobytes())
-        f.write(np.asarray(fps, dtype=np.uint64).tobytes())
-        f.write(values)
+    write_file(path, [MAGIC + len(head).to_bytes(4, "little") + head, cells.tobytes(),
+                      np.asarray(fps, dtype=np.uint64).tobytes(), values])
 
 
 def read(path: str, fields) -> tuple[list[list[int]], np.ndarray]:
