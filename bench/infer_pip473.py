@@ -48,7 +48,6 @@ def measure() -> dict:
 
     from txncheck.checker.model import load_model
     from txncheck.checker.symbolic.houdini import Stater
-    from txncheck.checker.symbolic.induction import TYPES
     from txncheck.checker.symbolic.infer import infer
     from txncheck.checker.symbolic.lemma_z3 import compile_text
 
@@ -77,7 +76,6 @@ def measure() -> dict:
     for n in names:
         if sv.check(z3.Not(system.clauses(f, {}, {n: hand[n]})[n])) == z3.unsat:
             found.append(n)
-    _ = TYPES
     return {
         "alone": {"verdict": alone.verdict, "cpu_seconds": round(alone_cpu, 1),
                   "samples": sum(s.states for s in alone.samples),

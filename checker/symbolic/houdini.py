@@ -23,7 +23,7 @@ from typing import Callable, Mapping
 
 import z3
 
-from .induction import CTI, TYPES
+from .induction import CTI, invariant, solver
 from .system import System
 
 
@@ -51,19 +51,15 @@ class Induction:
         self.system = system
         f, g, act = system.frame("h0"), system.frame("h1"), system.act("h0")
         self.f, self.g, self.act = f, g, act
-        self.now = system.clauses(f, properties, given)
-        self.next = system.clauses(g, properties, given)
-        if f.types():
-            self.now[TYPES], self.next[TYPES] = z3.And(f.types()), z3.And(g.types())
+        self.now = invariant(system, f, properties, given)
+        self.next = invariant(system, g, properties, given)
         self.fixed = list(self.now)           # the properties, the given lemmas, the cells' bounds
         at_f, at_g = Stater(system, f), Stater(system, g)
         for name, c in candidates.items():
             self.now[name], self.next[name] = at_f(c), at_g(c)
         self.lit = {n: z3.Bool(f"assume[{n}]") for n in self.now}
-        self.sv = z3.Solver()
+        self.sv = solver(timeout_ms)       # its queries stop when `prove --max-seconds` runs out
         self.sv.set("core.minimize", True)
-        if timeout_ms:
-            self.sv.set("timeout", timeout_ms)
         self.sv.add(system.step(f, g, act))
         for n, c in self.now.items():
             self.sv.add(z3.Implies(self.lit[n], c))
@@ -155,9 +151,7 @@ def _label(ind: Induction, model) -> str:
 def initial_checker(system: System, formulas: Mapping[str, z3.BoolRef], timeout_ms: int = 0):
     """names (of formulas over the spec's schema) -> those false in some initial state."""
     f = system.frame("h0")
-    sv = z3.Solver()
-    if timeout_ms:
-        sv.set("timeout", timeout_ms)
+    sv = solver(timeout_ms)
     sv.add(system.init(f))
     over, at_f = {}, Stater(system, f)
 
