@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -47,9 +48,9 @@ def txncheck(capsys, *args) -> Ran:
 
 
 def without_prove(src: Path, dest: Path) -> Path:
-    """The model file with its [prove] table cut off (the lemmas it names)."""
-    text = src.read_text()
-    dest.write_text(text[:text.index("[prove]")] if "[prove]" in text else text)
+    """The model file without the lemmas its [prove] table names (the rest of
+    the table, the relation's recorded agreement, stays)."""
+    dest.write_text(re.sub(r"(?ms)^lemmas = \[.*?\]\n", "", src.read_text()))
     return dest
 
 
@@ -102,12 +103,13 @@ def test_bad_lemma_text_is_one_clear_error(text, why, twophase_schema):
 
 def test_a_bad_formula_in_a_model_file_is_exit_2_naming_file_line_and_lemma(tmp_path, capsys):
     model = without_prove(TWOPHASE, tmp_path / "m.toml")
-    model.write_text(model.read_text() + '[prove.formulas]\nGood = "!(msgs[Commit] & msgs[Abort])"\n'
+    model.write_text(model.read_text() + '\n[prove.formulas]\nGood = "!(msgs[Commit] & msgs[Abort])"\n'
                      "Bad = 'exec(\"import os\")'\n")
     r = txncheck(capsys, "prove", model)
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1
-    assert f"{model}:18: [prove.formulas] Bad: expected" in r.stderr
+    line = model.read_text().splitlines().index("Bad = 'exec(\"import os\")'") + 1
+    assert f"{model}:{line}: [prove.formulas] Bad: expected" in r.stderr
 
 
 @pytest.mark.parametrize("table,why", [
@@ -117,14 +119,14 @@ def test_a_bad_formula_in_a_model_file_is_exit_2_naming_file_line_and_lemma(tmp_
 ])
 def test_bad_formula_tables_are_refused(table, why, tmp_path, capsys):
     model = without_prove(TWOPHASE, tmp_path / "m.toml")
-    model.write_text(model.read_text() + f"[prove.formulas]\n{table}\n")
+    model.write_text(model.read_text() + f"\n[prove.formulas]\n{table}\n")
     r = txncheck(capsys, "prove", model)
     assert r.returncode == 2 and why in r.stderr and r.stderr.count("\n") == 1, r.stderr
 
 
 def test_samples_a_model_file_names_must_be_the_specs_bounds(tmp_path, capsys):
     model = without_prove(TWOPHASE, tmp_path / "m.toml")
-    model.write_text(model.read_text() + "[prove.infer]\nsamples = [{rm = 2}, {rms = 2}]\n")
+    model.write_text(model.read_text() + "\n[prove.infer]\nsamples = [{rm = 2}, {rms = 2}]\n")
     r = txncheck(capsys, "prove", model, "--infer")
     assert r.returncode == 2 and "[prove.infer] samples: unknown bound 'rms'" in r.stderr, r.stderr
 
@@ -132,7 +134,7 @@ def test_samples_a_model_file_names_must_be_the_specs_bounds(tmp_path, capsys):
 def test_formulas_join_the_named_lemmas_and_without_drops_them(tmp_path):
     model = tmp_path / "m.toml"
     shutil.copy(TWOPHASE, model)
-    model.write_text(model.read_text() + '[prove.formulas]\nNoBoth = "!(msgs[Commit] & msgs[Abort])"\n')
+    model.write_text(model.read_text() + '\n[prove.formulas]\nNoBoth = "!(msgs[Commit] & msgs[Abort])"\n')
     r = prove_model(model)
     assert r.verdict == "proved" and r.lemmas[-1] == "NoBoth"
     assert prove_model(model, without=["NoBoth", "OneDecisionSent"]).verdict == "not inductive"

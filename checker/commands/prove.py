@@ -68,7 +68,7 @@ def run(args) -> int:
     if args.infer or args.write:
         from ..symbolic.infer_report import run_infer
 
-        return run_infer(args)
+        return run_infer(args, _proof_lines)
     if args.agreement and (args.bounded is not None or args.without):
         raise UsageError("--agreement compares the relation with the spec; --bounded and --without go with a proof")
     shown = report = None

@@ -29,11 +29,13 @@ from .system import System
 
 @dataclass
 class Outcome:
-    verdict: str                     # "inductive", "property falls", "unknown"
+    verdict: str                     # "inductive", "property falls", "deadlock" (inductive, but a state of it has
+                                     # no action enabled, where the model asks for deadlock freedom), "unknown"
     kept: list[str]
     dropped_initially: int = 0
     ctis: int = 0
     cti: CTI | None = None           # the step that breaks only fixed clauses
+    stuck: dict | None = None        # verdict "deadlock": the state
     unknown: str = ""
     seconds: float = 0.0
     dropped: dict[str, int] = field(default_factory=dict)   # candidate -> the CTI (1, 2, ...) that dropped it
@@ -47,7 +49,7 @@ class Induction:
     the relation's state schema (its `lemmas`), fixed like the properties."""
 
     def __init__(self, system: System, properties: Mapping[str, z3.BoolRef], candidates: Mapping[str, z3.BoolRef],
-                 given: Mapping[str, z3.BoolRef] = {}, timeout_ms: int = 0) -> None:
+                 given: Mapping[str, z3.BoolRef] = {}, timeout_ms: int = 0, deadlock: bool = False) -> None:
         self.system = system
         f, g, act = system.frame("h0"), system.frame("h1"), system.act("h0")
         self.f, self.g, self.act = f, g, act
@@ -63,6 +65,25 @@ class Induction:
         self.sv.add(system.step(f, g, act))
         for n, c in self.now.items():
             self.sv.add(z3.Implies(self.lit[n], c))
+        # deadlock freedom (a model's `deadlock = true`): a state of the invariant with no action enabled
+        self.stuck_sv = None
+        if deadlock:
+            self.stuck_sv = solver(timeout_ms)
+            self.stuck_sv.set("core.minimize", True)
+            self.stuck_sv.add(z3.Not(system.enabled(f)))
+            for n, c in self.now.items():
+                self.stuck_sv.add(z3.Implies(self.lit[n], c))
+
+    def stuck(self, assume: list[str]):
+        """Deadlock freedom under the clauses assumed: sat with a state that
+        has no action enabled, unsat with the core, or unknown."""
+        r = self.stuck_sv.check(*[self.lit[n] for n in assume])
+        if r == z3.sat:
+            return r, self.stuck_sv.model()
+        if r == z3.unsat:
+            names = {str(x): n for n, x in self.lit.items()}
+            return r, {names[str(x)] for x in self.stuck_sv.unsat_core()}
+        return r, self.stuck_sv.reason_unknown()
 
     def step(self, assume: list[str], broken: list[str]):
         """sat with a model, unsat with the core (clause names), or unknown."""
@@ -138,6 +159,12 @@ def houdini(ind: Induction, candidates: list[str], initial: Callable[[list[str]]
         alive = [n for n in alive if n not in gone]
         say(f"counterexample {out.ctis} to induction ({_label(ind, got)}): {len(false)} candidates "
             f"dropped, {len(alive)} left")
+    if out.verdict == "inductive" and ind.stuck_sv is not None:
+        r, got = ind.stuck(ind.fixed + alive)
+        if r == z3.sat:
+            out.verdict, out.stuck = "deadlock", ind.f.read(got)
+        elif r != z3.unsat:
+            out.verdict, out.unknown = "unknown", f"deadlock freedom: {got}"
     out.kept = alive
     out.seconds = time.process_time() - t0
     return out
@@ -194,6 +221,13 @@ def needed(ind: Induction, lemmas: list[str], say: Callable[[str], None] = lambd
 
     def closure(allowed: set[str]) -> set[str] | None:
         todo, seen = list(ind.fixed), set(ind.fixed)
+        if ind.stuck_sv is not None:          # deadlock freedom needs its own core
+            r, got = ind.stuck(ind.fixed + sorted(allowed))
+            if r != z3.unsat:
+                return None
+            for n in sorted(got - seen):
+                seen.add(n)
+                todo.append(n)
         while todo:
             c = core(todo.pop(), allowed)
             if c is None:

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from .houdini import Induction, houdini, initial_checker, needed
 from .induction import Proof, prove
 from .lemma_z3 import compile_text
 from .load import relation_for
+from .run import prove_model
 from .samples import PER_INSTANCE, TOTAL, Codes, Instance, Violated, sample
 from .system import System
 from .vocabulary import Sorts, atoms
@@ -61,7 +62,7 @@ class Inference:
     model: Model
     system: System
     properties: list[str]
-    verdict: str = "unknown"     # "proved", "not inductive", "violation", "unknown"
+    verdict: str = "unknown"     # prove's: "proved", "not proved", "not inductive", "violation", "unknown"
     lemmas: list[Lemma] = field(default_factory=list)
     given: list[str] = field(default_factory=list)           # the given lemmas the proof still needs
     inductive: list[Lemma] = field(default_factory=list)     # the level's whole inductive set
@@ -70,7 +71,8 @@ class Inference:
     sorts: Sorts | None = None
     skipped: list[str] = field(default_factory=list)
     violated: Violated | None = None
-    proof: Proof | None = None   # the final check (or, failing, the CTI under the strongest set)
+    proof: Proof | None = None   # the final check's induction (or, failing, the CTI under the strongest set)
+    report: Any = None           # the final check: `prove`'s report (checker/symbolic/run.py)
     strongest: list[Lemma] = field(default_factory=list)
     hints: list[str] = field(default_factory=list)
     unknown: str = ""
@@ -98,9 +100,14 @@ def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_i
 
     with clock("prove"):
         alone = prove(system, props, given, timeout_ms)
-    if alone.verdict in ("violation", "unknown") or (alone.verdict == "proved" and not given):
+    if alone.verdict in ("violation", "unknown"):
         out.verdict, out.proof, out.unknown = alone.verdict, alone, alone.unknown
-        say(f"the properties {'are inductive alone' if alone.verdict == 'proved' else alone.verdict}")
+        say(f"the properties alone: {alone.verdict}")
+        return out
+    if alone.verdict == "proved" and not given:
+        say("the properties are inductive alone")
+        with clock("prove"):
+            _final(out, m, [], timeout_ms)
         return out
     if alone.cti is not None:
         say(f"the properties alone are not inductive ({alone.cti.clause} at {alone.cti.action[0]}): inferring lemmas")
@@ -134,7 +141,7 @@ def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_i
             formulas = {x.name: compile_text(x.text, schema) for x in lemmas}
         formulas_of = {x.name: (x, formulas[x.name]) for x in lemmas}
         with clock("houdini"):
-            ind = Induction(system, props, formulas, given, timeout_ms)
+            ind = Induction(system, props, formulas, given, timeout_ms, deadlock=m.deadlock)
             h = houdini(ind, list(formulas), initial_checker(system, formulas, timeout_ms), say)
         lv.kept, lv.ctis, lv.verdict = len(h.kept), h.ctis, h.verdict
         lv.seconds = time.process_time() - t0
@@ -157,19 +164,31 @@ def _keep_needed(out: Inference, formulas_of: dict, kept: list[str], given: dict
     system, schema = out.system, out.system.relation.spec.schema
     say(f"{len(kept)} candidates{' with the given lemmas' if given else ''} and the properties are inductive")
     with clock("minimise"):
-        ind = Induction(system, props, {n: formulas_of[n][1] for n in kept}, given, timeout_ms)
+        ind = Induction(system, props, {n: formulas_of[n][1] for n in kept}, given, timeout_ms,
+                        deadlock=out.model.deadlock)
         if given:       # the given lemmas become candidates to drop, tried first
             ind.fixed = [n for n in ind.fixed if n not in given]
         keep = needed(ind, [*given, *kept], say, first=tuple(given))
     out.inductive = [formulas_of[n][0] for n in kept]
     out.lemmas = renamed([formulas_of[n][0] for n in keep if n in formulas_of])
     out.given = [n for n in keep if n in given]
-    with clock("prove"):    # as `prove` proves a model file's: the text lemmas stated like properties
-        texts = {x.name: compile_text(x.text, schema) for x in out.lemmas}
-        out.proof = prove(system, {**props, **texts}, {n: given[n] for n in out.given}, timeout_ms)
-    out.verdict = out.proof.verdict
-    if out.verdict != "proved":   # Houdini and prove disagree: a bug, never a verdict
-        raise RuntimeError(f"the inferred lemmas are inductive to Houdini, but prove says {out.verdict}")
+    with clock("prove"):
+        _final(out, out.model, out.given, timeout_ms)
+    if out.proof.verdict != "proved":   # Houdini and prove disagree: a bug, never a verdict
+        raise RuntimeError(f"the inferred lemmas are inductive to Houdini, but prove says {out.proof.verdict}")
+
+
+def _final(out: Inference, m: Model, given: list[str], timeout_ms: int) -> None:
+    """The model proved as `txncheck prove` proves it, with the inferred
+    lemmas as its [prove.formulas] (from their text) and `given` (names of
+    the relation's lemmas) as its lemmas, in place of those the file names:
+    so `--infer`'s verdict means what `prove`'s does (the invariant proved,
+    and everything else the model asks decided), and the lemmas it prints
+    prove as they will once written."""
+    table = {k: v for k, v in m.raw.get("prove", {}).items() if k not in ("lemmas", "lemmas_from", "without")}
+    table.update(lemmas=list(given), formulas={x.name: x.text for x in out.lemmas})
+    out.report = prove_model(replace(m, raw={**m.raw, "prove": table}), timeout_ms=timeout_ms)
+    out.proof, out.verdict = out.report.proof, out.report.verdict
 
 
 def _explain_failure(out: Inference, formulas_of: dict, props, timeout_ms: int, values: dict, say) -> None:

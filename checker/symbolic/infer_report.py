@@ -39,7 +39,8 @@ class Say:
         self.stream.flush()
 
 
-def human(r: Inference, written: str | None = None) -> str:
+def human(r: Inference, proof_lines, written: str | None = None) -> str:
+    """`proof_lines(report)`: how `txncheck prove` prints a proof (checker/commands/prove.py)."""
     rel = r.system.relation
     spec = rel.spec
     lines = [f"model {r.model.path}: {spec.describe()}, symbolic relation of {len(r.system.acts)} actions "
@@ -55,7 +56,9 @@ def human(r: Inference, written: str | None = None) -> str:
         lines.append(f"quantified sorts: {', '.join(r.sorts.index) or 'none'}"
                      + (f"; left out: {', '.join(r.skipped)}" if r.skipped else ""))
     for i, lv in enumerate(r.levels, 1):
-        end = {"inductive": "inductive", "property falls": "the properties fall"}.get(lv.verdict, lv.verdict)
+        end = {"inductive": "inductive", "property falls": "the properties fall",
+               "deadlock": "inductive, but a state of it has no action enabled (deadlock = true)"}.get(lv.verdict,
+                                                                                                  lv.verdict)
         lines.append(f"level {i} ({lv.variables} variable{'s' if lv.variables > 1 else ''} per sort, at most "
                      f"{lv.literals} literals): {lv.candidates:,} candidates hold in every sample; Houdini: "
                      f"{lv.ctis} CTIs, {lv.kept:,} kept: {end}")
@@ -66,19 +69,16 @@ def human(r: Inference, written: str | None = None) -> str:
         lines.append("verdict: violation")
         return "\n".join(lines)
     p = r.proof
-    if r.verdict == "proved":
+    if r.report is not None:      # the final check, as `txncheck prove` prints it
         if r.lemmas:
             lines.append(f"minimised: the proof needs {len(r.lemmas)} of the {len(r.inductive)} inductive lemmas")
             lines.append(f"inferred lemmas ({len(r.lemmas)}):")
             lines += [f"  {x.name} = {x.text}" for x in r.lemmas]
         else:
             lines.append("the properties are inductive alone: no lemma needed")
-        lines.append(f"base case: every clause holds in the initial states ({p.base_seconds:.2f}s)")
-        lines.append(f"inductive step: every action preserves all {len(p.clauses)} clauses ({p.step_seconds:.2f}s)")
+        lines += proof_lines(r.report)
         total = sum(r.seconds.values())
-        lines.append(f"verdict: proved ({', '.join(r.properties) or 'the lemmas'} hold in every reachable state at "
-                     f"these bounds) with {len(r.lemmas)} inferred lemma{'' if len(r.lemmas) == 1 else 's'}, "
-                     f"{total:.1f} CPU s")
+        lines.append(f"inferred: {len(r.lemmas)} lemma{'' if len(r.lemmas) == 1 else 's'} in {total:.1f} CPU s")
         if written:
             lines.append(f"written into {written} [prove.formulas]: `txncheck prove {written}` proves with them")
         elif r.lemmas:
@@ -117,6 +117,8 @@ def to_json(r: Inference, written: str | None = None) -> dict[str, Any]:
         "seconds": {k: round(v, 3) for k, v in r.seconds.items()},
         "written": written, "unknown": r.unknown or None,
     }
+    if r.report is not None:
+        out["unproved"] = list(getattr(r.report, "unproved", []) or [])
     if r.violated is not None:
         out["violation"] = {"bounds": dict(r.violated.constants), "property": r.violated.prop,
                             "length": r.violated.length}
@@ -129,8 +131,9 @@ def to_json(r: Inference, written: str | None = None) -> dict[str, Any]:
     return out
 
 
-def run_infer(args) -> int:
-    """`prove --infer [--write]` (the command's arguments, checker/commands/prove.py)."""
+def run_infer(args, proof_lines) -> int:
+    """`prove --infer [--write]` (the command's arguments, checker/commands/prove.py, and
+    how it prints a proof)."""
     import json
     from contextlib import nullcontext
 
@@ -168,7 +171,7 @@ def run_infer(args) -> int:
             written = str(r.model.path)
         except OSError as exc:
             error = f"{exc.filename or r.model.path}: cannot write the lemmas ({exc.strerror or exc})"
-    print(json.dumps(to_json(r, written)) if args.json else human(r, written), flush=True)
+    print(json.dumps(to_json(r, written)) if args.json else human(r, proof_lines, written), flush=True)
     if error:
         print(f"txncheck: error: {one_line(error)}", file=sys.stderr)
         return r.exit_code if r.exit_code == 1 else 3
