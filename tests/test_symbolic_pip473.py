@@ -185,3 +185,38 @@ def test_merged_is_not_proved_with_fixeds_lemmas():
     after the decision) is a step they do not survive."""
     p = _standard_proof_on("late-ack-merged")
     assert p.verdict == "not inductive" and p.cti.action[0] == "appendAck"
+
+
+def test_a_model_with_sends_crashes_and_recovery_agrees_where_those_steps_are_enabled():
+    """The fast tier's agreement compared states where no send, crash,
+    recovery or dispatch was enabled (one txn, no sends): append-before-op-fixed
+    has them all within its 833 states, and the coverage says each was seen."""
+    from txncheck.checker.symbolic.agreement_run import run_agreement
+
+    from txncheck.checker.symbolic.system import show_action
+
+    rel = relation_for(spec_of(PIP473 / "append-before-op-fixed.toml"))
+    run = run_agreement(rel, states=1000)
+    assert run.agrees and run.complete and run.exhaustive == 833
+    seen = {a.label[0] for a in rel.actions() if show_action(a.label) not in run.coverage["never_enabled"]}
+    for step in ("publishCheck", "publishPutOp", "publishAppend", "crash", "recover", "recoverComplete",
+                 "dispatch", "endTxn", "deliverEvent"):
+        assert step in seen, f"{step} never enabled"
+
+
+TWO_TXNS = {"txns": 2, "writes": "t1:0 t1:1 t2:0 t2:1", "acks": "", "crashes": 1, "failovers": 0,
+            "reshape": "none", "decisions": "both", "participants": "split", "recovery": "steps", "ticks": 0,
+            "timeout": 0, "retention": 0}
+
+
+@pytest.mark.slow
+def test_two_txns_with_two_sends_each_to_one_segment_agree():
+    """Only one small model had two txns: this one has two sends of each to
+    one segment, a crash and both decisions (over 60,000 states: the first
+    20,000 breadth first, then 5,000 of walks biased toward rare steps)."""
+    from txncheck.checker.symbolic.agreement_run import run_agreement
+    from txncheck.spec.pip473.spec import Pip473
+
+    run = run_agreement(relation_for(Pip473(variant="fixed", **TWO_TXNS)), states=20_000, walk_states=5_000)
+    assert run.agrees, run.disagreement
+    assert run.exhaustive == 20_000 and not run.complete and run.walked > 1_000

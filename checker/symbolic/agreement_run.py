@@ -18,14 +18,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
-from ...spec.source import code_digest
+from ...spec.source import code_files, file_digest
 from ...spec.symbolic import Relation
 from .agreement import Agreement, Disagreement, reachable
 from .walks import biased_walks
+
+PACKAGE = Path(__file__).resolve().parents[2]   # txncheck: checker/, spec/, ...
 
 
 @dataclass
@@ -57,12 +62,20 @@ def derived(relation: Relation) -> bool:
 
 
 def agreement_digest(relation: Relation) -> str:
-    """What an agreement run compared: the spec's code, the relation's code,
-    and the spec's name, variant and bounds."""
+    """What an agreement run compared: the spec's name, variant and bounds,
+    and the code of the spec and of the relation (spec/source.py's files of
+    each class, by their place in txncheck or beside the class's module, so
+    that the digest is the same in every checkout)."""
     spec = relation.spec
-    what = {"spec": spec.name, "variant": spec.variant, "bounds": dict(spec.constants),
-            "spec_code": code_digest(type(spec)), "relation_code": code_digest(type(relation))}
-    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    h = hashlib.sha256(json.dumps({"spec": spec.name, "variant": spec.variant, "bounds": dict(spec.constants)},
+                                  sort_keys=True, default=str).encode())
+    for cls in (type(spec), type(relation)):
+        home = Path(getattr(sys.modules.get(cls.__module__), "__file__", None) or ".").resolve().parent
+        for p in code_files(cls):
+            where = (f"txncheck/{p.relative_to(PACKAGE)}" if p.is_relative_to(PACKAGE)
+                     else os.path.relpath(p, home))
+            h.update(f"{where}\0{file_digest(str(p))}\0".encode())
+    return h.hexdigest()[:16]
 
 
 def run_agreement(relation: Relation, *, states: int = 20_000, walk_states: int = 10_000, depth: int = 100,
