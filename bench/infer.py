@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import resource
 import subprocess
 import sys
@@ -27,6 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from records import measured_at, provenance, write_section  # noqa: E402
 
 RECORD = ROOT / "bench" / "records" / "infer.json"
 DOC = ROOT / "docs" / "performance.md"
@@ -82,8 +84,7 @@ def measure(name: str, model: str) -> dict:
 
 def render(record: dict) -> str:
     lines = [BEGIN,
-             f"Measured at commit {record['commit']} ({record['python']}, z3-solver {record['z3']}, "
-             f"{record['machine']}).",
+             f"{measured_at(record)}.",
              "",
              "| protocol | instance | verdict | candidates | kept | final lemmas | CPU s | published |",
              "|---|---|---|---:|---:|---:|---:|---|"]
@@ -100,12 +101,6 @@ def render(record: dict) -> str:
     return "\n".join(lines)
 
 
-def write_doc(record: dict) -> None:
-    text = DOC.read_text()
-    i, j = text.index(BEGIN), text.index(END) + len(END)
-    DOC.write_text(text[:i] + render(record) + text[j:])
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=[n for n, _, _ in PROTOCOLS])
@@ -113,26 +108,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     record = json.loads(RECORD.read_text()) if RECORD.exists() else {"protocols": {}}
     if not args.render:
-        import z3
         for name, model, _ in PROTOCOLS:
             if args.only in (None, name):
                 record["protocols"][name] = measure(name, model)
                 print(json.dumps({name: record["protocols"][name]}), flush=True)
-        record.update(commit=_commit(), python=f"Python {platform.python_version()}", z3=z3.get_version_string(),
-                      machine=f"{platform.machine()}, {_cores()} cores")
+        record.update(provenance(ROOT))
         RECORD.write_text(json.dumps(record, indent=1) + "\n")
-    write_doc(record)
+    write_section(DOC, BEGIN, END, render(record))
     return 0
-
-
-def _commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return out.stdout.strip() or "unknown"
-
-
-def _cores() -> int:
-    import os
-    return len(os.sched_getaffinity(0))
 
 
 if __name__ == "__main__":

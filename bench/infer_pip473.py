@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from records import measured_at, provenance, write_section  # noqa: E402
 
 MODEL = "models/pip473/fixed-standard.toml"
 RECORD = ROOT / "bench" / "records" / "infer-pip473.json"
@@ -96,8 +97,7 @@ def render(r: dict) -> str:
     found, needed = r["found"], b["hand_needed"]
     levels = "; ".join(f"({v}, {k}): {c:,} candidates, {kept:,} kept, {ctis} CTIs" for v, k, c, kept, ctis in a["levels"])
     lines = [BEGIN, "",
-             f"Measured at commit {r['commit']} ({r['python']}, z3-solver {r['z3']}, {r['machine']}), "
-             f"CPU seconds in one process.", "",
+             f"{measured_at(r)}, CPU seconds in one process.", "",
              f"- **Alone** (`txncheck prove {MODEL} --infer`, levels {', '.join(map(str, ALONE))}): "
              f"{a['verdict']} in {a['cpu_seconds']:,.1f} CPU s, from {a['samples']:,} sampled states; {levels}."
              + (f" The strongest inductive set of candidates has {a['strongest']} lemmas; under it "
@@ -121,12 +121,6 @@ def render(r: dict) -> str:
     return "\n".join(lines)
 
 
-def write_doc(record: dict) -> None:
-    text = DOC.read_text()
-    i, j = text.index(BEGIN), text.index(END) + len(END)
-    DOC.write_text(text[:i] + render(record) + text[j:])
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--render", action="store_true", help="only write the doc from the record")
@@ -134,18 +128,11 @@ def main(argv=None) -> int:
     if args.render:
         record = json.loads(RECORD.read_text())
     else:
-        import z3
         record = measure()
-        record.update(commit=_commit(), python=f"Python {platform.python_version()}", z3=z3.get_version_string(),
-                      machine=f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} cores")
+        record.update(provenance(ROOT))
         RECORD.write_text(json.dumps(record, indent=1) + "\n")
-    write_doc(record)
+    write_section(DOC, BEGIN, END, render(record))
     return 0
-
-
-def _commit() -> str:
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return out.stdout.strip() or "unknown"
 
 
 if __name__ == "__main__":

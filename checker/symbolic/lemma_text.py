@@ -204,18 +204,17 @@ class _Parser:
         return left
 
     def or_(self):
-        args = [self.and_()]
-        while self.peek("|"):
-            self.take("|")
-            args.append(self.and_())
-        return args[0] if len(args) == 1 else Nary("|", tuple(args))
+        return self.nary("|", self.and_)
 
     def and_(self):
-        args = [self.unary()]
-        while self.peek("&"):
-            self.take("&")
-            args.append(self.unary())
-        return args[0] if len(args) == 1 else Nary("&", tuple(args))
+        return self.nary("&", self.unary)
+
+    def nary(self, op: str, operand):
+        args = [operand()]
+        while self.peek(op):
+            self.take(op)
+            args.append(operand())
+        return args[0] if len(args) == 1 else Nary(op, tuple(args))
 
     def unary(self):
         self.nested()
