@@ -54,6 +54,7 @@ class Level:
     kept: int = 0                # after Houdini
     ctis: int = 0
     verdict: str = ""
+    cti: tuple | None = None     # the step that broke only the properties: (clause, action)
     seconds: float = 0.0
 
 
@@ -84,10 +85,12 @@ class Inference:
 
 
 def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_instance: int = PER_INSTANCE,
-          total: int = TOTAL, given: dict | None = None,
+          total: int = TOTAL, given: dict | None = None, explain: bool = True,
           say: Callable[[str], None] = lambda _: None) -> Inference:
-    """`given`: lemmas (formulas over the state schema) assumed while
-    inferring, then kept only where the inferred ones cannot replace them."""
+    """`given`: the relation's lemmas (name -> formula over its state schema)
+    assumed while inferring, then kept only where the inferred ones cannot
+    replace them. `explain`: when no level proves, look for the strongest
+    inductive set and the properties' CTI under it (one more Houdini)."""
     m = path if isinstance(path, Model) else load_model(path)
     spec = m.instantiate()
     props = m.selected_properties(spec)
@@ -144,6 +147,7 @@ def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_i
             ind = Induction(system, props, formulas, given, timeout_ms, deadlock=m.deadlock)
             h = houdini(ind, list(formulas), initial_checker(system, formulas, timeout_ms), say)
         lv.kept, lv.ctis, lv.verdict = len(h.kept), h.ctis, h.verdict
+        lv.cti = (h.cti.clause, h.cti.action[0]) if h.cti is not None else None
         lv.seconds = time.process_time() - t0
         if h.verdict == "unknown":
             out.verdict, out.unknown = "unknown", h.unknown
@@ -151,8 +155,10 @@ def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_i
         if h.verdict == "inductive":
             _keep_needed(out, formulas_of, h.kept, given, props, timeout_ms, clock, say)
             return out
-    with clock("houdini"):
-        _explain_failure(out, formulas_of, props, timeout_ms, values, say)
+    out.verdict = "not inductive"
+    if explain:
+        with clock("houdini"):
+            _explain_failure(out, formulas_of, props, timeout_ms, values, say)
     return out
 
 
