@@ -163,7 +163,7 @@ def run_infer(args, proof_lines) -> int:
               if args.json else f"verdict: incomplete ({why}; nothing was proved)", flush=True)
         return 3
     written, error = None, None
-    if args.write and r.verdict == "proved" and r.lemmas:
+    if args.write and r.proof is not None and r.proof.verdict == "proved" and r.lemmas:   # the invariant is
         try:
             write_formulas(r.model.path, [(x.name, x.text) for x in r.lemmas],
                            note=f"inferred by txncheck prove --infer: {len(r.lemmas)} lemmas, in the lemma "
