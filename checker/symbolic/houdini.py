@@ -85,11 +85,17 @@ class Induction:
             return r, {names[str(x)] for x in self.stuck_sv.unsat_core()}
         return r, self.stuck_sv.reason_unknown()
 
-    def step(self, assume: list[str], broken: list[str]):
-        """sat with a model, unsat with the core (clause names), or unknown."""
+    def step(self, assume: list[str], broken: list[str], rlimit: int = 0):
+        """sat with a model, unsat with the core (clause names), or unknown.
+        `rlimit`: give up past that much of Z3's work (its resource count,
+        which, unlike a timeout, is the same on every machine)."""
         self.sv.push()
         self.sv.add(z3.Or([z3.Not(self.next[n]) for n in broken]))
-        r = self.sv.check(*[self.lit[n] for n in assume])
+        self.sv.set("rlimit", rlimit)
+        try:
+            r = self.sv.check(*[self.lit[n] for n in assume])
+        finally:
+            self.sv.set("rlimit", 0)
         if r == z3.sat:
             out = (r, self.sv.model())
         elif r == z3.unsat:
@@ -139,9 +145,14 @@ def houdini(ind: Induction, candidates: list[str], initial: Callable[[list[str]]
         out.dropped_initially += len(bad)
         gone = set(bad)
         alive = [n for n in alive if n not in gone]
+    size = None                      # clauses asked about per query: all at first
     while True:
         clauses = ind.fixed + alive
-        r, got = ind.step(clauses, clauses)
+        r, got = _search(ind, clauses, size)
+        if r == "split":                 # one query over every clause is too hard for Z3: ask about fewer
+            size = max(1, (size or len(clauses)) // SPLIT)
+            say(f"asking about {size} clause{'s' if size > 1 else ''} per query")
+            continue
         if r == z3.unsat:
             break
         if r != z3.sat:
@@ -168,6 +179,27 @@ def houdini(ind: Induction, candidates: list[str], initial: Callable[[list[str]]
     out.kept = alive
     out.seconds = time.process_time() - t0
     return out
+
+
+RLIMIT = 100_000_000     # Z3's work for one query about several clauses (about a minute), before asking about fewer
+SPLIT = 8
+
+
+def _search(ind: Induction, clauses: list[str], size: int | None):
+    """A step from a state of every clause to one where one of them fails:
+    one query about all of them, or, past RLIMIT, queries about `size` at a
+    time (a query about one clause has no limit but the user's)."""
+    size = size or len(clauses)
+    for i in range(0, len(clauses), size):
+        part = clauses[i:i + size]
+        r, got = ind.step(clauses, part, rlimit=RLIMIT if len(part) > 1 else 0)
+        if r == z3.sat:
+            return r, got
+        if r != z3.unsat:
+            if len(part) > 1 and "canceled" in str(got):
+                return "split", None
+            return r, got
+    return z3.unsat, None
 
 
 def _label(ind: Induction, model) -> str:
