@@ -12,6 +12,7 @@ prints its verdict first and reports the write separately (checker/commands/chec
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import threading
@@ -26,6 +27,21 @@ EXIT_USAGE, EXIT_INCOMPLETE = 2, 3
 # pip extra for each optional module
 _EXTRAS = {"pyspark": "spark", "py4j": "spark", "pyarrow": "spark", "kazoo": "zookeeper"}
 
+
+
+def extra_packages(extra: str) -> list[str]:
+    """The packages of one of txncheck's extras (pyproject.toml), as the
+    installed txncheck declares them: txncheck itself is on no package index,
+    so `pip install 'txncheck[spark]'` would find nothing."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        reqs = requires("txncheck") or []
+    except PackageNotFoundError:
+        reqs = []
+    found = [r.split(";")[0].strip().replace(" ", "") for r in reqs
+             if r.replace(" ", "").endswith(f'extra=="{extra}"') and not r.startswith("txncheck")]
+    return [re.split(r"[<>=!~\[]", r)[0] for r in found] or [f"the packages of txncheck's {extra!r} extra"]
 
 
 interrupted: list[str] = []  # set by the signal handlers: a run that ends after it is incomplete
@@ -269,7 +285,7 @@ def classify(exc: BaseException, bad_input: tuple[type[BaseException], ...]) -> 
     if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] in _EXTRAS:
         mod = exc.name.split(".")[0]
         return EXIT_INCOMPLETE, (f"this needs the optional module {mod!r}, which is not installed "
-                                 f"(pip install 'txncheck[{_EXTRAS[mod]}]')")
+                                 f"(pip install {' '.join(extra_packages(_EXTRAS[mod]))})")
     if isinstance(exc, MemoryError):
         return EXIT_INCOMPLETE, "out of memory; the run is incomplete"
     fr = spec_frame(exc)

@@ -46,9 +46,9 @@ Every problem is reported as a `ModelError` naming the file, in one line.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -57,7 +57,7 @@ from typing import Any
 
 from ..spec.api import Spec, SpecError
 from ..spec.registry import Resolved, resolve
-from .errors import ModelError  # noqa: F401 - in errors.py, below every module that raises it
+from .errors import ModelError, did_you_mean  # ModelError: in errors.py, below every module that raises it
 from .itf import read_untrusted_text
 from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, parse_fairness, parse_temporal
 from .model_files import MAX_MODEL_BYTES, find_models  # noqa: F401 - find_models is model.py's too
@@ -116,7 +116,7 @@ class Model:
         try:
             return resolve(self.spec_name, self.path.parent)
         except SpecError as exc:
-            raise ModelError(f"{self.path}: {exc}") from exc.__cause__
+            raise ModelError(f"{self.path}: {exc}{_spec_class_hint(exc)}") from exc.__cause__
 
     def instantiate(self) -> Spec:
         from .spec_errors import SpecCodeError, guard, own_failure, spec_code_error
@@ -142,9 +142,7 @@ class Model:
                                         ("witnesses", "witness", self.witnesses, spec.witnesses)):
             for n in names:
                 if n not in known:
-                    near = difflib.get_close_matches(n, list(known), n=1)
-                    _fail(self.path, f"unknown {what} {n!r} for spec {self.spec_name}"
-                          + (f"; did you mean {near[0]!r}?" if near else "")
+                    _fail(self.path, f"unknown {what} {n!r} for spec {self.spec_name}" + did_you_mean(n, known)
                           + f" (known: {', '.join(known) or 'none'})", key_line(self.text, key))
         return spec
 
@@ -233,11 +231,22 @@ def load_model(path: str | Path) -> Model:
                  desc if isinstance(desc, str) else "", dict(expect), raw, temporal, fairness, label, text)
 
 
+def _spec_class_hint(exc: SpecError) -> str:
+    """For a spec file or module that defines no class of the name given, the
+    nearest spec class it does define (it was imported, so nothing runs)."""
+    m = re.search(r": (.+) defines no '(\w+)'$", str(exc))
+    mod = m and next((x for x in list(sys.modules.values())
+                      if getattr(x, "__file__", None) == m.group(1) or getattr(x, "__name__", None) == m.group(1)), None)
+    if mod is None:
+        return ""
+    return did_you_mean(m.group(2), [n for n, v in vars(mod).items()
+                                     if isinstance(v, type) and issubclass(v, Spec) and v is not Spec])
+
+
 def _unknown_key(path: Path, text: str, key: str, table: str | None, known, what: str = "key",
                  where: str | None = None) -> None:
     """A misspelt key: its line, the nearest known key, then every known key."""
-    near = difflib.get_close_matches(key, sorted(known), n=1)
-    hint = f"; did you mean {near[0]!r}?" if near else ""
+    hint = did_you_mean(key, known)
     if where is None:
         where = f" in [{table}]" if table else ""
     head = f"unknown {what} {key!r}{where}"

@@ -29,6 +29,7 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+from txncheck.checker.atomic import write_text_atomic
 from txncheck.checker.model import MEASURED, find_models, load_model
 from txncheck.checker.model_edit import set_table_keys
 
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         new = rewrite_expect(text, figures)
         if new != text:
             changed.append(path)
-            path.write_text(new, encoding="utf-8")
+            write_text_atomic(path, new)
     for p in failed:
         print(f"record_figures: {p}: no figures (the run did not finish, nor stop at its max_depth, "
               "or a [prove] table that does not prove)", file=sys.stderr)

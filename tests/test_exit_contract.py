@@ -132,7 +132,7 @@ def test_a_resumed_counterexample_must_be_a_run_of_the_spec(capsys, tmp_path):
     (["--master", "spark://nohostport", "--checkpoint", "{ck}"], 2, "expected spark://HOST:PORT"),
 ])
 def test_bad_cluster_options_are_refused_before_spark_starts(capsys, tmp_path, monkeypatch, argv, code, needle):
-    from txncheck.checker.engines import spark
+    from txncheck.checker.engines.spark import engine as spark
 
     def must_not_start(*a, **k):
         raise AssertionError("Spark was started")

@@ -90,7 +90,7 @@ def _missing(tmp_path: Path, *modules: str) -> dict:
 
 def test_spark_engine_without_pyspark(tmp_path):
     p = txncheck(tmp_path, "check", str(TWOPHASE), "--engine", "spark", "--quiet", env=_missing(tmp_path, "pyspark"))
-    one_error_line(p, 3, "pyspark", "txncheck[spark]")
+    one_error_line(p, 3, "pyspark", "(pip install pyspark pyarrow)")
 
 
 def test_sweep_without_pyspark(tmp_path):
@@ -115,7 +115,7 @@ def test_gate_without_pyspark_is_an_environment_fault(tmp_path):
 
 def test_zookeeper_store_without_kazoo(tmp_path):
     p = txncheck(tmp_path, "replay", str(PIP_TRACE), "--store", "zookeeper", env=_missing(tmp_path, "kazoo"))
-    one_error_line(p, 3, "kazoo", "txncheck[zookeeper]")
+    one_error_line(p, 3, "kazoo", "(pip install kazoo)")
 
 
 def test_spark_engine_without_java(tmp_path):

@@ -391,3 +391,67 @@ def test_the_plan_evens_out_the_costs_counting_what_the_taker_pays():
     assert moves.plan([1000, 990], [1.0, 1.0], 0.0) is None  # 1% apart
     assert moves.plan([1000, 500], [1.0, 1.0], 1000.0) is None  # too few would move
     assert moves.plan([10 ** 8, 0], [1.0, 1.0], 0.0) == (0, 1, moves.MOVE_MAX)
+
+
+def _conforms(msg: dict, kinds: tuple) -> bool:
+    """Is `msg` one of the TypedDicts `kinds` (its keys, and the type of each value)?"""
+    import typing
+
+    for kind in kinds:
+        hints = typing.get_type_hints(kind)
+        required = kind.__required_keys__
+        if not required <= msg.keys() <= hints.keys():
+            continue
+        if all(_of_type(msg[k], hints[k]) for k in msg):
+            return True
+    return False
+
+
+def _of_type(v, hint) -> bool:
+    import typing
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Literal:
+        return v in args
+    if origin in (typing.Union, __import__("types").UnionType):
+        return any(_of_type(v, a) for a in args)
+    if hint is type(None):
+        return v is None
+    if typing.is_typeddict(hint):
+        return isinstance(v, dict) and _conforms(v, (hint,))
+    base = origin or hint
+    if base is float:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if base is int:
+        return isinstance(v, int) and not isinstance(v, bool)
+    return isinstance(v, base)
+
+
+def test_every_message_of_a_run_is_one_the_protocol_declares(fork_early, move_always, monkeypatch):
+    """wire.py declares every command and reply (PROTOCOL); a run with two
+    workers and moves sends none that it does not declare, either way, and
+    the worker's loop answers every declared command."""
+    import inspect
+    import json as _json
+
+    from txncheck.checker.engines.parallel import wire
+
+    real = wire.send
+    sent: list[dict] = []
+
+    def checked(conn, head, arrays=()):
+        msg = _json.loads(_json.dumps(head))   # as the other end reads it
+        kinds = (wire.PROTOCOL[msg["cmd"]][0],) if "cmd" in msg else tuple(
+            {k for _, replies in wire.PROTOCOL.values() for k in replies} | {wire.Failure})
+        assert _conforms(msg, kinds), f"undeclared message {msg}"
+        sent.append(msg)
+        real(conn, head, arrays)
+
+    monkeypatch.setattr(wire, "send", checked)
+    monkeypatch.setattr(worker, "send", checked)   # the workers are forked after this: theirs too
+    o = explore(TwoPhase(rm=6), deadlock=True, keep_graph=False, options={"workers": 2})
+    assert o.distinct_states == 50816 and any("moved" in lv for lv in o.extra["workers"]["levels"])
+    cmds = {m["cmd"] for m in sent if "cmd" in m}
+    assert cmds >= {"expand", "accept", "give", "take", "drop", "quit"}, cmds
+    served = set(re.findall(r'cmd == "(\w+)"', inspect.getsource(worker._serve)))
+    assert served | {"stop"} == set(wire.PROTOCOL)

@@ -37,7 +37,9 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     p.add_argument("--out", default="out", metavar="DIR", help="where counterexample traces go (default: out)")
     p.add_argument("--z3-eval", action="store_true", help="evaluate the properties with Z3 itself (slow)")
-    p.add_argument("--max-states", type=positive_int, metavar="N", help="stop after N distinct states (exit 3)")
+    p.add_argument("--max-states", type=positive_int, metavar="N",
+                   help="stop at N distinct states (exit 3): bfs at exactly N (with --checkpoint, once the state "
+                        "that found the Nth is expanded); --workers, spark and simulate at the end of a level or walk")
     p.add_argument("--max-seconds", type=seconds, metavar="S", help="stop after S seconds (exit 3)")
     p.add_argument("--max-depth", type=positive_int, metavar="D",
                    help="bfs: stop once every state to depth D is checked (exit 3 if more remain)")
@@ -71,7 +73,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..cli import UsageError
+    from ..errors import UsageError
     from ..api import check_model, write_traces
 
     if args.workers:  # its bound once, not once per model of a gate

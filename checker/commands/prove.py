@@ -59,7 +59,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..cli import UsageError
+    from ..errors import UsageError
     from ..symbolic.induction import z3_deadline
     from ..symbolic.run import prove_model, write_bounded_trace
 

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..atomic import write_text_atomic
 from ..model import load_model
 from ..model_edit import set_table_keys
 from ..render import terminal_safe
@@ -38,7 +39,7 @@ def agreement(args):
         text = path.read_text(encoding="utf-8")
         new = set_table_keys(text, "prove", {"agreement": run.digest})
         if new != text:
-            path.write_text(new, encoding="utf-8")
+            write_text_atomic(path, new)
         recorded = str(path)
     return lambda: _show(args, m, spec, rel, run, recorded)
 

@@ -39,7 +39,7 @@ def run(args) -> int:
         return _run_on_zookeeper(args)
     for given, flag in ((args.zk, "--zk"), (args.zk_watches, "--zk-watches")):
         if given is not None:
-            from ..cli import UsageError
+            from ..errors import UsageError
 
             raise UsageError(f"{flag} needs --store zookeeper")
     return _print(args, replay(args.trace, variant=args.variant, bridge_options={"watch_style": args.watches}))

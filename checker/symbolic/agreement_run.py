@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ...spec.source import code_files, file_digest
+from ...spec.source import file_digest
 from ...spec.symbolic import Relation
 from .agreement import Agreement, Disagreement, reachable
 from .walks import biased_walks
 
 PACKAGE = Path(__file__).resolve().parents[2]   # txncheck: checker/, spec/, ...
+FRAMEWORK = PACKAGE / "spec"                     # spec/api.py, schema.py, symbolic.py: the framework, not a spec
 
 
 @dataclass
@@ -63,19 +64,25 @@ def derived(relation: Relation) -> bool:
 
 def agreement_digest(relation: Relation) -> str:
     """What an agreement run compared: the spec's name, variant and bounds,
-    and the code of the spec and of the relation (spec/source.py's files of
-    each class, by their place in txncheck or beside the class's module, so
-    that the digest is the same in every checkout)."""
+    and the code of the spec and of the relation: the Python files of the
+    folders that define their classes and bases (not the spec framework's,
+    spec/*.py), each by its place in txncheck or beside the class's module,
+    so that the digest is the same in every checkout and every process."""
     spec = relation.spec
     h = hashlib.sha256(json.dumps({"spec": spec.name, "variant": spec.variant, "bounds": dict(spec.constants)},
                                   sort_keys=True, default=str).encode())
     for cls in (type(spec), type(relation)):
-        home = Path(getattr(sys.modules.get(cls.__module__), "__file__", None) or ".").resolve().parent
-        for p in code_files(cls):
+        home = _folder(cls)
+        for p in sorted({p for c in cls.__mro__ if (f := _folder(c)) and f != FRAMEWORK for p in f.glob("*.py")}):
             where = (f"txncheck/{p.relative_to(PACKAGE)}" if p.is_relative_to(PACKAGE)
                      else os.path.relpath(p, home))
             h.update(f"{where}\0{file_digest(str(p))}\0".encode())
     return h.hexdigest()[:16]
+
+
+def _folder(cls: type) -> Path | None:
+    file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    return Path(file).resolve().parent if file else None
 
 
 def run_agreement(relation: Relation, *, states: int = 20_000, walk_states: int = 10_000, depth: int = 100,

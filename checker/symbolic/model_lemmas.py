@@ -17,14 +17,13 @@ exactly the lemmas written, and it replaces the file in one rename.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import tomllib
 from pathlib import Path
 
 import z3
 
+from ..atomic import write_text_atomic
 from ..errors import ModelError
 from ..model import Model, key_line
 from .lemma_text import LemmaSyntaxError
@@ -113,12 +112,4 @@ def write_formulas(path: str | Path, lemmas: list[tuple[str, str]], note: str = 
     got = tomllib.loads(new).get("prove", {}).get("formulas", {})
     if got != dict(lemmas):
         raise ModelError(f"{path}: the lemmas written would not read back as written; nothing written")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(new)
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, new)

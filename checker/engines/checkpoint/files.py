@@ -7,10 +7,10 @@ import errno
 import fcntl
 import os
 import stat
-import tempfile
 from hashlib import blake2b
 from pathlib import Path
 
+from ...atomic import write_bytes_atomic
 from .codec import CheckpointError, CheckpointWriteError
 
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
@@ -89,19 +89,8 @@ class _Held:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = None
-    try:  # mkstemp (O_EXCL): a symlink planted in the folder cannot redirect the write
-        fd, name = tempfile.mkstemp(prefix=f".tmp-{path.name}-", dir=path.parent)
-        tmp = Path(name)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+    """A checkpoint file, durable before it replaces the old one, and private (checker/atomic.py)."""
+    try:
+        write_bytes_atomic(path, data, private=True, fsync=True)
     except OSError as exc:
-        try:
-            if tmp is not None:
-                tmp.unlink()
-        except OSError:
-            pass
         raise CheckpointWriteError(f"{path}: cannot write checkpoint ({exc.strerror})") from None

@@ -277,7 +277,7 @@ class Coordinator:
     def _even_out(self, depth: int, costs: list) -> None:
         """Move states between the workers when their next parts are far
         apart (`moves.plan`): the quotas cannot even out the states a worker
-        alone proposed (ADR 0005, third amendment)."""
+        alone proposed (ADR 0005, "Moves")."""
         plan = moves.plan(self.sizes, costs, self.move_cost)
         if plan is None:
             return

@@ -5,7 +5,7 @@ A worker's rows are numbers of its own field values (`records.Fields`), so
 a moved state travels as values: each distinct field value among the moved
 rows once, in the canonical encoding (`encoding.encode`), the rows as
 indexes into those values, and the classes that the encoding drops
-(`spark_revive.Shapes`), named `module:qualname`. The receiver decodes the
+(`revive.Shapes`), named `module:qualname`. The receiver decodes the
 values (`encoding.decode` checks the bytes), finds the classes among the
 modules already loaded (the workers are forks of one process; nothing is
 imported), rebuilds each state, numbers it into its own `Fields` and checks
@@ -29,7 +29,7 @@ from array import array
 import numpy as np
 
 from ...encoding import EncodingError, decode, encode
-from ..spark_revive import STAR, ShapeError, Shapes, class_name
+from ...revive import STAR, ShapeError, Shapes, class_name
 from .disk import write_file
 from .records import Level, rows_of
 
