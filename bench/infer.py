@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from records import measured_at, provenance, write_section  # noqa: E402
+from records import measured_at, record_and_write  # noqa: E402
 
 RECORD = ROOT / "bench" / "records" / "infer.json"
 DOC = ROOT / "docs" / "performance.md"
@@ -106,15 +106,16 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=[n for n, _, _ in PROTOCOLS])
     ap.add_argument("--render", action="store_true", help="only write the table from the record")
     args = ap.parse_args(argv)
-    record = json.loads(RECORD.read_text()) if RECORD.exists() else {"protocols": {}}
-    if not args.render:
+
+    def measured(record: dict) -> dict:
+        record.setdefault("protocols", {})
         for name, model, _ in PROTOCOLS:
             if args.only in (None, name):
                 record["protocols"][name] = measure(name, model)
                 print(json.dumps({name: record["protocols"][name]}), flush=True)
-        record.update(provenance(ROOT))
-        RECORD.write_text(json.dumps(record, indent=1) + "\n")
-    write_section(DOC, BEGIN, END, render(record))
+        return record
+
+    record_and_write(ROOT, RECORD, DOC, BEGIN, END, render, None if args.render else measured)
     return 0
 
 

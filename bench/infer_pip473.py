@@ -25,7 +25,6 @@ from the record (tests/test_symbolic_infer_docs.py checks it):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -34,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from records import measured_at, provenance, write_section  # noqa: E402
+from records import measured_at, record_and_write  # noqa: E402
 
 MODEL = "models/pip473/fixed-standard.toml"
 RECORD = ROOT / "bench" / "records" / "infer-pip473.json"
@@ -136,13 +135,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--render", action="store_true", help="only write the doc from the record")
     args = ap.parse_args(argv)
-    if args.render:
-        record = json.loads(RECORD.read_text())
-    else:
-        record = measure()
-        record.update(provenance(ROOT))
-        RECORD.write_text(json.dumps(record, indent=1) + "\n")
-    write_section(DOC, BEGIN, END, render(record))
+    record_and_write(ROOT, RECORD, DOC, BEGIN, END, render, None if args.render else lambda _: measure())
     return 0
 
 

@@ -4,10 +4,12 @@ they write from it, between two markers."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import subprocess
 from pathlib import Path
+from typing import Callable
 
 
 def provenance(root: Path) -> dict:
@@ -28,3 +30,16 @@ def write_section(doc: Path, begin: str, end: str, text: str) -> None:
     old = doc.read_text()
     i, j = old.index(begin), old.index(end) + len(end)
     doc.write_text(old[:i] + text + old[j:])
+
+
+def record_and_write(root: Path, record_path: Path, doc: Path, begin: str, end: str,
+                     render: Callable[[dict], str], measure: Callable[[dict], dict] | None) -> None:
+    """`measure(old record)` gives the new record, kept with its provenance
+    (no `measure`: the record as it is); the doc's section is then rendered
+    from the record."""
+    record = json.loads(record_path.read_text()) if record_path.exists() else {}
+    if measure is not None:
+        record = measure(record)
+        record.update(provenance(root))
+        record_path.write_text(json.dumps(record, indent=1) + "\n")
+    write_section(doc, begin, end, render(record))
