@@ -60,9 +60,11 @@ class Induction:
         for name, c in candidates.items():
             self.now[name], self.next[name] = at_f(c), at_g(c)
         self.lit = {n: z3.Bool(f"assume[{n}]") for n in self.now}
-        self.timeout_ms = timeout_ms
-        self.sv = self._step_solver(0)     # its queries stop when `prove --max-seconds` runs out
-        self.limited: dict[int, z3.Solver] = {}
+        self.sv = solver(timeout_ms)       # its queries stop when `prove --max-seconds` runs out
+        self.sv.set("core.minimize", True)
+        self.sv.add(system.step(f, g, act))
+        for n, c in self.now.items():
+            self.sv.add(z3.Implies(self.lit[n], c))
         # deadlock freedom (a model's `deadlock = true`): a state of the invariant with no action enabled
         self.stuck_sv = None
         if deadlock:
@@ -83,38 +85,25 @@ class Induction:
             return r, {names[str(x)] for x in self.stuck_sv.unsat_core()}
         return r, self.stuck_sv.reason_unknown()
 
-    def _step_solver(self, rlimit: int) -> z3.Solver:
-        sv = solver(self.timeout_ms)
-        sv.set("core.minimize", True)
-        if rlimit:
-            sv.set("rlimit", rlimit)
-        sv.add(self.system.step(self.f, self.g, self.act))
-        for n, c in self.now.items():
-            sv.add(z3.Implies(self.lit[n], c))
-        return sv
-
     def step(self, assume: list[str], broken: list[str], rlimit: int = 0):
         """sat with a model, unsat with the core (clause names), or unknown.
         `rlimit`: give up past that much of Z3's work (its resource count,
-        which, unlike a timeout, is the same on every machine). A limited
-        query goes to a solver of its own, made with the limit: setting a
-        limit on a solver and clearing it again changes the cores and models
-        of its later queries, so the results would depend on whether a
-        limited query came first."""
-        if rlimit and rlimit not in self.limited:
-            self.limited[rlimit] = self._step_solver(rlimit)
-        sv = self.limited[rlimit] if rlimit else self.sv
-        sv.push()
-        sv.add(z3.Or([z3.Not(self.next[n]) for n in broken]))
-        r = sv.check(*[self.lit[n] for n in assume])
+        which, unlike a timeout, is the same on every machine)."""
+        self.sv.push()
+        self.sv.add(z3.Or([z3.Not(self.next[n]) for n in broken]))
+        self.sv.set("rlimit", rlimit)
+        try:
+            r = self.sv.check(*[self.lit[n] for n in assume])
+        finally:
+            self.sv.set("rlimit", 0)
         if r == z3.sat:
-            out = (r, sv.model())
+            out = (r, self.sv.model())
         elif r == z3.unsat:
             names = {str(x): n for n, x in self.lit.items()}
-            out = (r, {names[str(x)] for x in sv.unsat_core()})
+            out = (r, {names[str(x)] for x in self.sv.unsat_core()})
         else:
-            out = (r, sv.reason_unknown())
-        sv.pop()
+            out = (r, self.sv.reason_unknown())
+        self.sv.pop()
         return out
 
     def false_after(self, model: z3.ModelRef, names: list[str]) -> list[str]:
