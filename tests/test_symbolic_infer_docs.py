@@ -52,6 +52,9 @@ def test_the_inference_table_is_the_records():
 
 def test_the_pip473_inference_section_is_the_records():
     b = bench("infer_pip473")
+    if not b.RECORD.exists():     # not measured yet (it takes an hour on a quiet machine): the doc states nothing
+        assert section(b.DOC, b.BEGIN, b.END) == f"{b.BEGIN}\n{b.END}"
+        pytest.skip("bench/infer_pip473.py has not been run: docs/pip473.md gives no figure")
     record = json.loads(b.RECORD.read_text())
     assert section(b.DOC, b.BEGIN, b.END) == b.render(record)
     assert len(record["hand"]) == len(load_model(ROOT / b.MODEL).raw["prove"]["lemmas"])
