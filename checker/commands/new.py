@@ -52,7 +52,7 @@ class {cls}(Spec):
         sc.enum("Proc", self.procs)
         sc.enum("Pc", ("idle", "checked", "crit"))
         pc = sc.fun("pc", "Proc", Enum("Pc"))
-        lock = sc.var("lock", Bool())
+        lock = sc.var("lock", Bool())    # observed too: a proof's lemmas name every field (txncheck prove --infer)
         crit = sc.const("Pc", "crit")
         self.invariants["MutualExclusion"] = sc.forall(
             ("Proc", "Proc"), lambda a, b: z3.Implies(z3.And(a != b, pc(a) == crit), pc(b) != crit))
