@@ -165,7 +165,9 @@ def m_ops(m):
     return [(w.name, w.txn) for w in m.writes] + [(x.name, x.txn) for x in m.acks]
 
 
-def footprints(m) -> dict:
+def footprints(m) -> dict | None:
+    if m.apply_steps:   # not declared for the decision's stages: --por explores every interleaving
+        return None
     tn, sn, topo = m.txn_names, m.seg_names, m.topo
     F = _Fields(m)
     a, fp = m._a, {}

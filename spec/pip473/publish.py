@@ -53,7 +53,7 @@ from .pendingack import pas_ready
 from .segments import route
 from .state import (
     ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, CLOSED, COMMITTED, ABORTED, DONE, OPEN, OPPUT, PLAIN, REJECTED,
-    SUB_FIELDS, TODO, VALID, Pub, S,
+    PUB_TODO, SUB_FIELDS, TODO, VALID, Pub, S,
 )
 from .store import header_state, put_op
 
@@ -257,6 +257,17 @@ def plain(m, s: S, k: int):
     return s._replace(wmark=_put(s.wmark, j, v)) if v > s.wmark[j] else s
 
 
+def _closed_end(m, pub: Pub) -> Pub:
+    """A closed instance's send ends (its append failed, or its op put or
+    check rejected it). Its answer never reaches the client, whose connection
+    the unload closed: the stock client's producer resends the message to the
+    new owner (`ProducerImpl.resendMessages` on reconnect), so the operation
+    starts again; a permissive client sees the error. The model resends once
+    the closed send has ended (the producer may resend sooner; with fixed F10
+    the new owner takes no send before then)."""
+    return PUB_TODO if m.stock_client else pub._replace(stage=REJECTED)
+
+
 def closed_put_op(m, s: S, k: int):
     """publishPutOp of a send whose buffer instance an unload closed (bound
     `unloads`): the op lands in the store, which does not know the instance
@@ -275,7 +286,7 @@ def closed_op_fails(m, s: S, k: int):
     pub = s.pubs[k]
     if not m.op_fail or pub.stage != CLOSED[CHECKED]:
         return None
-    return _pub(s, k, pub._replace(stage=REJECTED))
+    return _pub(s, k, _closed_end(m, pub))
 
 
 def closed_validate(m, s: S, k: int):
@@ -287,7 +298,7 @@ def closed_validate(m, s: S, k: int):
         return None
     if header_state(s, w.txn) == OPEN:
         return _pub(s, k, pub._replace(stage=CLOSED[VALID]))
-    return _pub(s, k, pub._replace(stage=REJECTED),
+    return _pub(s, k, _closed_end(m, pub),
                 ops=frozenset(o for o in s.ops if not (o.txn == w.txn and o.seq == pub.seq)))
 
 
@@ -303,7 +314,7 @@ def closed_append(m, s: S, k: int):
         changed["ops"] = frozenset(o for o in s.ops if not (o.txn == w.txn and o.seq == pub.seq))
     if m.flags.rekey_late:
         changed["arec"] = rekey(m, s, pub.seg, w.txn, 0, k)
-    return _pub(s, k, pub._replace(stage=REJECTED), **changed)
+    return _pub(s, k, _closed_end(m, pub), **changed)
 
 
 # The steps a send may take from each unfinished stage, in the order `next`

@@ -154,7 +154,7 @@ from functools import partial
 from ..api import Bound, Spec, SpecError
 from . import catalog
 from . import coordinator as tc
-from . import publish, recovery, segments
+from . import apply, publish, recovery, segments
 from .buffer import prune_aborted
 from .dispatcher import dispatch
 from .footprints import footprints
@@ -184,7 +184,7 @@ class Pip473(Spec):
     # properties see those only through their effects.
     observed_fields = ("hdr", "ops", "arec", "wmark", "ledger", "status", "cursor", "part", "pubs",
                        "client", "fincnt", "decided", "late", "dlv", "ackw", "gcsnap", "fence", "retained", "tcp",
-                       "cursor2")
+                       "cursor2", "zomb")
     bounds = {
         "txns": Bound(2, "number of transactions (t1, t2, ...)", lo=1, hi=3),
         "writes": Bound("t1:0", "transactional sends, txn:routing-key each (keys 0..3)"),
@@ -202,6 +202,14 @@ class Pip473(Spec):
                          "is closed and a new owner loads the segment, while the sends the closed instance took "
                          "go on (their op puts land, their appends fail)",
                          lo=0, hi=2),
+        "apply": Bound("atomic", "merged/fixed: how a participant applies a decision; atomic = an event's header "
+                       "reads, the buffer's apply and the pending-ack store's, with their metadata calls, in "
+                       "the event's step; steps = the code's stages, each a step: each header read returns, "
+                       "the buffer's apply chain (its in-memory part, the aborted record's put, the "
+                       "watermark CAS, the WRITE ops' delete) and the store's ACK-op delete; isTxnAborted "
+                       "answers from the in-memory aborted set; and an unloaded instance's reads and chain go "
+                       "on after its close (needs participants = split and subs = 1)",
+                       choices=("atomic", "steps")),
         "ticks": Bound(0, "logical clock units; 0 = deadlines and retention may pass at any moment", lo=0, hi=4),
         "timeout": Bound(0, "txn timeout, in clock units", lo=0, hi=4),
         "retention": Bound(0, "GC retention window after finalization, in clock units", lo=0, hi=4),
@@ -262,6 +270,9 @@ class Pip473(Spec):
         self.recovery_steps = c["recovery"] == "steps" and self.flags.async_recovery
         # the pending-ack stores replay on their own, not inside the buffer's recovery (recovery.recover_acks)
         self.pas_recovers = self.split and self.flags.async_recovery
+        self.apply_steps = c["apply"] == "steps" and self.flags.coalesced
+        if self.apply_steps and (not self.split or self.subs > 1):
+            raise SpecError("bound apply = \"steps\" needs participants = \"split\" and subs = 1")
         self.oneshot = c["watches"] == "zk-oneshot" and not self.flags.coalesced
         self.topo = segments.TOPOLOGIES[c["reshape"]]
         self.timeout, self.retention = c["timeout"], c["retention"]
@@ -303,7 +314,7 @@ class Pip473(Spec):
         self.seg_labels.update({(name, 1): tuple(a(name, seg=x, sub=SUB_NAMES[1]) for x in self.seg_names)
                                 for name in ("recoverAcks", "deliverAckEvent", "dispatch")})
         self.end_labels = {(t, d): a("endTxn", txn=x, decision=d)
-                           for t, x in enumerate(self.txn_names) for d in self.decisions}
+                           for t, x in enumerate(self.txn_names) for d in (COMMITTED, ABORTED)}
         self.ack_labels = tuple(a("appendAck", op=ak.name, txn=self.txn_names[ak.txn], seg=self.seg_names[ak.seg],
                                   pos=ak.pos, cumulative=ak.cumulative,
                                   **({"sub": SUB_NAMES[ak.sub]} if ak.sub else {}))
@@ -338,7 +349,7 @@ class Pip473(Spec):
             reshape=0,
             part=tuple(EMPTY_PART if st != ABSENT else None for st in status),
             crashes=self.constants["crashes"], tcp=frozenset(), failovers=self.constants["failovers"],
-            unloads=self.constants["unloads"],
+            unloads=self.constants["unloads"], zomb=(None,) * nseg if self.apply_steps else (),
             client=(C_NONE,) * n, pubs=(PUB_TODO,) * len(self.op_txn),
             fincnt=(0,) * n, decided=("",) * n, late=frozenset(), dlv=frozenset(), ackw=frozenset(),
             gcsnap=((),) * n, fence=(-1,) * nseg, plain=0, retained=(1,) * nseg,
@@ -378,15 +389,21 @@ class Pip473(Spec):
                 yield self.ack_labels[k], t2
         # Client endTxn (and its retry after a TC failover lost the answer).
         # The stock client first waits for the answers to its sends and acks.
+        # The stock client also aborts once a send or ack of the txn failed (TransactionImpl.commit).
         for t in range(len(tn)):
             cl = s.client[t]
-            if self.stock_client and cl == C_OPEN and any(
-                    s.pubs[k].stage not in ("done", "rejected") for k in self.op_slots[t]):
-                continue
-            if cl == C_OPEN or cl in C_ENDING.values() and not any(x[0] == t for x in s.tcp):
-                for d in self.decisions:
-                    if cl == C_OPEN or cl == C_ENDING[d]:
-                        yield self.end_labels[t, d], tc.end_txn(self, s, t, d)
+            failed = False
+            if self.stock_client and cl == C_OPEN:
+                stages = [s.pubs[k].stage for k in self.op_slots[t]]
+                if any(x not in ("done", "rejected") for x in stages):
+                    continue
+                failed = "rejected" in stages
+            if cl == C_OPEN:
+                for d in (ABORTED,) if failed else self.decisions:
+                    yield self.end_labels[t, d], tc.end_txn(self, s, t, d)
+            elif cl in C_ENDING.values() and not any(x[0] == t for x in s.tcp):
+                d = COMMITTED if cl == C_ENDING[COMMITTED] else ABORTED
+                yield self.end_labels[t, d], tc.end_txn(self, s, t, d)
         for (t, step, d) in sorted(s.tcp):
             if step == "fin":
                 if not self.owed:
@@ -411,8 +428,14 @@ class Pip473(Spec):
         for j, p in enumerate(s.part):
             if s.status[j] == ABSENT:
                 continue
+            if self.apply_steps:   # a closed instance's reads and apply chain go on (apply.py)
+                z = s.zomb[j]
+                if z is not None:
+                    for name, t, t2 in apply.steps(self, s, j, closed=True):
+                        yield a(name, seg=sn[j], txn=tn[t], closed=True), t2
             if p is None:
-                yield by_seg["recover"][j], recovery.recover(self, s, j)
+                if not (self.flags.drain_closed and recovery.closing(self, s, j)):   # F10
+                    yield by_seg["recover"][j], recovery.recover(self, s, j)
                 continue
             if not p.ready:
                 if self.recovery_steps and p.loaded < 2:
@@ -424,6 +447,9 @@ class Pip473(Spec):
                     yield by_seg["recoverComplete"][j], recovery.recover_complete(self, s, j)
             elif p.events:
                 yield by_seg["deliverEvent"][j], deliver_event(self, s, j)
+            if self.apply_steps:
+                for name, t, t2 in apply.steps(self, s, j, closed=False):
+                    yield a(name, seg=sn[j], txn=tn[t], closed=False), t2
             # each pending-ack store: its own replay, then its events (pas_ready)
             if self.pas_recovers:
                 if not p.aready:
@@ -441,11 +467,14 @@ class Pip473(Spec):
                     yield by_seg["deliverAckEvent", 1][j], deliver_event(self, s, j, acks=True, sub=1)
             # A crash only matters when the broker holds something to lose; an
             # unload also while a send of the closing instance can still act.
-            holds = not self.prune or (p.cache or p.events or p.abrt or p.packs or p.acache or p.aevents
-                                       or p.packs2 or p.acache2 or p.aevents2)
+            # (with durable aborted records the in-memory set is the records', reloaded by recovery)
+            holds = not self.prune or (p.cache or p.events or p.abrt and not self.flags.durable_aborts or p.packs
+                                       or p.acache or p.aevents or p.packs2 or p.acache2 or p.aevents2
+                                       or p.reads or p.chain or p.areads or p.adel)
             if s.crashes > 0 and holds:
                 yield by_seg["crash"][j], recovery.crash(self, s, j)
-            if s.unloads > 0 and (holds or any(pub.seg == j and pub.stage in CLOSED for pub in s.pubs)):
+            if s.unloads > 0 and (holds or any(pub.seg == j and pub.stage in CLOSED for pub in s.pubs)) and (
+                    not self.apply_steps or s.zomb[j] is None):   # one closed instance at a time
                 yield by_seg["unload"][j], recovery.unload(self, s, j)
         # Ledger trimming and the pruning of aborted records.
         if self.trim:

@@ -38,6 +38,7 @@ class Flags(NamedTuple):
     sync_waits: bool = False            # F7
     rekey_late: bool = False            # F8
     takeover_redrive: bool = False      # F9 (tc = steps)
+    drain_closed: bool = False          # F10 (unloads)
 
 
 class Evidence(NamedTuple):
@@ -134,6 +135,11 @@ FIXES = (
            "with tc = steps, a new TC re-drives the fan-out of every decided txn whose ops remain before "
            "it serves",
            (Evidence("tc-failover-fanout-fixed", "NoMissedDecision", 8),)),
+    Change("F10", {"drain_closed": True}, "recovery",
+           "on a topic unload the new owner loads the segment only once the closed instance is done: its "
+           "sends past their check have failed and deleted their ops (F1), its reconcile reads have "
+           "returned and its apply chain is empty (`closeAsync` completes then)",
+           (Evidence("fixed-unload", "GcSafety", 10),)),
 )
 
 

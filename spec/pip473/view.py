@@ -23,6 +23,11 @@ from .state import PLAIN, RECOVERED, SUB_NAMES, UNKEYED, Header, S
 _NO_KEY = "unkeyed"   # an aborted record with no prune key yet (F8: UNKEYED)
 
 
+def _key(key: int) -> object:
+    """A chain item's prune key: none yet (FOUND, an entry recovery made), unkeyed (F8)."""
+    return {-2: "-", UNKEYED: _NO_KEY}.get(key, key)
+
+
 def _pos(tpos: int) -> object:
     """A tracked position: 0 is an append in flight, RECOVERED one recovery found."""
     return {0: "in-flight", RECOVERED: "recovered"}.get(tpos, tpos)
@@ -50,15 +55,20 @@ def state_vars(m, s: S) -> dict:
     def acks(packs):
         return frozenset(Record(txn=txn(t), pos=pos, cumulative=cum) for t, pos, cum in packs)
 
+    def chain(items):
+        return tuple(Record(txn=txn(t), decision=d, stage=stage, key=_key(key)) for t, d, stage, key in items)
+
     def part(p):
         if p is None:
             return "down"
+        steps = {"reads": txns(p.reads), "chain": chain(p.chain), "areads": txns(p.areads),
+                 "adel": txns(p.adel)} if m.apply_steps else {}
         return Record(
             cache=txns(p.cache), tpos=frozenset(Record(txn=txn(t), pos=_pos(pos)) for t, pos in p.tpos),
             abrt=txns(p.abrt),
             packs=acks(p.packs), events=events(p.events), hold=p.hold, ready=p.ready, acache=txns(p.acache),
             aevents=events(p.aevents), loaded=p.loaded, wknown=p.wknown, acache2=txns(p.acache2),
-            aevents2=events(p.aevents2), packs2=acks(p.packs2), aready=p.aready, aready2=p.aready2)
+            aevents2=events(p.aevents2), packs2=acks(p.packs2), aready=p.aready, aready2=p.aready2, **steps)
 
     def pub(p):
         return Record(stage=p.stage, seg=sn[p.seg] if p.seg >= 0 else "-", pos=p.pos, seq=p.seq)
@@ -96,6 +106,8 @@ def state_vars(m, s: S) -> dict:
         "retained": per_seg(s.retained),
         "unloads": s.unloads,
     }
+    if m.apply_steps:   # bound apply = steps: the closed instances still at work
+        out["zomb"] = per_seg(s.zomb, lambda z: "-" if z is None else Record(lac=z[0], instance=part(z[1])))
     if s.cursor2:   # bound subs = 2
         out["cursor2"] = per_seg(s.cursor2, cursor)
         out["rd2"] = per_seg(s.rd2)
