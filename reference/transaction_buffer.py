@@ -216,8 +216,9 @@ class MetadataTransactionBuffer:
         for req in self.requests.values():
             req.closed = True
         self.env.scheduler.reassign(self.owner, owner, "publish", self.segment)
+        self.chain.close(owner)   # apply_steps: its reads and apply chain go on too
         self.owner = owner
-        self.ledger.closed = True
+        self.ledger.close()
 
     def fail_in_flight(self) -> None:
         """The broker is going away: every send it holds fails at the client."""

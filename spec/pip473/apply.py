@@ -124,19 +124,34 @@ def put_aborted_record(m, s: S, j: int, closed: bool = False) -> S:
 
 
 def cas_watermark(m, s: S, j: int, closed: bool = False) -> S:
-    """applyWatermark: `persistWatermarkIfAdvanced`, a version CAS of the
-    instance's maxReadPosition, forward only. The model writes it when it is
-    above the stored watermark: the code's CAS can also fail on a version the
-    other instance moved (and retries on the next apply), so the model may
-    persist earlier, never a value the instance did not hold."""
+    """applyWatermark: `persistWatermarkIfAdvanced` (L553-L600): nothing to do
+    unless the instance's maxReadPosition is above the watermark it knows;
+    else a CAS on the version it last read or wrote. A lost CAS (the other
+    instance wrote the record since: `wstale`) re-reads the record and fails
+    the apply: its delete of the WRITE ops never runs, and the chain goes on
+    with the next item (`enqueueApplyTerminal`'s `exceptionally`)."""
     p = instance(s, j, closed)
     t, d, _, key = p.chain[0]
-    if m.flags.watermark:
-        v = ceiling(p, _lac(s, j, closed))
-        if v > s.wmark[j]:
-            s = s._replace(wmark=_put(s.wmark, j, v))
-    p = p._replace(chain=((t, d, DEL, key),) + p.chain[1:])
-    return _store(s, j, p, closed)
+    ok = p._replace(chain=((t, d, DEL, key),) + p.chain[1:])
+    if not m.flags.watermark:
+        return _store(s, j, ok, closed)
+    v = ceiling(p, _lac(s, j, closed))
+    if v <= p.wmirror:
+        return _store(s, j, ok, closed)
+    if p.wstale:
+        failed = p._replace(chain=p.chain[1:], wstale=False, wmirror=s.wmark[j])
+        return _run_memory(m, _store(s, j, failed, closed), j, closed)
+    return wrote_watermark(_store(s, j, ok._replace(wmirror=v), closed), j, v, closed)
+
+
+def wrote_watermark(s: S, j: int, v: int, closed: bool = False) -> S:
+    """An instance's watermark write of `v` landed: the other instance's
+    known version is stale now."""
+    s = s._replace(wmark=_put(s.wmark, j, v))
+    other = s.part[j] if closed else (s.zomb[j][1] if s.zomb and s.zomb[j] is not None else None)
+    if other is not None and not other.wstale:
+        s = _store(s, j, other._replace(wstale=True), not closed)
+    return s
 
 
 def delete_write_ops(m, s: S, j: int, closed: bool = False) -> S:

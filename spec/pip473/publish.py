@@ -47,6 +47,7 @@ prune the record while an entry of the txn is readable.
 from __future__ import annotations
 
 from ..api import replace_at as _put
+from .apply import wrote_watermark
 from .buffer import drop_in_flight, max_read, rekey, release_failed, track_in_flight, track_position
 from .notify import materialize
 from .pendingack import pas_ready
@@ -157,6 +158,11 @@ def put_write_op(m, s: S, k: int):
         if m.flags.watermark_before_op and not any(o.txn == t and o.seg == j and o.kind == "write" for o in s.ops):
             # F2: t's first op on the segment (its entry since the header read has no position)
             changed["wmark"] = _put(s.wmark, j, max_read(s, j, p))
+            if m.apply_steps:   # the instance knows what it wrote; a closed one's version is stale now
+                p = p._replace(wmirror=max_read(s, j, p))
+                changed["part"] = _put(s.part, j, p)
+                if s.zomb[j] is not None:
+                    changed["zomb"] = _put(s.zomb, j, (s.zomb[j][0], s.zomb[j][1]._replace(wstale=True)))
         if t in p.cache:
             changed["part"] = _put(s.part, j, track_in_flight(s, j, p, t))
         return _pub(s, k, pub._replace(stage=OPPUT, seq=s.seqs[t]), **changed)
@@ -254,6 +260,12 @@ def plain(m, s: S, k: int):
             return s._replace(part=_put(s.part, j, p._replace(wknown=True)))
         s = s._replace(part=_put(s.part, j, p))
     v = max_read(s, j, p)
+    if m.apply_steps and p.ready:   # persistWatermarkIfAdvanced: a CAS above the watermark it knows
+        if v <= p.wmirror:
+            return s
+        if p.wstale:   # lost on a version the other instance moved, which it re-reads
+            return s._replace(part=_put(s.part, j, p._replace(wstale=False, wmirror=s.wmark[j])))
+        return wrote_watermark(s._replace(part=_put(s.part, j, p._replace(wmirror=v))), j, v)
     return s._replace(wmark=_put(s.wmark, j, v)) if v > s.wmark[j] else s
 
 

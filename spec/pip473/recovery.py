@@ -113,6 +113,8 @@ def recover(m, s: S, j: int) -> S:
     completes later (`recover_complete`), with dispatch running meanwhile."""
     if m.flags.async_recovery:
         p = EMPTY_PART._replace(hold=len(s.ledger[j]), ready=False)
+        if m.apply_steps and s.wmark[j] >= 0:   # it knows no watermark yet: a CAS would expect none
+            p = p._replace(wstale=True)
         if m.pas_recovers:   # each pending-ack store replays on its own (recover_acks)
             p = p._replace(aready=False, aready2=m.subs < 2)
         return s._replace(part=_put(s.part, j, p))
@@ -124,7 +126,10 @@ def recover_watermark(m, s: S, j: int) -> S:
     starts there when it exists (F6 gates only the getter, `read_limit`)."""
     p = s.part[j]
     hold = p.hold if s.wmark[j] < 0 else s.wmark[j]
-    return s._replace(part=_put(s.part, j, p._replace(loaded=1, hold=hold, wknown=True)))
+    p = p._replace(loaded=1, hold=hold, wknown=True)
+    if m.apply_steps:
+        p = p._replace(wstale=False, wmirror=s.wmark[j])
+    return s._replace(part=_put(s.part, j, p))
 
 
 def recover_aborted(m, s: S, j: int) -> S:
@@ -163,6 +168,8 @@ def recover_complete(m, s: S, j: int) -> S:
         abrt = old.abrt if m.apply_steps and old.loaded >= 2 else frozenset()   # apply = steps: loaded by its scan
         p = old._replace(cache=frozenset(), tpos=frozenset(), abrt=abrt, hold=-1, ready=True, loaded=0,
                          wknown=False)
+        if m.apply_steps and old.loaded < 1:   # recovery = atomic: it loads the watermark now
+            p = p._replace(wstale=False, wmirror=s.wmark[j])
     else:
         p = EMPTY_PART._replace(events=old.events, aevents=old.aevents, aevents2=old.aevents2)
     wrote = {o.txn for o in writes}
@@ -234,6 +241,8 @@ def recover_acks(m, s: S, j: int, sub: int = 0) -> S:
         else:
             decided.append((t, COMMITTED if st == COMMITTED else ABORTED))
     p = s.part[j]
+    if m.apply_steps:   # every txn found joins the open set; `applyTerminal` then takes the decided out
+        opened |= {t for t, _ in decided}
     s = s._replace(part=_put(s.part, j, p._replace(**{f["acache"]: getattr(p, f["acache"]) | opened,
                                                        f["aready"]: True})))
     for t, d in decided:

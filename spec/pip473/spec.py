@@ -91,9 +91,11 @@ Variants (flags in `variants.py`, read inside the action bodies):
   keeps the header while ops remain; recovery holds maxReadPosition at the
   watermark or the LAC; the pending-ack handle applies only in-memory acks
   and its replay re-seeds only txn ids.
-* fixed: merged plus nine changes, the smallest set found that makes every
-  safety property hold at the standard bounds (models/pip473/fixed.toml)
-  and with crashes anywhere (fixed-crash-anywhere.toml):
+* fixed: merged plus ten changes, the smallest set found that makes every
+  safety property hold at the standard bounds (models/pip473/fixed.toml),
+  with crashes anywhere (fixed-crash-anywhere.toml) and across a topic
+  unload whose closed instance keeps working (fixed-unload.toml,
+  unload-*-fixed.toml):
   F1 (publishValidate) admission moves after the op put: a linearizable
      header re-read (not the cache) admits the write; a decided header
      rejects it, and the broker deletes its op and materializes the decision
@@ -126,6 +128,14 @@ Variants (flags in `variants.py`, read inside the action bodies):
      re-drives the fan-out of every decided txn whose ops remain: a failover
      between the decision CAS and the publish otherwise leaves the
      participants pinned until the GC's retention passes.
+  F10 (recovery, bound `unloads`) the new owner loads an unloaded segment
+     only once the closed instance is done: its sends past their check have
+     ended, its reconcile reads have returned and its apply chain is empty
+     (Pulsar: `closeAsync` completes only then, and the topic's close, which
+     the ownership release waits for, waits for it). Otherwise the closed
+     instance's op put, aborted record, watermark CAS and op delete land
+     between the new owner's scans: a stalled buffer, an aborted entry
+     delivered, a lost watermark CAS that leaves an op for good.
   Each change is necessary: `variants.FIXES` names the model that fails
   without it, with the property and the trace's length (ACTIONS.md prints
   the table; tests/test_pip473.py checks each).
@@ -134,6 +144,18 @@ Recovery keeps its hold: a txn recovery finds OPEN is tracked at the
 position RECOVERED (state.py), as Pulsar's TxnEntry.recoveryDiscovered, and a
 later append of the same txn does not re-key it; re-keying released the hold
 on the earlier entry (fixed failed MaxReadPositionSafe in 12 states).
+
+Bound `apply` (merged/fixed): `atomic` (the default) joins an event's
+header reads and each participant's apply with its metadata calls in the
+event's step; `steps` runs them as the code does, each a step (apply.py):
+the reads return one by one, the buffer's apply chain (`stateTail`) puts
+the aborted record, CASes the watermark and deletes the WRITE ops, the
+pending-ack store deletes its ACK ops after its handle applied them;
+isTxnAborted answers from the in-memory aborted set. With `unloads`, the
+closed instance (`S.zomb`) goes on with its reads and chain. Atomic is a
+claim: docs/pip473.md's atomicity table says why each join is sound where
+no instance is closed, and tests/test_apply_audit.py checks it at small
+bounds.
 
 Extra properties beyond the issue's six: NoOrphanOp (an op record of a
 decided txn that no live participant will ever materialize: the GC re-drives

@@ -129,6 +129,10 @@ class Part(NamedTuple):
     areads: txns whose header the pending-ack store's reconcile is reading
     adel:   txns whose ACK ops the pending-ack store is deleting (its handle
             already committed or aborted them)
+    wmirror, wstale: apply = steps: the watermark this instance last read or
+            wrote (-1: none), and whether the record's version has moved
+            since (the other instance, closed or new, wrote it): its next
+            watermark CAS then fails
     """
 
     cache: frozenset
@@ -151,6 +155,8 @@ class Part(NamedTuple):
     chain: tuple = ()
     areads: frozenset = frozenset()
     adel: frozenset = frozenset()
+    wmirror: int = -1
+    wstale: bool = False
 
 
 # Stages of an item of the buffer's apply chain (Part.chain), bound apply = "steps":

@@ -122,7 +122,7 @@ class _Renaming:
                     x.loaded, x.wknown, frozenset(p[t] for t in x.acache2), queue(x.aevents2),
                     frozenset((p[t], pos, c) for t, pos, c in x.packs2), x.aready, x.aready2,
                     frozenset(p[t] for t in x.reads), tuple((p[t], *rest) for t, *rest in x.chain),
-                    frozenset(p[t] for t in x.areads), frozenset(p[t] for t in x.adel))
+                    frozenset(p[t] for t in x.areads), frozenset(p[t] for t in x.adel), x.wmirror, x.wstale)
 
     def tcp(self, tcp: frozenset) -> frozenset:
         p = self.p

@@ -62,7 +62,7 @@ def state_vars(m, s: S) -> dict:
         if p is None:
             return "down"
         steps = {"reads": txns(p.reads), "chain": chain(p.chain), "areads": txns(p.areads),
-                 "adel": txns(p.adel)} if m.apply_steps else {}
+                 "adel": txns(p.adel), "wmirror": p.wmirror, "wstale": p.wstale} if m.apply_steps else {}
         return Record(
             cache=txns(p.cache), tpos=frozenset(Record(txn=txn(t), pos=_pos(pos)) for t, pos in p.tpos),
             abrt=txns(p.abrt),
