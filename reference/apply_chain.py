@@ -34,9 +34,9 @@ class ApplyChain:
     def __init__(self, tb) -> None:
         self.tb = tb
         self.queue: list[tuple[str, str, bool]] = []   # (txn, state, entry made by recovery)
-        self.mirror: int | None = None    # the watermark this buffer knows, and its record's version
-        self.version = NEW
-        self.reload_watermark()
+        self.mirror: int | None = None    # the watermark this buffer knows (none until recovery
+        self.version = NEW                # loads it), and its record's version
+        self.head: tuple | None = None    # the head apply's stage in flight and its prune key
 
     def _submit(self, label: tuple, fn) -> None:
         tb = self.tb
@@ -99,18 +99,22 @@ class ApplyChain:
             tb.cache.evict(txn)
             tb.forget(txn)
             first = ("record", self._record) if state == ABORTED else ("watermark", self._watermark)
-            self._submit(("tb-apply", tb.segment, txn, first[0]), lambda f=first[1]: f(txn, key))
+            self._stage(txn, first[0], lambda f=first[1]: f(txn, key), key)
             return
+
+    def _stage(self, txn: str, stage: str, fn, key) -> None:
+        self.head = (stage, key)
+        self._submit(("tb-apply", self.tb.segment, txn, stage), fn)
 
     def _record(self, txn: str, key) -> None:
         tb = self.tb
         tb.env.store.put(aborted_prefix(tb.segment) + txn, {"txn": txn, "position": key})
-        self._submit(("tb-apply", tb.segment, txn, "watermark"), lambda: self._watermark(txn, key))
+        self._stage(txn, "watermark", lambda: self._watermark(txn, key), key)
 
     def _watermark(self, txn: str, key) -> None:
         tb = self.tb
         if not tb.b.durable_watermark or self.persist_watermark():
-            self._submit(("tb-apply", tb.segment, txn, "delete"), lambda: self._delete(txn))
+            self._stage(txn, "delete", lambda: self._delete(txn), key)
         else:   # the apply failed: the chain goes on, this txn's ops stay
             self._next()
 
@@ -122,4 +126,5 @@ class ApplyChain:
 
     def _next(self) -> None:
         self.queue.pop(0)
+        self.head = None
         self._apply_now()

@@ -96,7 +96,9 @@ class MetadataPendingAckStore:
 
     def materialize(self, txn: str, state: str) -> None:
         """Commit: apply the txn's acks to the cursor. Abort: drop them. Then
-        range-delete this (segment, subscription)'s ACK op records."""
+        range-delete this (segment, subscription)'s ACK op records (with
+        `apply_steps`, a task of its own: ("pas-delete", segment,
+        subscription, txn))."""
         held = self.held.pop(txn, set())
         paths = self._records(txn)
         if state == COMMITTED:
@@ -109,8 +111,43 @@ class MetadataPendingAckStore:
                     self.cursor.mark_delete(pos)
                 else:
                     self.cursor.individual_ack(pos)
+        if self.b.apply_steps:
+            self.env.scheduler.submit(("pas-delete", self.segment, self.subscription, txn),
+                                      lambda: self._delete_ops(txn), owner=self.owner)
+            return
         for p in paths:
             self.env.store.delete(p)
+
+    def _delete_ops(self, txn: str) -> None:
+        for p in self._records(txn):
+            self.env.store.delete(p)
+
+    # -- apply_steps: triggerReconcile and closeAsync, as the merged code runs them ------
+    def apply_terminal(self, txn: str, state: str) -> None:
+        """`applyTerminal`: the txn leaves the open set, the handle commits or
+        aborts, the ACK ops are deleted."""
+        self.materialize(txn, state)
+        self.cache.evict(txn)
+
+    def reconcile(self, seq: int = 0) -> None:
+        """An event: read the header of every open txn, each a task
+        ("pas-read", segment, subscription, txn); a decided one (missing:
+        ABORTED) runs `applyTerminal` in the read's callback."""
+        for txn in sorted(self.cache.open, key=lambda t: (len(t), t)):
+            self.env.scheduler.submit(("pas-read", self.segment, self.subscription, txn),
+                                      lambda txn=txn: self._read(txn), owner=self.owner)
+
+    def _read(self, txn: str) -> None:
+        state = self.cache.read(txn)
+        if state != OPEN and txn in self.cache:
+            self.apply_terminal(txn, COMMITTED if state == COMMITTED else ABORTED)
+
+    def close(self, owner: str) -> None:
+        """closeAsync sets `closed` and closes the event subscription only:
+        its reads and ACK-op deletes in flight go on, as tasks of `owner`."""
+        for prefix in ("pas-read", "pas-delete"):
+            self.env.scheduler.reassign(self.owner, owner, prefix, self.segment, self.subscription)
+        self.owner = owner
 
     def replay(self, materialize: Callable[[str, str], None]) -> None:
         """replayAsync: scan this (segment, subscription)'s ACK ops, read each

@@ -364,7 +364,7 @@ TAIL = [
     "right now (checked in every state by Atomicity), so it needs no extra state.",
     "",
     "Named state predicates (`self.predicates`), for each txn `t` (t1, t2, ...):",
-    "`Started_<t>`, `Finalized_<t>`, `Committed_<t>`, `Aborted_<t>`, `AbortHidden_<t>`, `MaterializedByLive_<t>`,",
+    "`Started_<t>`, `Finalized_<t>`, `Committed_<t>`, `Aborted_<t>`, `Decided_<t>`, `AbortHidden_<t>`, `MaterializedByLive_<t>`,",
     "`Collected_<t>`, `NoOpsLeft_<t>`.",
     "",
     "Actions that deserve weak fairness (liveness): "

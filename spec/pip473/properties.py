@@ -171,6 +171,7 @@ def _build(m, sc, f) -> None:
         pr[f"Finalized_{n}"] = z3.And(z3.Or(hdr(t) == V("COMMITTED"), hdr(t) == V("ABORTED")), f["fin"](t))
         pr[f"Committed_{n}"] = decided(t) == V("COMMITTED")
         pr[f"Aborted_{n}"] = decided(t) == V("ABORTED")
+        pr[f"Decided_{n}"] = decided(t) != V("")
         # every entry of t on a live segment is one its buffer hides (isTxnAborted)
         pr[f"AbortHidden_{n}"] = entries_of(t, lambda s, p: z3.Implies(up(s), f["skipped"](s, p)))
         pr[f"MaterializedByLive_{n}"] = matlive(t)

@@ -91,7 +91,8 @@ def unload(m, s: S, j: int) -> S:
     old = s.part[j]
     s = s._replace(part=_put(s.part, j, None), pubs=pubs, unloads=s.unloads - 1)
     if m.apply_steps and old.ready and (old.reads or old.chain or old.areads or old.adel):
-        s = s._replace(zomb=_put(s.zomb, j, (len(s.ledger[j]), old)))
+        # its event subscriptions are closed: the events pending for it are gone
+        s = s._replace(zomb=_put(s.zomb, j, (len(s.ledger[j]), old._replace(events=(), aevents=(), aevents2=()))))
     return s
 
 

@@ -214,9 +214,12 @@ class Pip473(Spec):
         "plain": Bound("", "non-transactional sends, a routing key each (keys 0..3), sent in order"),
         "reshape": Bound("merge", "one split or merge during the run", choices=("none", "merge", "split")),
         "decisions": Bound("commit", "what clients ask endTxn for", choices=("commit", "abort", "both")),
-        "client": Bound("permissive", "stock = the stock client: it sends endTxn only once every send and ack "
-                        "of the txn has its answer, and sends nothing after; permissive = sends and acks may "
-                        "still arrive at a broker after endTxn (a resend after a reconnect, another client)",
+        "client": Bound("stock", "stock = the Java client (TransactionImpl, ProducerImpl): it sends endTxn only "
+                        "once every send and ack of the txn has its answer, aborts instead of committing once "
+                        "one failed, sends nothing after endTxn, and resends a send whose answer an unload cut "
+                        "off to the new owner; permissive = sends and acks may still arrive at a broker after "
+                        "endTxn (a broker that goes on with a send the client gave up on, a client that does "
+                        "not track its sends), and a failed send does not force an abort",
                         choices=("permissive", "stock")),
         "crashes": Bound(1, "participant broker crashes", lo=0, hi=2),
         "failovers": Bound(1, "TC failovers", lo=0, hi=2),
