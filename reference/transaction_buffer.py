@@ -307,14 +307,15 @@ class MetadataTransactionBuffer:
             if self.b.normal_publish_waits_for_recovery:
                 return
             self.hold = self.ledger.last_confirmed
-            if self.b.recovery_steps and not self.watermark_known and rec is not None:
+            if self.b.recovery_steps and not self.b.apply_steps and not self.watermark_known and rec is not None:
                 # the CAS expects no record, and one exists: it fails with a bad
                 # version, and the buffer re-reads the record (Pulsar's
                 # persistWatermarkIfAdvanced), so the next CAS can succeed
                 self.watermark_known = True
                 return
-        if self.b.apply_steps and self.ready:   # persistWatermarkIfAdvanced: a CAS on the version it knows
-            self.chain.persist_watermark()
+        if self.b.apply_steps:   # persistWatermarkIfAdvanced: a CAS on the version it knows
+            if not self.chain.persist_watermark() and not self.ready:
+                self.watermark_known = True   # it re-read the record's version
             return
         position = self._max_read_position()
         if rec is None or position > rec.value["position"]:

@@ -52,6 +52,11 @@ CONFIGS = {
     # topic unloads: a closed buffer's sends go on beside the next owner's recovery
     "unload": {"unloads": 2, "crashes": 1, "opfail": True, "decisions": "both", "writes": "t1:0 t1:0 t2:0",
                "reshape": "none"},
+    # a decision applied in the code's stages (apply = steps): the reads, the buffer's apply chain, the
+    # pending-ack store's deletes, and the closed instance that goes on with them after an unload
+    "apply-steps": {"apply": "steps", "recovery": "steps", "unloads": 2, "crashes": 1, "opfail": True,
+                    "decisions": "both", "writes": "t1:0 t1:0 t2:0", "acks": "t1:s1:1:ind t2:s1:2:cum",
+                    "reshape": "none", "plain": "0", "timeout": 1},
 }
 VARIANTS = ("pip-text", "merged", "fixed")
 # The configurations whose point is a bound some variants never read
@@ -59,7 +64,7 @@ VARIANTS = ("pip-text", "merged", "fixed")
 # Elsewhere a bound the variant ignores is left out of its run (the spec
 # refuses it), which leaves the same behaviour.
 ONLY = {"oneshot": ("pip-text",), "tc-steps": ("merged", "fixed"), "recovery-steps": ("merged", "fixed"),
-        "unload": ("merged", "fixed")}
+        "unload": ("merged", "fixed"), "apply-steps": ("merged", "fixed")}
 WALKS = [(v, c) for c in sorted(CONFIGS) for v in VARIANTS if v in ONLY.get(c, VARIANTS)]
 _SPECS: dict = {}
 
@@ -187,9 +192,17 @@ EXHAUSTIVE = {
     # a topic unload beside a crash: the closed buffer's send goes on while the next owner recovers
     "unload": {"txns": 1, "writes": "t1:0", "acks": "", "reshape": "none", "decisions": "both", "crashes": 1,
                "failovers": 0, "unloads": 1},
+    # the decision's stages and the closed instance that goes on after an unload (apply = steps): a send
+    # and an ack of one txn on one segment, both decisions
+    "apply-steps": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both",
+                    "crashes": 0, "failovers": 0, "unloads": 1, "apply": "steps", "recovery": "steps",
+                    "timeout": 1},
 }
-EXHAUSTIVE_ONLY = {"unload": ("merged", "fixed")}   # the text appends first: nothing goes on after a close
-CASES = [(c, v, "point") for c in EXHAUSTIVE for v in VARIANTS if v in EXHAUSTIVE_ONLY.get(c, VARIANTS)] + [
+# the text appends first: nothing goes on after a close; the text applies a decision in one step
+EXHAUSTIVE_ONLY = {"unload": ("merged", "fixed"), "apply-steps": ("merged", "fixed")}
+SLOW_CASES = {"apply-steps"}   # over a minute of CPU each: the slow tier
+CASES = [pytest.param(c, v, "point", marks=pytest.mark.slow) if c in SLOW_CASES else (c, v, "point")
+         for c in EXHAUSTIVE for v in VARIANTS if v in EXHAUSTIVE_ONLY.get(c, VARIANTS)] + [
     ("small", "pip-text", "zk-oneshot")]
 
 

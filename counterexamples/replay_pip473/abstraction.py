@@ -271,7 +271,8 @@ def _instance(b: Bridge, tb, pending_acks, idx, owner: str | None, pas_owners: d
             if i == 0 and chain.head is not None:
                 stage, key = chain.head
                 items.append((idx(tid), state, stage, UNKEYED if key is None else key + 1))
-            else:
+            elif (found or tid in tb.cache.open) and all(q[0] != tid for q in chain.queue[:i]):
+                # (else a no-op when its turn comes: an earlier apply of it, or none, dropped the entry)
                 items.append((idx(tid), state, "mem", FOUND if found else 0))
         store = b.cluster.store.get(f"/txn-watermark/{tb.segment}")
         steps = (frozenset(idx(t.label[2]) for t in mine if t.label[0] == "tb-read"), tuple(items),

@@ -5,7 +5,10 @@ into one step otherwise).
 The transaction buffer (`MetadataTransactionBuffer`, apache/pulsar@ec708a8):
 * `triggerReconcile` (L419-L443) snapshots the txns its cache holds OPEN and
   reads each header: `deliverEvent` issues the reads (`Part.reads`), and each
-  returns in a step of its own (`reconcileRead`). A decided header enqueues
+  returns in a step of its own (`reconcileRead`). Two reads of one header in
+  flight (two events) are one here: whatever the earlier returns, the later
+  can return at the same moment, and a second decided answer finds the first
+  apply queued (a no-op); the replay runs both tasks at once. A decided header enqueues
   the apply on the chain `stateTail` (`enqueueApplyTerminal`, L440-L452).
 * `applyTerminalNow` (L468-L515) runs when the chain reaches it, at once if
   the chain is idle: under the lock it marks the entry, adds an aborted txn

@@ -58,6 +58,7 @@ from .state import (
 )
 from .store import header_state, put_op
 
+CLOSED_STAGES = tuple(CLOSED.values())
 SENDING = (C_OPEN,) + tuple(C_ENDING.values())   # the client may still send (the late-write race)
 
 
@@ -254,17 +255,19 @@ def plain(m, s: S, k: int):
         if m.flags.sync_waits:
             return s                    # F7: recovery's completion recomputes
         p = p._replace(hold=pos)        # no txn loaded yet: the recompute gives the LAC
-        if m.recovery_steps and not p.wknown and s.wmark[j] >= 0:
+        if m.recovery_steps and not m.apply_steps and not p.wknown and s.wmark[j] >= 0:
             # the CAS expects no record (version -1) and fails; the buffer
             # re-reads the record's version, so the next CAS can succeed
             return s._replace(part=_put(s.part, j, p._replace(wknown=True)))
         s = s._replace(part=_put(s.part, j, p))
     v = max_read(s, j, p)
-    if m.apply_steps and p.ready:   # persistWatermarkIfAdvanced: a CAS above the watermark it knows
+    if m.apply_steps:   # persistWatermarkIfAdvanced: a CAS above the watermark it knows
         if v <= p.wmirror:
             return s
-        if p.wstale:   # lost on a version the other instance moved, which it re-reads
-            return s._replace(part=_put(s.part, j, p._replace(wstale=False, wmirror=s.wmark[j])))
+        if p.wstale:   # lost on a version it does not know (a record it has not loaded, or the other
+            # instance's write), which it re-reads
+            p = p._replace(wstale=False, wmirror=s.wmark[j], wknown=p.wknown or not p.ready)
+            return s._replace(part=_put(s.part, j, p))
         return wrote_watermark(s._replace(part=_put(s.part, j, p._replace(wmirror=v))), j, v)
     return s._replace(wmark=_put(s.wmark, j, v)) if v > s.wmark[j] else s
 
@@ -280,6 +283,18 @@ def _closed_end(m, pub: Pub) -> Pub:
     return PUB_TODO if m.stock_client else pub._replace(stage=REJECTED)
 
 
+def _closed_memory(m, s: S, j: int, update) -> S:
+    """apply = steps: a closed instance kept for its reads and apply chain
+    (`S.zomb`) also sees its own sends' effects on its memory (the hold its
+    op put makes, what a failed append or op write releases), since its
+    watermark CAS reads it. Without such an instance nothing observes that
+    memory."""
+    if not m.apply_steps or s.zomb[j] is None:
+        return s
+    lac, p = s.zomb[j]
+    return s._replace(zomb=_put(s.zomb, j, (lac, update(p))))
+
+
 def closed_put_op(m, s: S, k: int):
     """publishPutOp of a send whose buffer instance an unload closed (bound
     `unloads`): the op lands in the store, which does not know the instance
@@ -290,7 +305,9 @@ def closed_put_op(m, s: S, k: int):
     w, pub = m.writes[k], s.pubs[k]
     if pub.stage != CLOSED[CHECKED]:
         return None
-    return _pub(s, k, pub._replace(stage=CLOSED[OPPUT], seq=s.seqs[w.txn]), **put_op(s, w.txn, "write", pub.seg, 0))
+    j, t = pub.seg, w.txn
+    s = _closed_memory(m, s, j, lambda p: track_in_flight(s, j, p, t) if t in p.cache else p)
+    return _pub(s, k, pub._replace(stage=CLOSED[OPPUT], seq=s.seqs[t]), **put_op(s, t, "write", j, 0))
 
 
 def closed_op_fails(m, s: S, k: int):
@@ -298,7 +315,8 @@ def closed_op_fails(m, s: S, k: int):
     pub = s.pubs[k]
     if not m.op_fail or pub.stage != CLOSED[CHECKED]:
         return None
-    return _pub(s, k, _closed_end(m, pub))
+    s = _pub(s, k, _closed_end(m, pub))
+    return _closed_memory(m, s, pub.seg, lambda p: release_failed(m, s, pub.seg, p, m.writes[k].txn, k, CLOSED_STAGES))
 
 
 def closed_validate(m, s: S, k: int):
@@ -326,7 +344,9 @@ def closed_append(m, s: S, k: int):
         changed["ops"] = frozenset(o for o in s.ops if not (o.txn == w.txn and o.seq == pub.seq))
     if m.flags.rekey_late:
         changed["arec"] = rekey(m, s, pub.seg, w.txn, 0, k)
-    return _pub(s, k, _closed_end(m, pub), **changed)
+    s = _pub(s, k, _closed_end(m, pub), **changed)
+    j, t = pub.seg, w.txn
+    return _closed_memory(m, s, j, lambda p: release_failed(m, s, j, drop_in_flight(p, t), t, k, CLOSED_STAGES))
 
 
 # The steps a send may take from each unfinished stage, in the order `next`

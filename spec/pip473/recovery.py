@@ -82,15 +82,15 @@ def unload(m, s: S, j: int) -> S:
     reconcile reads and apply chain, and its pending-ack store's, go on too
     (`closeAsync` waits for neither): the closed instance is kept in
     `S.zomb` with the ledger's length at the close, until it has nothing
-    left to do (apply.py). A closed instance still recovering is not kept:
-    its chain is empty until its recovery completes, and the model does not
-    run the rest of its recovery (it takes a crash or an unload before this
-    one). Pruning: as a crash, only while the broker holds something to
+    left to do (apply.py). A buffer still recovering has no reads or chain
+    yet (its events wait), and the model does not run the rest of its
+    recovery after the close (the reference's recovery tasks go with the
+    broker too); its pending-ack store's deletes in flight go on. Pruning: as a crash, only while the broker holds something to
     lose, or while it has such a send."""
     pubs = tuple(p._replace(stage=CLOSED[p.stage]) if p.seg == j and p.stage in CLOSED else p for p in s.pubs)
     old = s.part[j]
     s = s._replace(part=_put(s.part, j, None), pubs=pubs, unloads=s.unloads - 1)
-    if m.apply_steps and old.ready and (old.reads or old.chain or old.areads or old.adel):
+    if m.apply_steps and (old.reads or old.chain or old.areads or old.adel):
         # its event subscriptions are closed: the events pending for it are gone
         s = s._replace(zomb=_put(s.zomb, j, (len(s.ledger[j]), old._replace(events=(), aevents=(), aevents2=()))))
     return s
