@@ -201,6 +201,8 @@ class SegmentBroker:
 
     def _go_down(self) -> None:
         """The broker's tasks and memory go (a crash, or after an unload closed the buffer)."""
+        for pa in self.pending_acks.values():
+            pa.fail_in_flight()
         self.env.forget(self.owner)
         for sub in self.pending_acks:
             self.env.forget(self.pas_owner(sub))

@@ -99,9 +99,12 @@ def observe(b: Bridge) -> dict:
             pins.add((seg, b.names[tid]))
     inflight = {(r.txn and b.names[r.txn], r.segment) for r in b.requests.values()
                 if r.stage in IN_FLIGHT}
-    for task in c.scheduler.pending():   # apply = steps: a closed instance's read, apply or delete of a txn
-        if "/closed" in task.owner and task.label[0] in ("tb-read", "tb-apply", "pas-read", "pas-delete"):
-            inflight.add((b.names[task.label[3 if task.label[0].startswith("pas") else 2]], task.label[1]))
+    if b.behaviour.apply_steps:   # a closed instance's read, queued apply or delete of a txn
+        for seg, z in zip(sn, _closed(b, lambda tid: b.names[tid])):
+            if z is not None:
+                p = z[1]
+                for t in (*p[16], *(c[0] for c in p[17]), *p[18], *p[19]):   # reads, chain, areads, adel
+                    inflight.add((t, seg))
     owed = [*c.scheduler.pending("tc-list"), *c.scheduler.pending("tc-publish")]
     return {
         "hdr": hdr,

@@ -34,6 +34,7 @@ HANDLERS: dict[str, Callable[[Bridge, Step], None]] = {
     "publishOpFails": sends.publish_op_fails,
     "publishPlain": sends.publish_plain,
     "appendAck": sends.append_ack,
+    "appendAckOpen": sends.append_ack_open,
     # the coordinator and the clock
     "newTxn": coordinator.new_txn,
     "endTxn": coordinator.end_txn,

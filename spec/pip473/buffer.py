@@ -100,7 +100,7 @@ def forget(p: Part, t: int) -> Part:
     return p._replace(cache=p.cache - {t}, tpos=tpos, hold=p.hold if _held(tpos) else -1)
 
 
-def release_failed(m, s: S, j: int, p: Part, t: int, but: int, stages=IN_FLIGHT) -> Part:
+def release_failed(m, s: S, j: int, p: Part, t: int, but: int, stages=None) -> Part:
     """fixed F5: after a failed send (plan operation `but`), a broker that
     holds no op, no tracked position and no other send of t in progress
     forgets its cache entry, which no event would ever clear (no op there,
@@ -112,6 +112,7 @@ def release_failed(m, s: S, j: int, p: Part, t: int, but: int, stages=IN_FLIGHT)
     if not m.flags.drop_failed or t not in p.cache or any(x[0] == t and x[1] != 0 for x in p.tpos):
         return p
     pubs = s.pubs
+    stages = IN_FLIGHT if stages is None else stages
     if any(k != but and w.txn == t and pubs[k].seg == j and pubs[k].stage in stages
            for k, w in enumerate(m.writes)):
         return p

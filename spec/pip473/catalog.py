@@ -103,6 +103,14 @@ ACTIONS = (
            "Components / MetadataPendingAckStore",
            (Message(CLIENT, PAS, "ack({txn}, {op}, {pos}, {cumulative})"),
             Message(PAS, STORE, "put /txn-op/{txn}/<seq> ack")), optional=SUB),
+    Action("appendAckOpen", (("op", str), ("txn", str), ("seg", str), ("pos", int), ("cumulative", bool)), "ack",
+           "publish.ack_open",
+           "merged, bound `apply = steps`: the ack's op put completed; only now does the txn join the pending-ack "
+           "store's open set and the handle's memory (`allOf(appends).thenRun(openTxns.add)`), and the client "
+           "has its answer",
+           "`MetadataPendingAckStore.appendAcks`",
+           (Message(PAS, PAS, "openTxns.add({txn})"), Message(PAS, CLIENT, "ack({txn}, {op}) done", True)),
+           fair=True, optional=SUB),
     # -- end-txn ----------------------------------------------------------------------
     Action("endTxn", (("txn", str), ("decision", str)), "end-txn", "coordinator.end_txn",
            "client END_TXN; TC does the single CAS OPEN->decision (merged/fixed: then lists ops and appends "

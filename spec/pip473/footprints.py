@@ -214,9 +214,9 @@ def footprints(m) -> dict | None:
         if m.flags.cas_finalizes:   # the CAS writes finalizedAt too
             decide_r |= {("_now",), ("_fincnt", t)}
             decide_w |= {("_hdr", t, "fin"), ("_fincnt", t)}
-        # the stock client waits for the answers to its sends and acks
+        # the stock client waits for the answers to its sends and acks, and aborts once one failed
         waits = {("_pubs", n) for n, x in m_ops(m) if x == m.txn_index[t]} if m.stock_client else set()
-        for d in m.decisions:
+        for d in m.decisions + (("ABORTED",) if m.stock_client and "ABORTED" not in m.decisions else ()):
             fp[a("endTxn", txn=t, decision=d)] = F.fp(
                 decide_r | waits | {("_client", t), ("_tcp", t)}, decide_w | {("_client", t, "phase")})
         fp[a("timeoutSweep", txn=t)] = F.fp(decide_r | {("_hdr", t), ("_now",)}, decide_w)

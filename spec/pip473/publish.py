@@ -217,6 +217,14 @@ def ack(m, s: S, k: int):
     if s.part[j] is None or not pas_ready(m, s.part[j], a.sub) or getattr(s, f["rd"])[j] <= a.pos:
         return None   # the handle queues acks until its store's replay (or, joint, the recovery) completes
     field = f["acache"] if m.split else "cache"
+    if m.flags.acks_unchecked and m.apply_steps:
+        # merged, apply = steps: `appendAcks` puts the op; only once the put
+        # completes (`allOf(appends).thenRun`) does the txn join the store's
+        # open set and the handle's memory (`ack_open`)
+        changed = {"late": s.late | {t}} if header_state(s, t) != OPEN else {}
+        after = header_state(s, t) != OPEN
+        return _pub(s, i, Pub(OPPUT, j, a.pos, s.seqs[t]), ackw=s.ackw | {(t, j, a.pos, after, a.sub)},
+                    **changed, **put_op(s, t, "ack", j, a.pos, a.cumulative, a.sub))
     if m.flags.acks_unchecked:
         # merged: the pending-ack store writes the op without reading the
         # header, then counts the txn among its open ones (the cache)
@@ -236,6 +244,25 @@ def ack(m, s: S, k: int):
         changed["part"] = _put(part, j, part[j]._replace(**{f["packs"]: packs | {(t, a.pos, a.cumulative)}}))
     after = header_state(s, t) != OPEN   # the ghost of AcksFixedAtDecision
     return _pub(s, i, Pub(DONE, j, a.pos, s.seqs[t]), ackw=s.ackw | {(t, j, a.pos, after, a.sub)}, **changed)
+
+
+def ack_open(m, s: S, k: int):
+    """appendAckOpen (merged, apply = steps): the ack's op put completed:
+    the txn joins the store's open set (`openTxns.add`), the handle keeps
+    the ack in memory, and the client has its answer. An event that reached
+    the store between the put and now found the txn missing from its
+    snapshot (`triggerReconcile` reads only the open set)."""
+    a = m.acks[k]
+    i = len(m.writes) + k
+    pub = s.pubs[i]
+    if pub.stage != OPPUT or s.part[a.seg] is None:
+        return None
+    f = SUB_FIELDS[a.sub]
+    p = s.part[a.seg]
+    p = p._replace(**{f["acache"]: getattr(p, f["acache"]) | {a.txn}})
+    if m.flags.memory_acks:
+        p = p._replace(**{f["packs"]: getattr(p, f["packs"]) | {(a.txn, a.pos, a.cumulative)}})
+    return _pub(s, i, pub._replace(stage=DONE), part=_put(s.part, a.seg, p))
 
 
 def plain(m, s: S, k: int):

@@ -87,7 +87,9 @@ def unload(m, s: S, j: int) -> S:
     recovery after the close (the reference's recovery tasks go with the
     broker too); its pending-ack store's deletes in flight go on. Pruning: as a crash, only while the broker holds something to
     lose, or while it has such a send."""
-    pubs = tuple(p._replace(stage=CLOSED[p.stage]) if p.seg == j and p.stage in CLOSED else p for p in s.pubs)
+    nw = len(m.writes)   # an ack in flight (apply = steps: its put done, not answered) fails with the connection
+    pubs = tuple((p._replace(stage=CLOSED[p.stage]) if k < nw else p._replace(stage=REJECTED))
+                 if p.seg == j and p.stage in CLOSED else p for k, p in enumerate(s.pubs))
     old = s.part[j]
     s = s._replace(part=_put(s.part, j, None), pubs=pubs, unloads=s.unloads - 1)
     if m.apply_steps and (old.reads or old.chain or old.areads or old.adel):

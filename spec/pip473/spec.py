@@ -344,6 +344,7 @@ class Pip473(Spec):
                                   pos=ak.pos, cumulative=ak.cumulative,
                                   **({"sub": SUB_NAMES[ak.sub]} if ak.sub else {}))
                                 for ak in self.acks)
+        self.ack_open_labels = tuple(("appendAckOpen",) + label[1:] for label in self.ack_labels)
         declare(self)
 
     @classmethod
@@ -412,6 +413,10 @@ class Pip473(Spec):
             t2 = publish.ack(self, s, k)
             if t2 is not None:
                 yield self.ack_labels[k], t2
+            elif self.apply_steps:
+                t2 = publish.ack_open(self, s, k)
+                if t2 is not None:
+                    yield self.ack_open_labels[k], t2
         # Client endTxn (and its retry after a TC failover lost the answer).
         # The stock client first waits for the answers to its sends and acks.
         # The stock client also aborts once a send or ack of the txn failed (TransactionImpl.commit).
