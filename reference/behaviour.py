@@ -97,6 +97,10 @@ class Behaviour:
     # F10: the next owner loads an unloaded segment only once the closed
     # instance has no task left (its sends, reads and apply chain are done).
     drain_closed: bool = False
+    # A producer is added only once the segment's transaction buffer has
+    # recovered (`ServerCnx.handleProducer` waits on
+    # `checkIfTransactionBufferRecoverCompletely`; a model's bound `producers`).
+    producers_gated: bool = False
     retention_ms: int = 900_000
     sweep_period_ms: int = 10_000
     txn_timeout_ms: int = 30_000

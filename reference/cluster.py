@@ -82,6 +82,8 @@ class Cluster:
         if seg is None or not self.brokers[seg].up:
             return None
         broker = self.brokers[seg]
+        if self.env.behaviour.producers_gated and not broker.tb.ready:
+            return None   # handleProducer adds the producer only once the buffer has recovered
 
         def added(pos: int | None, err: Exception | None) -> None:
             if err is None and broker.up:

@@ -218,32 +218,7 @@ def test_every_transition_of_a_small_model_conforms(config, variant, watches):
     must reach the sealed layout with an entry of the txn in a child."""
     bounds = {"client": "permissive", **EXHAUSTIVE[config]}
     spec = load_spec_class("pip473")(variant, watches=watches, **applicable(variant, bounds))
-    (s0,) = spec.init_states()
-    parent = {s0: None}
-    queue = deque([s0])
-    edges = 0
-    kinds: set[str] = set()
-    while queue:
-        s = queue.popleft()
-        path, x = [], s
-        while parent[x] is not None:
-            p, a = parent[x]
-            path.append((a, p, x))
-            x = p
-        path.reverse()
-        for a, t in spec.next(s):
-            edges += 1
-            kinds.add(a[0])
-            bridge = Pip473Bridge(spec)
-            bridge.start()
-            for (name, params), before, after in path + [(a, s, t)]:
-                bridge.apply(name, dict(params), before, after)
-            where = [step[0][0] for step in path] + [a[0]]
-            assert observation_diff(spec.observe(t), bridge.observe()) == {}, where
-            assert bridge.state_diff(t) == {}, where
-            if t not in parent:
-                parent[t] = (s, a)
-                queue.append(t)
+    parent, edges, kinds = walk_every_transition(spec)
     assert len(parent) > 400 and edges > 1.8 * len(parent)
     if config == "mechanisms" and variant != "pip-text":  # the text writes the op after the append
         assert "publishOpFails" in kinds
@@ -288,3 +263,37 @@ def test_every_transition_of_a_small_model_conforms(config, variant, watches):
                    and st.rd[0] > 2 for st in parent)
     if config == "two-sends":
         assert "recover" in kinds and ("recoverComplete" in kinds) == (variant != "pip-text")
+
+
+def walk_every_transition(spec):
+    """Replay every transition of `spec`'s state graph on a fresh
+    implementation (the BFS tree path to its source, then the transition),
+    comparing observation and whole state after it. Returns (the BFS tree,
+    the transitions replayed, the action names met)."""
+    (s0,) = spec.init_states()
+    parent = {s0: None}
+    queue = deque([s0])
+    edges = 0
+    kinds: set[str] = set()
+    while queue:
+        s = queue.popleft()
+        path, x = [], s
+        while parent[x] is not None:
+            p, a = parent[x]
+            path.append((a, p, x))
+            x = p
+        path.reverse()
+        for a, t in spec.next(s):
+            edges += 1
+            kinds.add(a[0])
+            bridge = Pip473Bridge(spec)
+            bridge.start()
+            for (name, params), before, after in path + [(a, s, t)]:
+                bridge.apply(name, dict(params), before, after)
+            where = [step[0][0] for step in path] + [a[0]]
+            assert observation_diff(spec.observe(t), bridge.observe()) == {}, where
+            assert bridge.state_diff(t) == {}, where
+            if t not in parent:
+                parent[t] = (s, a)
+                queue.append(t)
+    return parent, edges, kinds

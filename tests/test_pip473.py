@@ -453,3 +453,17 @@ def test_the_closed_pending_ack_store_loses_no_ack_once_the_replay_applies_the_r
     f3 = [c for c in variants.FIXES if c.name == "F3"]
     monkeypatch.setitem(variants.VARIANTS, "merged", variants.apply(variants.VARIANTS["merged"], f3))
     assert check_model(path).verdict == "ok"
+
+
+def test_with_the_producer_gate_f7_is_not_needed(monkeypatch, tmp_path):
+    """Issue 51 item 4, bound producers: if `handleProducer` adds a producer
+    only once the buffer has recovered (`producers = "gated"`), no plain
+    publish lands during recovery, and fixed without F7 holds at
+    tb-recovery-publish-fixed.toml's bounds; ungated it fails there."""
+    monkeypatch.setitem(variants.VARIANTS, "fixed", variants.without("fixed", "F7"))
+    path = tmp_path / "gated.toml"
+    path.write_text((PIP / "tb-recovery-publish-fixed.toml").read_text().split("[expect]")[0]
+                    .replace("[constants]\n", '[constants]\nproducers = "gated"\n'))
+    assert check_model(path).verdict == "ok"
+    ungated = check_model(PIP / "tb-recovery-publish-fixed.toml")
+    assert [(v.property, v.length) for v in ungated.outcome.violations] == [("WatermarkSafe", 10)]

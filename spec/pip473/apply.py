@@ -9,7 +9,7 @@ The transaction buffer (`MetadataTransactionBuffer`, apache/pulsar@ec708a8):
   flight (two events) are one here: whatever the earlier returns, the later
   can return at the same moment, and a second decided answer finds the first
   apply queued (a no-op); the replay runs both tasks at once. A decided header enqueues
-  the apply on the chain `stateTail` (`enqueueApplyTerminal`, L440-L452).
+  the apply on the chain `stateTail` (`enqueueApplyTerminal`, called at L440).
 * `applyTerminalNow` (L468-L515) runs when the chain reaches it, at once if
   the chain is idle: under the lock it marks the entry, adds an aborted txn
   to the in-memory aborted set, recomputes maxReadPosition and drops the
@@ -127,7 +127,7 @@ def put_aborted_record(m, s: S, j: int, closed: bool = False) -> S:
 
 
 def cas_watermark(m, s: S, j: int, closed: bool = False) -> S:
-    """applyWatermark: `persistWatermarkIfAdvanced` (L553-L600): nothing to do
+    """applyWatermark: `persistWatermarkIfAdvanced` (L547-L596): nothing to do
     unless the instance's maxReadPosition is above the watermark it knows;
     else a CAS on the version it last read or wrote. A lost CAS (the other
     instance wrote the record since: `wstale`) re-reads the record and fails

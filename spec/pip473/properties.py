@@ -362,3 +362,43 @@ def observe(m, s: S) -> dict:
     for _, part in PARTS:
         out.update(part(m, s))
     return out
+
+
+# Each property and state predicate in one sentence, in Pulsar's terms, for
+# the finding reports (`Spec.property_text`, checker/reports/explain.py).
+PROPERTY_TEXT = {
+    "Atomicity": "no entry of an aborted transaction is delivered, no live transaction buffer hides an entry of a "
+                 "committed one, and no send or ack is admitted after the coordinator decided its transaction",
+    "NoAbortedDelivered": "no consumer receives an entry of a transaction that aborted",
+    "CommittedVisible": "no live transaction buffer filters out (`isTxnAborted`) an entry of a committed transaction",
+    "NoLateAdmission": "no send or ack of a transaction is admitted after the coordinator decided it",
+    "NoLostCommittedAck": "a committed transaction's ack reaches the subscription's cursor before its ACK op record "
+                          "is deleted",
+    "NoAbortedAck": "every position a cursor covers was acknowledged by a committed transaction",
+    "AcksFixedAtDecision": "no ACK op record is written after its transaction was decided",
+    "SingleFinalization": "a header never leaves its first decision, `finalizedAt` is written once, and the client "
+                          "is told the decision that was made",
+    "ReadCommitted": "no consumer receives an entry of a transaction that is still OPEN or was aborted",
+    "AbortedStaysHidden": "no consumer receives an entry after its transaction aborted",
+    "GcSafety": "the GC deletes a header only once the transaction is decided and no op record and no live "
+                "participant that holds it remain",
+    "MaxReadPositionSafe": "a live buffer's `getMaxReadPosition()` is below the first entry of every OPEN "
+                           "transaction on its segment",
+    "WatermarkSafe": "the persisted watermark is below the first entry of every OPEN transaction on its segment "
+                     "(the next recovery trusts it)",
+    "ParentFenced": "no entry lands in a parent segment after it was terminated",
+    "NoOrphanOp": "every op record of a decided transaction is held by a live participant that will delete it, or "
+                  "by a send still running, or has an event pending",
+    "NoMissedDecision": "a participant that pins the read position for a decided transaction has an event pending, "
+                        "a send of it running, or a fan-out the coordinator still owes",
+    # state predicates (the temporal properties' parts), per txn
+    "Started": "the transaction's header exists",
+    "Finalized": "the header is decided and finalized",
+    "Committed": "the transaction committed",
+    "Aborted": "the transaction aborted",
+    "Decided": "the coordinator decided the transaction",
+    "AbortHidden": "every live transaction buffer filters out (`isTxnAborted`) each entry of the transaction",
+    "MaterializedByLive": "no live participant holds the transaction any more (each applied its decision)",
+    "Collected": "the GC deleted the transaction's header",
+    "NoOpsLeft": "no op record of the transaction is left",
+}

@@ -273,6 +273,8 @@ def plain(m, s: S, k: int):
     j = route(m.topo, s, m.plain_keys[k])
     if j is None or s.part[j] is None:   # mid-reshape, or the broker is down: the producer waits
         return None
+    if m.producers_gated and not s.part[j].ready:   # handleProducer waits for the buffer's recovery
+        return None
     pos = len(s.ledger[j]) + 1
     s = s._replace(ledger=_put(s.ledger, j, s.ledger[j] + (PLAIN,)), plain=k + 1)
     if not m.flags.watermark:

@@ -173,4 +173,6 @@ BOUND_NEEDS = {
     "recovery": ("async_recovery", True),  # the text recovers in one step
     "watches": ("coalesced", False),      # header watches: the point-watch variant only
     "unloads": ("op_first", True),        # the text's send appends first: a closed ledger leaves nothing
+    "apply": ("coalesced", True),         # the text's point watches apply a decision in one step
+    "producers": ("async_recovery", True),  # the text's buffer recovers in one step
 }
