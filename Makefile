@@ -21,7 +21,10 @@ check-all: install
 test-all: install
 	.venv/bin/python -m pytest -q -n auto
 
-# A wheel and an sdist in dist/, for a CI of your own that installs txncheck from a file (docs/tutorial.md).
-dist: install
-	rm -rf dist
-	.venv/bin/python -m build --outdir dist .
+# The wheel, dist/txncheck-VERSION-py3-none-any.whl, for a CI of your own that installs txncheck from a file
+# (README.md, "In your own CI"). It is pure Python: no install first, no system package, no apt-get.
+DIST ?= dist
+PY ?= $(shell [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)
+dist:
+	rm -rf $(DIST)
+	$(PY) -m pip wheel --no-deps --wheel-dir $(DIST) .

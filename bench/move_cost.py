@@ -6,7 +6,7 @@ correct that, but a worker's rows are numbers of its own field values, so a
 moved state must be encoded. This measures the parts such a move would use,
 on a level of the model's own states: the giver encodes each distinct field
 value among the moved rows once (`encoding.encode`) and learns their classes
-(`spark_revive.Shapes`); the receiver decodes them (`encoding.decode`, which
+(`revive.Shapes`); the receiver decodes them (`encoding.decode`, which
 checks untrusted bytes), revives the classes, rebuilds the states and numbers
 them into its `Fields`. The receiver starts knowing no value, so its figure
 is an upper bound. CPU microseconds per moved state.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from txncheck.checker.encoding import decode, encode
 from txncheck.checker.engines.parallel.records import Fields
-from txncheck.checker.engines.spark_revive import Shapes
+from txncheck.checker.revive import Shapes
 from txncheck.checker.model import load_model
 
 HEADER = "| model | states moved | distinct field values per state | giver µs/state | receiver µs/state |"

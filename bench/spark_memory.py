@@ -22,7 +22,7 @@ set size (RSS):
 The cluster is tests/spark/cluster.py's: a master and two workers of one
 core each on 127.0.0.1, started from pyspark's own bin/spark-class;
 executors of 512 MiB; everything it started is stopped at the end. The
-driver has spark.driver.memory 1g (checker/engines/spark_session.py).
+driver has spark.driver.memory 1g (checker/engines/spark/session.py).
 
 Every model is also checked by bfs in this process, before its Spark run
 (fingerprints, no graph): the counts must be equal, or the bench says so

@@ -126,8 +126,8 @@ def start_spark(master: str, warm_up: bool) -> None:
     JVM compile the shuffle's code, as the first minutes of a long run do."""
     import os
 
-    from txncheck.checker.engines.spark_session import spark_session
-    from txncheck.checker.engines.spark_driver import ENV
+    from txncheck.checker.engines.spark.session import spark_session
+    from txncheck.checker.engines.spark.driver import ENV
 
     t0, c0 = time.monotonic(), self_cpu()
     spark_session(master)

@@ -11,22 +11,43 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from .. import __version__
+from .errors import UsageError, did_you_mean
 
 COMMANDS = ["check", "list", "show", "replay", "report", "graph", "sweep", "new", "profile", "prove"]
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
-class UsageError(Exception):
-    """Bad command-line use; the message is one line."""
-
-
 class _Parser(argparse.ArgumentParser):
+    argv: list[str] = []   # the command line being parsed (main sets it), for `suggestion`
+
     def error(self, message: str):  # one line, exit 2
-        raise UsageError(message)
+        raise UsageError(message + suggestion(self, message))
+
+
+def suggestion(parser: argparse.ArgumentParser, message: str) -> str:
+    """`; did you mean ...?` for a misspelt command or option: the nearest
+    command, or per unknown option the nearest of its command's options."""
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+    if m:
+        return did_you_mean(m.group(1), re.findall(r"'([^']*)'", m.group(2)))
+    m = re.match(r"unrecognized arguments: (.*)$", message)
+    if not m:
+        return ""
+    known = set(parser._option_string_actions)
+    commands = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+    chosen = next((commands[w] for w in parser.argv if w in commands), None)
+    if chosen is not None:
+        known |= set(chosen._option_string_actions)
+    near = [(w, did_you_mean(w.split("=", 1)[0], known)) for w in m.group(1).split() if w.startswith("-")]
+    hints = [f"{h.removeprefix('; did you mean ').removesuffix('?')} for {w!r}" for w, h in near if h]
+    if len(hints) == 1 and len(near) == 1:
+        return near[0][1]
+    return f"; did you mean {', '.join(hints)}?" if hints else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         failures.unblock_signals()
         parser = build_parser()
+        parser.argv = argv
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # argparse's --help and --version: the only exit that is not a verdict
@@ -81,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         code = int(args.run(args))
         if failures.interrupted:  # a library swallowed the KeyboardInterrupt: never report success
             raise KeyboardInterrupt
-        return code
+        return _lost_output(code)
     except BaseException as exc:  # noqa: BLE001 - the one place that maps every failure to an exit code
         # never an exception's own code: a spec's sys.exit(0) is a spec error, not a success
         return failures.report(exc, bad_input_errors(), debug)
@@ -93,6 +115,23 @@ def main(argv: list[str] | None = None) -> int:
             if failures.interrupted and not debug:
                 failures.quiet_teardown()
             failures.exit_on_late_signal(supervisor.report)
+
+
+def _lost_output(code: int) -> int:
+    """A report that stdout's disk refused (full, an I/O error) is no run's
+    success: one line on stderr, exit 3 (a violation keeps its 1)."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    why = getattr(sys.stdout, "failed", None)
+    if why is None:
+        return code
+    from .failures import one_line
+
+    print(f"txncheck: error: standard output: {one_line(why)}: the report was not written; the run is "
+          "incomplete", file=sys.stderr, flush=True)
+    return code if code == 1 else EXIT_INCOMPLETE
 
 
 def _command() -> int:

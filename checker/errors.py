@@ -14,6 +14,14 @@ always found them.
 
 from __future__ import annotations
 
+import difflib
+
+
+def did_you_mean(word: str, known) -> str:
+    """`; did you mean 'x'?` for the known name nearest a misspelt one, else ''."""
+    near = difflib.get_close_matches(word, sorted(known), n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
 
 class CheckerError(Exception):
     """Any error of the checker: its message is one line for the user."""
@@ -33,6 +41,10 @@ class ReductionError(EngineError):
 
 class EnvironmentFault(CheckerError):
     """The machine, not the input: a missing Java, a JVM that does not start (exit 3)."""
+
+
+class UsageError(CheckerError, ValueError):
+    """Bad command-line use (options that do not go together): one line, exit 2."""
 
 
 def explained(spec, exc: BaseException) -> BaseException:

@@ -26,7 +26,7 @@ class Case:
     name: str
     status: str
     message: str = ""
-    kind: str = "invariant"  # invariant | witness | deadlock | liveness | model
+    kind: str = "invariant"  # invariant | witness | deadlock | liveness | proof | model
     violation: Any = None    # the job.Violation behind the case, if any
     detail: str = ""         # the trace table of a violation
 

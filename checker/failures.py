@@ -12,28 +12,36 @@ prints its verdict first and reports the write separately (checker/commands/chec
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
-import sysconfig
 import threading
 import time
 import traceback
 from contextlib import contextmanager
-from pathlib import Path
 
 from .errors import EnvironmentFault
 
 EXIT_USAGE, EXIT_INCOMPLETE = 2, 3
 
-_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # txncheck: checker/, spec/, reference/, ...
-_SPEC_DIR = _PACKAGE_DIR / "spec"
-_SPEC_FRAMEWORK = {"__init__.py", "api.py", "registry.py", "schema.py", "source.py"}  # the spec API, not a spec
-# Where the code that is neither txncheck's checker nor a spec lives.
-_LIBRARY_DIRS = tuple({Path(p).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib")
-                       if (p := sysconfig.get_paths().get(k))})
 # pip extra for each optional module
 _EXTRAS = {"pyspark": "spark", "py4j": "spark", "pyarrow": "spark", "kazoo": "zookeeper"}
 
+
+
+def extra_packages(extra: str) -> list[str]:
+    """The packages of one of txncheck's extras (pyproject.toml), as the
+    installed txncheck declares them: txncheck itself is on no package index,
+    so `pip install 'txncheck[spark]'` would find nothing."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        reqs = requires("txncheck") or []
+    except PackageNotFoundError:
+        reqs = []
+    found = [r.split(";")[0].strip().replace(" ", "") for r in reqs
+             if r.replace(" ", "").endswith(f'extra=="{extra}"') and not r.startswith("txncheck")]
+    return [re.split(r"[<>=!~\[]", r)[0] for r in found] or [f"the packages of txncheck's {extra!r} extra"]
 
 
 interrupted: list[str] = []  # set by the signal handlers: a run that ends after it is incomplete
@@ -58,8 +66,11 @@ class BudgetExpired(KeyboardInterrupt):
 def _on_signal(signum, _frame):
     if _owner and os.getpid() != _owner[0]:
         # a forked worker (bfs --workers): its coordinator stops it; a SIGTERM
-        # (the coordinator's terminate) ends it at once, without a traceback
+        # (the coordinator's terminate, or anyone's) ends it at once, without a
+        # traceback, and as the signal's death, which its coordinator names
         if signum == signal.SIGTERM:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
             os._exit(EXIT_INCOMPLETE)
         return
     global _redeliver
@@ -130,6 +141,12 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
     except (OSError, AttributeError):
         pass
+
+
+def debugging() -> bool:
+    """--debug (or TXNCHECK_DEBUG=1) was given: a failure's traceback is printed too
+    (by a forked worker, which reports its failure as one line, as well)."""
+    return bool(_debug)
 
 
 def unblock_signals() -> None:
@@ -223,13 +240,11 @@ def restore_signal_handlers(old: dict) -> None:
 
 def _is_library(file: str) -> bool:
     """Not a spec's own code: txncheck outside spec/ (and spec/'s framework
-    modules), the standard library, installed packages."""
-    if file.startswith("<"):
-        return True
-    p = Path(file).resolve()
-    if p.is_relative_to(_SPEC_DIR):
-        return p.parent == _SPEC_DIR and p.name in _SPEC_FRAMEWORK
-    return p.is_relative_to(_PACKAGE_DIR) or any(p.is_relative_to(d) for d in _LIBRARY_DIRS)
+    modules), the standard library, installed packages (spec/source.py's
+    `owner`, imported here late: it imports z3, which start-up does not)."""
+    from ..spec.source import owner
+
+    return owner(file) != "spec"
 
 
 def spec_frame(exc: BaseException) -> traceback.FrameSummary | None:
@@ -270,7 +285,7 @@ def classify(exc: BaseException, bad_input: tuple[type[BaseException], ...]) -> 
     if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0] in _EXTRAS:
         mod = exc.name.split(".")[0]
         return EXIT_INCOMPLETE, (f"this needs the optional module {mod!r}, which is not installed "
-                                 f"(pip install 'txncheck[{_EXTRAS[mod]}]')")
+                                 f"(pip install {' '.join(extra_packages(_EXTRAS[mod]))})")
     if isinstance(exc, MemoryError):
         return EXIT_INCOMPLETE, "out of memory; the run is incomplete"
     fr = spec_frame(exc)

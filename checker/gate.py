@@ -7,6 +7,10 @@ expected shortest length, when one is given), and a model with no `[expect]`
 must hold. The verdicts become one test case per model and property, which the
 JUnit and SARIF reports (checker/reports/) and the pytest plugin render.
 
+A model with a [prove] table is also proved (`txncheck prove`), one more
+case, "Proof", which passes only when every property the model asks for is
+proved; its CPU seconds are recorded as [expect] prove_seconds.
+
 A model's [expect] may also record the run's figures and the depth to which
 it expects no violation (checker/expectations.py judges them), and a runtime
 class: a model whose `runtime = "heavy"` is run only when the gate is asked
@@ -20,6 +24,7 @@ expectation failed, 3 if a run stopped at a limit it was not expected to hit
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +32,7 @@ from typing import Any, Callable
 
 from .api import Report, check_model, write_traces
 from .expectations import ERROR, FAILED, PASSED, SKIPPED, Case, judge  # noqa: F401 - the reports' names
+from .isolation import INTERRUPTED, run_isolated
 from .model import HOLDS_FOR, Model, ModelError, find_models, load_model
 from .options import Options
 
@@ -47,6 +53,7 @@ class ModelResult:
     note: str | None = None        # how the gate ran this model differently from the command line
     not_run: str | None = None     # why the gate did not run it (a heavy model without --heavy)
     fault: str | None = None       # an environment fault: a missing extra, a trace the disk refused (exit 3)
+    prove_seconds: float | None = None  # the CPU seconds of its proof, when it has a [prove] table
 
     @property
     def exit_code(self) -> int:
@@ -98,6 +105,7 @@ def label_text(m: Model) -> str:
 class GateResult:
     results: list[ModelResult]
     roots: list[Path]
+    interrupted: bool = False   # Ctrl-C stopped it: the models after were not checked
 
     @property
     def cases(self) -> list[tuple[ModelResult, Case]]:
@@ -111,7 +119,7 @@ class GateResult:
 
     @property
     def exit_code(self) -> int:
-        codes = {r.exit_code for r in self.results}
+        codes = {r.exit_code for r in self.results} | ({3} if self.interrupted else set())
         for code in (2, 1, 3):
             if code in codes:
                 return code
@@ -131,17 +139,20 @@ class GateResult:
                 entry["error"] = r.error
             if r.note is not None:
                 entry["note"] = r.note
+            if r.prove_seconds is not None:
+                entry["prove_seconds"] = round(r.prove_seconds, 3)
             if r.not_run is not None:
                 entry["not_run"] = r.not_run
             entry["cases"] = [{"name": c.name, "kind": c.kind, "status": c.status, "message": c.message}
                               for c in r.cases]
             models.append(entry)
-        return {"gate": [str(p) for p in self.roots], "exit_code": self.exit_code,
+        return {"gate": [str(p) for p in self.roots], "exit_code": self.exit_code, "interrupted": self.interrupted,
                 "summary": {"models": len(self.results), **self.counts()}, "models": models}
 
 
 def collect(roots: list[str | Path]) -> list[Path]:
-    """Model files under the roots, each once, in a stable order."""
+    """Model files under the roots, each once, in a stable order; none at
+    all is bad input (exit 2)."""
     seen: set[Path] = set()
     out = []
     for root in roots:
@@ -153,6 +164,9 @@ def collect(roots: list[str | Path]) -> list[Path]:
             if key not in seen:
                 seen.add(key)
                 out.append(p)
+    if not out:  # a typo in a CI path must not turn the gate off without a sound
+        raise ModelError(f"{', '.join(str(r) for r in roots)}: no model files here (a model file is a .toml "
+                         "file with a top-level spec key); the gate would check nothing")
     return out
 
 
@@ -178,20 +192,69 @@ def run_gate(
     """Check every model under `roots` against its expectation: those whose
     [expect] runtime is `runtime` ("quick", "heavy"), or all of them ("all")."""
     paths = collect(roots)
-    results = []
-    for k, path in enumerate(paths):
-        r = check_one(path, engine=engine, out_dir=_trace_dir(out_dir, path, roots), max_seconds=max_seconds,
-                      max_states=max_states, options=options, runtime=runtime,
-                      progress=progress_factory(f"{shown_path(path)}: ") if progress_factory else None)
-        results.append(r)
-        if r.not_run == QUICK_LEFT_OUT:  # --runtime heavy: the quick models are not its business
-            results.pop()
-            continue
-        if on_result:
-            on_result(r)
-        if r.interrupted:  # Ctrl-C: stop the gate, report what was done
-            break
-    return GateResult(results, [Path(r) for r in roots])
+    results: list[ModelResult] = []
+    gate = GateResult(results, [Path(r) for r in roots])
+    try:
+        for path in paths:
+            r = check_isolated(path, engine=engine, out_dir=_trace_dir(out_dir, path, roots),
+                               max_seconds=max_seconds, max_states=max_states, options=options, runtime=runtime,
+                               progress=progress_factory(f"{shown_path(path)}: ") if progress_factory else None)
+            if r.not_run == QUICK_LEFT_OUT:  # --runtime heavy: the quick models are not its business
+                continue
+            results.append(r)
+            if on_result:
+                on_result(r)
+            if r.interrupted:  # Ctrl-C: stop the gate, report what was done
+                gate.interrupted = True
+                break
+    except KeyboardInterrupt:  # between two models: the same
+        gate.interrupted = True
+    return gate
+
+
+GRACE = 0.7   # seconds a model's child has, after Ctrl-C, to report what it did before it is killed
+
+
+def check_isolated(path: Path, *, engine: str | None = None, progress=None, **kw) -> ModelResult:
+    """`check_one` in a forked child (checker/isolation.py), so that a spec's
+    code cannot end the gate (`os._exit`), and a Ctrl-C stops the model at
+    once while the gate reports what it did. A model on the spark engine runs
+    in this process: its JVM session is the process's, shared by the models."""
+    from .gate_wire import from_wire, to_wire
+
+    r = ModelResult(path, shown_path(path))
+    try:
+        r.model = load_model(path)   # reads the file; runs no spec code
+    except ModelError:
+        return check_one(path, engine=engine, progress=progress, **kw)   # its error, as check_one says it
+    except KeyboardInterrupt:   # Ctrl-C: this model is the one the gate stopped at
+        r.error, r.interrupted = f"{path}: interrupted", True
+        r.cases = [Case("load", ERROR, r.error, kind="model")]
+        return r
+    if (engine or r.model.raw.get("engine")) == "spark" or kw.get("runtime", "all") not in (
+            "all", r.model.expect.get("runtime", "quick")):   # not run at all: nothing to isolate
+        return check_one(path, engine=engine, progress=progress, **kw)
+    value, why = run_isolated(lambda: to_wire(check_one(path, engine=engine, progress=progress, **kw)),
+                              grace=GRACE, in_child=_own_signals)
+    if value is not None:
+        from_wire(r, value)
+        r.interrupted = r.interrupted or why == INTERRUPTED
+        return r
+    r.interrupted = why == INTERRUPTED
+    r.error = f"{path}: {why}"
+    if not r.interrupted:  # the process ended before a verdict: an incomplete run (exit 3), the gate goes on
+        r.fault = r.error
+    r.cases = [Case("load", ERROR, r.error, kind="model")]
+    return r
+
+
+def _own_signals() -> None:
+    """In a model's child: Ctrl-C stops this process's check (a forked
+    process otherwise leaves the signal to the one that installed the handlers)."""
+    from . import failures
+
+    if failures._owner:
+        failures._owner[:] = [os.getpid()]
 
 
 def _trace_dir(out_dir, path: Path, roots) -> Path:
@@ -245,11 +308,54 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
             r.error = f"{path}: {line}"
             if code == 3:  # a missing extra, no Java: exit 3, not bad input
                 r.fault = r.error
-    r.seconds = time.monotonic() - t0
     if r.error is not None:
         r.cases = [Case("load", ERROR, r.error, kind="model")]
     else:
         r.cases = judge(r.model, r.report)
         r.interrupted = r.report.outcome.incomplete_reason == "interrupted"
         r.report.outcome.exploration = None  # the state graph is not needed any more; a gate holds many models
+        if "prove" in r.model.raw and not r.interrupted:
+            case, r.prove_seconds = prove_case(r.model)
+            r.cases.append(case)
+            r.interrupted = case.message == INTERRUPTED
+    r.seconds = time.monotonic() - t0
     return r
+
+
+PROVE_BUDGET = (60.0, 10.0)   # a proof in the gate stops after max(60 s, 10 x its recorded prove_seconds)
+
+
+def prove_case(m: Model) -> tuple[Case, float | None]:
+    """`txncheck prove` of a model with a [prove] table, as one case of the
+    gate: passed when proved; its CPU seconds beside it. A proof that
+    outruns its budget (PROVE_BUDGET) fails, so a relation whose code never
+    returns cannot hang the gate."""
+    from .cli import bad_input_errors
+    from .failures import BudgetExpired, budget_alarm, classify, is_interrupt
+    from .symbolic.induction import z3_deadline
+    from .symbolic.run import prove_model
+
+    budget = max(PROVE_BUDGET[0], PROVE_BUDGET[1] * float(m.expect.get("prove_seconds", 0)))
+    t0 = time.process_time()
+    try:
+        with budget_alarm(budget), z3_deadline(budget):
+            rep = prove_model(m)
+    except BudgetExpired:
+        return Case("Proof", FAILED, f"the proof did not end within its budget of {budget:g} s "
+                                     "(max(60 s, 10 x [expect] prove_seconds))", kind="proof"), None
+    except BaseException as exc:  # a relation's bug, or Ctrl-C: the gate goes on, or stops, as for a check
+        if is_interrupt(exc):  # skipped, and the model interrupted: the gate stops with exit 3
+            return Case("Proof", SKIPPED, INTERRUPTED, kind="proof"), None
+        code, line = classify(exc, bad_input_errors())
+        return Case("Proof", ERROR, f"{m.path}: prove: {line}", kind="proof"), None
+    cpu = time.process_time() - t0
+    if rep.verdict == "proved":
+        p = rep.proof
+        return Case("Proof", PASSED, f"proved: {len(p.clauses)} clauses inductive ({len(rep.lemmas)} lemmas), "
+                                     f"{cpu:.1f} CPU s", kind="proof"), cpu
+    why = {"violation": "an initial state violates the invariant",
+           "not inductive": f"not inductive: {rep.proof.cti.clause} fails at "
+                            f"{rep.proof.cti.action[0]}" if rep.proof and rep.proof.cti else "not inductive",
+           "unknown": f"unknown: {rep.proof.unknown}" if rep.proof else "unknown",
+           "not proved": "not proved: " + "; ".join(rep.unproved)}[rep.verdict]
+    return Case("Proof", FAILED, f"{why} (txncheck prove {m.path} says more)", kind="proof"), cpu

@@ -21,13 +21,13 @@ import json
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from .. import __version__
 from ..spec.api import Record
+from .atomic import write_text_atomic
 from .encoding import encode, fingerprint
 from .errors import CheckerError
 
@@ -192,22 +192,7 @@ def trace_document(spec, path, *, meta: Mapping[str, Any], loop: int | None = No
 def write_json_atomic(path: str | Path, doc: Any) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a trace is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    return write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
 
 
 def write_trace(path: str | Path, spec, states_path, *, meta: Mapping[str, Any], loop: int | None = None) -> Path:

@@ -29,8 +29,12 @@
     fairness = ["WF(*)"]           # optional: WF/SF conditions for [temporal]
     [temporal]                     # optional: liveness, checked by checker.liveness
     Decided = "eventually AllDecided"
-    [prove]                        # optional: for `txncheck prove` (checker/symbolic/)
+    [prove]                        # optional: for `txncheck prove` (checker/symbolic/); the gate proves it
     lemmas = ["OneDecisionSent"]   # the relation's lemmas the inductive invariant adds
+    lemmas_from = "fixed-standard" # optional: a sibling model file whose lemmas (and properties) come first
+    without = ["InitialEntry"]     # optional: lemmas left out
+    dead = ["tick"]                # optional: actions that cannot fire here by design
+    agreement = "0123456789abcdef" # a hand-written relation's agreement (prove --agreement --record)
 
 The syntax of [temporal] and fairness is in checker/liveness/syntax.py.
 Every problem is reported as a `ModelError` naming the file, in one line.
@@ -38,9 +42,9 @@ Every problem is reported as a `ModelError` naming the file, in one line.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -49,9 +53,10 @@ from typing import Any
 
 from ..spec.api import Spec, SpecError
 from ..spec.registry import Resolved, resolve
-from .errors import ModelError  # noqa: F401 - in errors.py, below every module that raises it
+from .errors import ModelError, did_you_mean  # ModelError: in errors.py, below every module that raises it
 from .itf import read_untrusted_text
 from .liveness.syntax import Fairness, TemporalProperty, TemporalSyntaxError, parse_fairness, parse_temporal
+from .model_files import MAX_MODEL_BYTES, find_models  # noqa: F401 - find_models is model.py's too
 
 TOP_KEYS = {
     "spec", "variant", "description", "properties", "witnesses", "deadlock", "constants",
@@ -60,14 +65,13 @@ TOP_KEYS = {
 }
 # Reductions a model file can switch on (as the check command's flags do).
 REDUCTION_KEYS = ("symmetry", "por", "fingerprints")
-EXPECT_KEYS = {"verdict", "property", "length", "distinct", "generated", "depth", "runtime"}
+EXPECT_KEYS = {"verdict", "property", "length", "distinct", "generated", "depth", "runtime", "prove_seconds"}
 FIGURES = ("distinct", "generated", "depth")  # [expect]'s figures of the run, as TLC counts them
-MEASURED = (*FIGURES, "runtime")  # the [expect] keys scripts/record_figures.py writes from a run
+MEASURED = (*FIGURES, "runtime", "prove_seconds")  # the [expect] keys scripts/record_figures.py writes from a run
 VERDICTS = ("ok", "violation", "incomplete")
 RUNTIMES = ("quick", "heavy")  # [expect] runtime: the gate runs heavy models only when asked (--heavy)
 # [label] holds_for: what a model's verdict is evidence about.
 HOLDS_FOR = {"code": "the current code", "release": "a past release", "text": "the document's text"}
-MAX_MODEL_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -108,7 +112,7 @@ class Model:
         try:
             return resolve(self.spec_name, self.path.parent)
         except SpecError as exc:
-            raise ModelError(f"{self.path}: {exc}") from exc.__cause__
+            raise ModelError(f"{self.path}: {exc}{_spec_class_hint(exc)}") from exc.__cause__
 
     def instantiate(self) -> Spec:
         from .spec_errors import SpecCodeError, guard, own_failure, spec_code_error
@@ -134,9 +138,7 @@ class Model:
                                         ("witnesses", "witness", self.witnesses, spec.witnesses)):
             for n in names:
                 if n not in known:
-                    near = difflib.get_close_matches(n, list(known), n=1)
-                    _fail(self.path, f"unknown {what} {n!r} for spec {self.spec_name}"
-                          + (f"; did you mean {near[0]!r}?" if near else "")
+                    _fail(self.path, f"unknown {what} {n!r} for spec {self.spec_name}" + did_you_mean(n, known)
                           + f" (known: {', '.join(known) or 'none'})", key_line(self.text, key))
         return spec
 
@@ -208,6 +210,11 @@ def load_model(path: str | Path) -> Model:
             _fail(path, f"[expect] {key} must be a whole number")
     if "runtime" in expect and expect["runtime"] not in RUNTIMES:
         _fail(path, f"[expect] runtime must be one of {', '.join(RUNTIMES)}")
+    sec = expect.get("prove_seconds")
+    if sec is not None and (isinstance(sec, bool) or not isinstance(sec, (int, float)) or not 0 <= sec < 1e6):
+        _fail(path, "[expect] prove_seconds must be a number of seconds")
+    if sec is not None and "prove" not in raw:
+        _fail(path, "[expect] prove_seconds goes with a [prove] table")
     _prove(path, raw.get("prove", {}), text)
     label = _label(path, raw.get("label", {}), text)
     desc = raw.get("description", "")
@@ -220,11 +227,22 @@ def load_model(path: str | Path) -> Model:
                  desc if isinstance(desc, str) else "", dict(expect), raw, temporal, fairness, label, text)
 
 
+def _spec_class_hint(exc: SpecError) -> str:
+    """For a spec file or module that defines no class of the name given, the
+    nearest spec class it does define (it was imported, so nothing runs)."""
+    m = re.search(r": (.+) defines no '(\w+)'$", str(exc))
+    mod = m and next((x for x in list(sys.modules.values())
+                      if getattr(x, "__file__", None) == m.group(1) or getattr(x, "__name__", None) == m.group(1)), None)
+    if mod is None:
+        return ""
+    return did_you_mean(m.group(2), [n for n, v in vars(mod).items()
+                                     if isinstance(v, type) and issubclass(v, Spec) and v is not Spec])
+
+
 def _unknown_key(path: Path, text: str, key: str, table: str | None, known, what: str = "key",
                  where: str | None = None) -> None:
     """A misspelt key: its line, the nearest known key, then every known key."""
-    near = difflib.get_close_matches(key, sorted(known), n=1)
-    hint = f"; did you mean {near[0]!r}?" if near else ""
+    hint = did_you_mean(key, known)
     if where is None:
         where = f" in [{table}]" if table else ""
     head = f"unknown {what} {key!r}{where}"
@@ -248,16 +266,33 @@ def key_line(text: str, key: str, table: str | None = None) -> int | None:
     return None
 
 
+PROVE_KEYS = ("lemmas", "lemmas_from", "without", "dead", "agreement")
+
+
 def _prove(path: Path, table, text: str) -> None:
-    """[prove]: `lemmas`, a list of names (the relation says which exist)."""
+    """[prove]: `lemmas`, a list of names (the relation says which exist);
+    `lemmas_from`, a sibling model file's stem whose lemmas come first;
+    `without`, lemmas left out of those;
+    `dead`, actions that cannot fire at these bounds by design; `agreement`,
+    the digest `txncheck prove --agreement --record` wrote."""
     if not isinstance(table, dict):
         _fail(path, "[prove] must be a table")
-    bad = sorted(set(table) - {"lemmas"})
+    bad = sorted(set(table) - set(PROVE_KEYS))
     if bad:
-        _unknown_key(path, text, bad[0], "prove", {"lemmas"})
-    lemmas = table.get("lemmas", [])
-    if not isinstance(lemmas, list) or not all(isinstance(x, str) for x in lemmas):
-        _fail(path, "[prove] lemmas must be a list of lemma names")
+        _unknown_key(path, text, bad[0], "prove", PROVE_KEYS)
+    for key in ("lemmas", "without", "dead"):
+        names = table.get(key, [])
+        if not isinstance(names, list) or not all(isinstance(x, str) and x for x in names):
+            _fail(path, f"[prove] {key} must be a list of {'action' if key == 'dead' else 'lemma'} names")
+    source = table.get("lemmas_from")
+    if source is not None and not (isinstance(source, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", source)
+                                   and source not in (".", "..")):
+        _fail(path, "[prove] lemmas_from must be the stem of a model file in the same folder (e.g. "
+                    "\"fixed-standard\")")
+    digest = table.get("agreement")
+    if digest is not None and not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{16}", digest)):
+        _fail(path, "[prove] agreement must be the 16-hex-digit digest `txncheck prove --agreement --record` "
+                    "writes")
 
 
 def _label(path: Path, label, text: str) -> dict[str, str]:
@@ -288,9 +323,3 @@ def shipped_models_dir() -> Path | None:
     return here if here.is_dir() else None
 
 
-def find_models(root: str | Path) -> list[Path]:
-    """Model files under a folder; sweep campaigns (models/sweeps/) are not models."""
-    root = Path(root)
-    if root.is_file():
-        return [root]
-    return sorted(p for p in root.rglob("*.toml") if p.is_file() and "sweeps" not in p.relative_to(root).parts)

@@ -12,6 +12,7 @@ and their exit code is 2 (checker/failures.py).
 from __future__ import annotations
 
 import multiprocessing
+import os
 from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
@@ -37,6 +38,16 @@ REFUSED_BY_WORKERS = {
     "checkpoint": "--workers does not write checkpoints; drop one of them",
     "resume": "--workers does not resume checkpoints; drop one of them",
 }
+
+# The most `--workers`: each is a forked process holding its own part of a
+# level and its own numbering of field values, and at each level's end the
+# workers keep their shares in turn, each looking its proposals up in every
+# later worker's table (parallel/worker.py: `share`, `quotas`), so memory
+# grows with N and that end with N squared; past the machine's cores (64 is
+# a large machine) more workers only cost. A fixed number, not a multiple of
+# this machine's cores, so that a command line means the same on every
+# machine (tests run 3 workers on 2 cores).
+MAX_WORKERS = 64
 
 # The command-line switch that turns off a reduction a model file switches on.
 OFF_SWITCH = {"fingerprints": "--exact", "symmetry": "--no-symmetry", "por": "--no-por"}
@@ -120,6 +131,13 @@ class Options:
                 raise EngineError("--resume continues in its own directory: drop --checkpoint or give the same DIR")
 
     def _validate_bfs(self, temporal: bool) -> None:
+        n = self.workers
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise EngineError(f"--workers {n!r}: give a whole number from 1 to {MAX_WORKERS}")
+        if n > MAX_WORKERS:
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+            raise EngineError(f"--workers {n}: at most {MAX_WORKERS} (one per core is the most that helps; "
+                              f"this machine has {cores})")
         if self.workers > 1:
             for name, why in REFUSED_BY_WORKERS.items():
                 if getattr(self, name):

@@ -21,24 +21,20 @@ environment where txncheck is installed); the checker loads on first use.
 A collected model runs the code its spec names, and that code could end the
 process: `os._exit(0)` in a spec would end the whole session with exit 0. So
 each collected model is loaded, and checked, in a forked child process
-(`_isolated`) that sends back only its judgement as JSON; a child that ends
+(checker/isolation.py) that sends back only its judgement as JSON; a child that ends
 without one fails its items. Counterexample traces go to one temporary
 folder, removed when the session ends (`--txncheck-out DIR` keeps them).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import stat
-import sys
-import tomllib
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-MAX_MODEL_BYTES = 1024 * 1024  # as checker/model.py (not imported here: importing this module stays cheap)
+from .isolation import run_isolated
+from .model_files import is_model_file
 
 
 def pytest_addoption(parser) -> None:
@@ -51,29 +47,8 @@ def pytest_addoption(parser) -> None:
                     help="where counterexample traces of collected models go (default: a temporary folder)")
 
 
-def _is_model_file(path: Path) -> bool:
-    """A TOML file that names a spec (or one too broken to tell: it is
-    reported, not skipped). Read as untrusted: a regular file of at most
-    MAX_MODEL_BYTES is parsed; a larger one is reported unread."""
-    if path.suffix != ".toml" or "sweeps" in path.parts:
-        return False
-    try:
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                return False
-            data = f.read(MAX_MODEL_BYTES + 1)
-    except OSError:
-        return False
-    if len(data) > MAX_MODEL_BYTES:
-        return True  # load_model says it is too large
-    try:
-        return "spec" in tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError, ValueError):  # nesting, digit limit
-        return True
-
-
 def pytest_collect_file(file_path: Path, parent):
-    if parent.config.getoption("txncheck") and _is_model_file(file_path):
+    if parent.config.getoption("txncheck") and is_model_file(file_path):
         return ModelFile.from_parent(parent, path=file_path)
     return None
 
@@ -84,7 +59,7 @@ class ModelCheckFailure(Exception):
 
 class ModelFile(pytest.File):
     def collect(self):
-        names, _ = _isolated(_property_names, self.path)  # loading a spec runs its code
+        names, _ = run_isolated(_property_names, self.path)  # loading a spec runs its code
         self.items = [ModelItem.from_parent(self, name=n) for n in names or ["load"]]
         return self.items
 
@@ -94,7 +69,7 @@ class ModelFile(pytest.File):
         if cached is None:
             config = self.config
             out = config.getoption("txncheck_out") or _session_traces(config)
-            judged, error = _isolated(_judge, self.path, config.getoption("txncheck_engine"), out)
+            judged, error = run_isolated(_judge, self.path, config.getoption("txncheck_engine"), out)
             cached = self._result = _result(judged) if judged is not None else SimpleNamespace(
                 shown=str(self.path), error=f"{self.path}: {error}", cases=[])
         return cached
@@ -114,6 +89,7 @@ def _property_names(path: str) -> list[str]:
     if m.deadlock:
         names.append("Deadlock")
     names += list(getattr(m, "temporal", {}) or {})
+    names += ["Proof"] if "prove" in m.raw else []
     return names + (["figures"] if any(k in m.expect for k in FIGURES) else [])
 
 
@@ -144,55 +120,6 @@ def _session_traces(config) -> str:
         folder = config._txncheck_traces = tempfile.mkdtemp(prefix="txncheck-traces-")
         config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
     return folder
-
-
-def _isolated(fn, *args):
-    """(fn(*args), None) computed in a forked child, or (None, why it gave
-    nothing): code a spec runs cannot end this process, nor its exit code."""
-    if not hasattr(os, "fork"):
-        return fn(*args), None
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: one JSON document on the pipe, then out, past pytest's own exit
-        code = 0
-        try:
-            os.close(r)
-            try:
-                doc = {"value": fn(*args)}
-            except BaseException as exc:  # noqa: BLE001 - reported by the parent
-                doc = {"error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
-            with os.fdopen(w, "wb") as f:
-                f.write(json.dumps(doc).encode())
-        except BaseException:  # noqa: BLE001
-            code = 1
-        finally:
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except Exception:  # noqa: BLE001
-                    pass
-            os._exit(code)
-    os.close(w)
-    try:
-        with os.fdopen(r, "rb") as f:
-            data = f.read()
-        status = os.waitpid(pid, 0)[1]
-    except BaseException:  # Ctrl-C: the child goes too
-        try:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
-        raise
-    try:
-        doc = json.loads(data)
-    except ValueError:
-        how = (f"was ended by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-               else f"exited with status {os.WEXITSTATUS(status)}")
-        return None, f"the check {how} before it reported a result: code it ran ended the process (os._exit in a spec?)"
-    if "error" in doc:
-        return None, doc["error"]
-    return doc["value"], None
 
 
 class ModelItem(pytest.Item):

@@ -241,7 +241,7 @@ def run_cell(cell: Cell, engine: str, max_seconds, max_states, trace_root: str) 
 
 def run_sweep(sweep: Sweep, out_dir: str | Path, *, master: str | None = None, progress=None) -> list[dict]:
     """Run every cell as one Spark task; write the table; return its rows in cell order."""
-    from .engines.spark_session import spark_session
+    from .engines.spark.session import spark_session
     from .sweep_table import write_tables
 
     out = Path(out_dir).resolve()

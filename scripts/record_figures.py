@@ -2,7 +2,9 @@
 judges them (checker/gate.py): `distinct`, `generated` and `depth` of an
 in-process bfs run with the model's own options, and the runtime class,
 `runtime = "heavy"` for a model over the quick gate's budget (else the key is
-left out: quick is the default).
+left out: quick is the default); for a model with a [prove] table, the CPU
+seconds of `txncheck prove` (`prove_seconds`), after recording the
+relation's agreement again if the spec or the relation changed.
 
     .venv/bin/python scripts/record_figures.py [--jobs N] [MODEL.toml | DIR] ...
 
@@ -21,14 +23,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import tomllib
 from pathlib import Path
 
+from txncheck.checker.atomic import write_text_atomic
 from txncheck.checker.model import MEASURED, find_models, load_model
+from txncheck.checker.model_edit import set_table_keys
 
 HEAVY_CPU_SECONDS = 20.0
 HEAVY_MIB = 1024
@@ -95,24 +98,35 @@ def figures_of(path: Path, doc: dict, cpu: float, mib: float) -> dict | None:
 
 
 def rewrite_expect(text: str, figures: dict) -> str:
-    """The model file's text with these [expect] keys (the others of MEASURED dropped),
-    after the table's other keys; an [expect] table is added if there is none."""
-    lines = text.splitlines()
-    start = next((k for k, line in enumerate(lines) if re.match(r"\s*\[\s*expect\s*\]\s*(#.*)?$", line)), None)
-    new = [f"{k} = {json.dumps(v)}" for k, v in figures.items()]
-    if start is None:
-        body = lines + ([""] if lines and lines[-1].strip() else []) + ["[expect]", *new]
-    else:
-        end = next((k for k in range(start + 1, len(lines)) if re.match(r"\s*\[", lines[k])), len(lines))
-        own = [line for line in lines[start + 1:end]
-               if not re.match(rf"\s*({'|'.join(MEASURED)})\s*=", line)]
-        while own and not own[-1].strip():
-            own.pop()
-        rest = lines[end:]
-        body = lines[:start + 1] + own + new + ([""] if rest else []) + rest
-    out = "\n".join(body) + "\n"
-    assert {k: v for k, v in tomllib.loads(out).get("expect", {}).items() if k in MEASURED} == figures
-    return out
+    """The model file's text with these [expect] keys (the others of MEASURED dropped)."""
+    return set_table_keys(text, "expect", figures, drop=MEASURED)
+
+
+def prove_seconds(path: Path) -> float | None:
+    """The CPU seconds of `txncheck prove` on a model with a [prove] table,
+    once the relation's agreement is recorded (a stale one is recorded
+    again: `prove --agreement --record`); None when it does not prove."""
+    def prove() -> tuple[dict | None, float]:
+        proc = subprocess.Popen([sys.executable, "-m", "txncheck.checker.cli", "prove", str(path), "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        try:
+            return json.loads(out), usage.ru_utime + usage.ru_stime
+        except json.JSONDecodeError:
+            return None, 0.0
+
+    doc, cpu = prove()
+    if doc is not None and any("agreement" in x for x in doc.get("not_proved", [])):
+        subprocess.run([sys.executable, "-m", "txncheck.checker.cli", "prove", str(path), "--agreement",
+                        "--record", "--quiet"], stdout=subprocess.DEVNULL, check=False)
+        doc, cpu = prove()
+    if doc is None or doc.get("verdict") != "proved":
+        print(f"record_figures: {path}: prove says {doc and doc.get('verdict')}: "
+              f"{'; '.join((doc or {}).get('not_proved', [])) or 'see txncheck prove'}", file=sys.stderr)
+        return None
+    return round(cpu, 1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     changed, failed = [], []
     for path, (doc, cpu, mib, err) in sorted(run_all(paths, max(1, args.jobs)).items()):
         figures = figures_of(path, doc, cpu, mib) if doc is not None else None
+        if figures is not None and "prove" in load_model(path).raw:
+            seconds = prove_seconds(path)
+            figures = None if seconds is None else {**figures, "prove_seconds": seconds}
         if figures is None:
             failed.append(path)
             continue
@@ -131,10 +148,12 @@ def main(argv: list[str] | None = None) -> int:
         new = rewrite_expect(text, figures)
         if new != text:
             changed.append(path)
-            path.write_text(new, encoding="utf-8")
+            write_text_atomic(path, new)
     for p in failed:
-        print(f"record_figures: {p}: no figures (the run did not finish, nor stop at its max_depth)", file=sys.stderr)
-    print(f"record_figures: {len(paths)} models, {len(changed)} changed, {len(failed)} without figures",
+        print(f"record_figures: {p}: no figures (the run did not finish, nor stop at its max_depth, "
+              "or a [prove] table that does not prove)", file=sys.stderr)
+    print(f"record_figures: {len(paths)} models, {len(changed)} changed, {len(failed)} without figures "
+          "(or not proved)",
           file=sys.stderr)
     return 1 if failed else 0
 

@@ -26,6 +26,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from .api import Spec, SpecError
+from .source import watch
 
 GROUP = "txncheck.specs"
 
@@ -65,6 +66,7 @@ def registered() -> dict[str, tuple[str, str]]:
 def resolve(ref: str, base: str | Path | None = None) -> Resolved:
     """The spec class that `ref` names; `base` is the model file's folder. It imports the spec's code."""
     found = origin(ref, base)  # checks the name and finds the file, importing nothing
+    watch()  # from here on the files the spec's code opens are recorded, for the checkpoints it binds
     if ":" not in ref:
         mod_name, cls_name = registered()[ref][0].split(":", 1)
         return _resolved(_import_module(mod_name, ref), cls_name, ref, found, builtin=found == "built-in")

@@ -3,8 +3,10 @@ seconds (its process's and its waited-for subprocesses', setup to teardown)
 from one run of the suite as CI runs it; CPU time hardly depends on how
 loaded the machine is, so the recording holds on another machine. A test
 recorded at SLOW_SECONDS or more is in the `slow` tier, which `make test`
-leaves to CI (tests/README.md); a test not recorded yet is in the fast tier
-until the next recording, unless it is marked `slow` itself.
+leaves to CI (tests/README.md). The record cannot drift: tests/test_durations.py
+fails on a fast-tier test without a recorded time (a new test is in the fast
+tier until it is recorded, unless it is marked `slow` itself) and on a
+recorded id that names no test (`drift`).
 
 Recording (scripts/record_durations.py sets it up): with the environment
 variable TXNCHECK_RECORD_DURATIONS=FILE, this module, loaded as a pytest
@@ -25,13 +27,15 @@ from pathlib import Path
 
 import pytest
 
-DURATIONS = Path(__file__).resolve().parent / "durations.txt"
+ROOT = Path(__file__).resolve().parent.parent
+DURATIONS = ROOT / "tests" / "durations.txt"
 SLOW_SECONDS = 2.0
 HEADER = """\
 # Every test's CPU seconds (setup to teardown, with the subprocesses it waited for), slowest first,
 # from one run of the suite as CI runs it (CI=true pytest -n 2). A test recorded at SLOW_SECONDS or
-# more (tests/durations.py) is in the `slow` tier, which `make test` leaves to CI.
-# Re-record with: .venv/bin/python scripts/record_durations.py [PATHS ...]
+# more (tests/durations.py) is in the `slow` tier, which `make test` leaves to CI. Only tests under
+# tests/ are recorded (the examples of README.md and docs/ are never left out of the fast tier).
+# Re-record with: .venv/bin/python scripts/record_durations.py [--missing | PATHS ...] (tests/README.md)
 """
 
 
@@ -55,6 +59,41 @@ def slow(durations: dict[str, float]) -> set[str]:
     return {n for n, s in durations.items() if s >= SLOW_SECONDS}
 
 
+def drift(durations: dict[str, float], collected: dict) -> tuple[list[str], list[str]]:
+    """(fast-tier tests without a recorded time, recorded ids that name no
+    test) for a collection (`collection`): a recorded id is judged only if
+    its file was collected whole, or no longer exists."""
+    unrecorded = [n for n in collected["fast"] if n not in durations]
+    every = set(collected["all"])
+    whole = set(collected["whole"])
+    stale = [n for n in durations
+             if (n.split("::", 1)[0] in whole and n not in every) or not (ROOT / n.split("::", 1)[0]).is_file()]
+    return unrecorded, stale
+
+
+def collection(items, args) -> dict:
+    """What a session collected, before -m and -k deselect: every test id
+    under tests/, those of the fast tier (no `slow` mark), and the files
+    collected whole (not narrowed to some of their tests by `file::test`)."""
+    ids = [i.nodeid for i in items if i.nodeid.startswith("tests/")]
+    narrowed = {a.split("::", 1)[0] for a in args if "::" in a}
+    return {"all": ids,
+            "fast": [i.nodeid for i in items if i.nodeid.startswith("tests/") and not i.get_closest_marker("slow")],
+            "whole": sorted({n.split("::", 1)[0] for n in ids} - {str(Path(a)) for a in narrowed})}
+
+
+def fast_seconds(durations: dict[str, float], fast: list[str]) -> float:
+    """The fast tier's recorded CPU seconds (what tests/README.md gives)."""
+    return sum(durations.get(n, 0.0) for n in fast)
+
+
+FIGURE_PATTERN = r"[\d,]+ CPU s recorded"   # tests/README.md's figure for the fast tier
+
+
+def figure(seconds: float) -> str:
+    return f"{round(seconds):,} CPU s recorded"
+
+
 # -- the recording plugin ---------------------------------------------------------------------
 
 def _cpu() -> float:
@@ -68,6 +107,24 @@ class Capped(BaseException):
 
 def _stop(signum, frame):
     raise Capped(f"stopped at the recording's cap ({os.environ['TXNCHECK_DURATIONS_CAP']} s)")
+
+
+def slow_by_mark(item) -> bool:
+    """In the slow tier for a reason other than the record: marked so, or a
+    Spark test of tests/spark/conftest.py's list; a recording leaves it out."""
+    return any(m.kwargs.get("recorded") is not True for m in item.iter_markers("slow"))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """While recording: only the tests the record tiers (the fast ones and
+    those it found slow), so that a whole recording runs no Spark campaign,
+    no wheel build and no cluster."""
+    if os.environ.get("TXNCHECK_RECORD_DURATIONS"):
+        left = [i for i in items if slow_by_mark(i)]
+        if left:
+            config.hook.pytest_deselected(items=left)
+            items[:] = [i for i in items if not slow_by_mark(i)]
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -223,6 +223,15 @@ def test_resuming_another_model_or_nothing_is_refused(tmp_path, capsys):
         check_model(RM6, options={"resume": str(tmp_path / "nothing")})
 
 
+def test_a_manifest_that_is_a_folder_is_named(tmp_path, capsys):
+    """It said "5: Is a directory" (the descriptor, not the file), exit 3."""
+    ck = tmp_path / "ck"
+    (ck / "checkpoint.json").mkdir(parents=True)
+    code, _, err = cli("check", str(RM3), "--quiet", "--out", str(tmp_path), "--resume", str(ck), capsys=capsys)
+    assert (code, err) == (2, f"txncheck: error: {ck / 'checkpoint.json'}: the manifest is not a regular file "
+                              "but a folder\n")
+
+
 def test_checkpoints_are_written_atomically_and_listed(tmp_path, capsys):
     ck = _small_checkpoint(tmp_path, capsys)
     manifest = json.loads((ck / "checkpoint.json").read_text())
@@ -299,3 +308,19 @@ def test_the_node_reader_refuses_garbage_in_one_line(data):
             r.node()
     except CheckpointError as exc:
         assert str(exc).startswith("seg-000001.bin: ") and "\n" not in str(exc)
+
+
+def test_a_data_file_edited_between_runs_in_one_process_is_named(tmp_path, capsys):
+    """A process that checks again (the Python API, a test) reads the spec's data file again in
+    `setup`: the checkpoint must be compared with what it read then, not with the first read."""
+    from .test_hostile_faults import _spec_with_a_guard_in
+
+    folder, data, edit = _spec_with_a_guard_in(tmp_path, "data")
+    model, ck = folder / "lk.toml", tmp_path / "ck"
+    code, _, _ = cli("check", str(model), "--quiet", "--out", str(tmp_path), "--checkpoint", str(ck),
+                     "--max-states", "2", capsys=capsys)
+    assert code == 3
+    data.write_text(data.read_text().replace(*edit))
+    code, _, err = cli("check", str(model), "--quiet", "--out", str(tmp_path), "--resume", str(ck), capsys=capsys)
+    assert (code, err) == (2, f"txncheck: error: {ck}: checkpoint was written by other code of spec lk: "
+                              f"{data.resolve()} changed since; start a fresh run\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import operator
+import os
 import random
 import sys
 from pathlib import Path
@@ -85,11 +86,13 @@ def test_ctrl_c_while_the_gate_loads_a_model_still_writes_the_summary_and_report
 
     real = gate.load_model
     calls = []
+    gate_pid = os.getpid()
 
     def load(path):
-        calls.append(path)
-        if len(calls) == 2:  # Ctrl-C (a KeyboardInterrupt that no signal caused is the spec's own error)
-            signal.raise_signal(signal.SIGINT)
+        if os.getpid() == gate_pid:  # the gate's own process (each model's check runs in a child of its own)
+            calls.append(path)
+            if len(calls) == 2:  # Ctrl-C (a KeyboardInterrupt that no signal caused is the spec's own error)
+                signal.raise_signal(signal.SIGINT)
         return real(path)
 
     monkeypatch.setattr(gate, "load_model", load)
@@ -129,7 +132,7 @@ def test_a_resumed_counterexample_must_be_a_run_of_the_spec(capsys, tmp_path):
     (["--master", "spark://nohostport", "--checkpoint", "{ck}"], 2, "expected spark://HOST:PORT"),
 ])
 def test_bad_cluster_options_are_refused_before_spark_starts(capsys, tmp_path, monkeypatch, argv, code, needle):
-    from txncheck.checker.engines import spark
+    from txncheck.checker.engines.spark import engine as spark
 
     def must_not_start(*a, **k):
         raise AssertionError("Spark was started")

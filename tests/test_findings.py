@@ -86,12 +86,19 @@ def _owes_a_report(m) -> bool:
     return m.spec_name == "pip473" and m.variant == "merged"
 
 
+def _may_keep_a_report(m) -> bool:
+    """A past release's defect (a violation labelled holds_for = "release") may
+    keep its report; its label and status name the versions it holds for."""
+    return m.expect.get("verdict") == "violation" and m.label.get("holds_for") == "release"
+
+
 def test_every_code_defect_has_a_report_and_every_report_a_defect():
     models = find_models(MODELS)
     owed = {p for p in models if _owes_a_report(load_model(p))}
+    allowed = {p for p in models if _may_keep_a_report(load_model(p))}
     noted = {p.with_name(p.name.removesuffix(".finding.md") + ".toml") for p in MODELS.rglob("*.finding.md")}
     assert owed - noted == set(), f"defects with no notes (write <model>.finding.md beside each): {sorted(owed - noted)}"
-    assert noted - owed == set(), f"notes beside no model that finds a code defect: {sorted(noted - owed)}"
+    assert noted - owed - allowed == set(), f"notes beside no model that finds a defect: {sorted(noted - owed - allowed)}"
     for p in noted:
         assert (FINDINGS / p.parent.name / f"{p.stem}.md").is_file(), f"{p}: no report; run {REGENERATE}"
     from txncheck.checker.reports.index import unreported  # the rule `report --all` applies agrees
@@ -405,7 +412,7 @@ def test_one_commit_per_system():
 
 
 # A fix model may differ from its bug model only in the variant and in these switches of the fix.
-FIX_SWITCHES = {"lso_from_committed"}
+FIX_SWITCHES = {"lso_from_committed", "deactivate_resets_txn", "end_waits_first_snapshot"}
 # Fix models at other bounds, with why: the same-bounds model is out of reach for now.
 FIX_BOUNDS_PENDING = {
     "models/pip473/merged.toml": "fixed at merged's four writes is far beyond fixed.toml's 12 million states",

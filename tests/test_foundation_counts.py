@@ -99,12 +99,17 @@ def test_diehard_is_solvable_only_with_the_right_goal():
     assert o.verdict == "ok" and o.distinct_states == 16
 
 
-def test_budgets_give_an_honest_incomplete_verdict(capsys):
-    rc = main(["check", str(MODELS / "classic" / "twophase-rm6.toml"), "--json", "--quiet", "--max-states", "2000"])
+@pytest.mark.parametrize("model, limit, extra", [
+    ("twophase-rm6.toml", "2000", []), ("twophase-rm6.toml", "2000", ["--no-graph"]),
+    ("tcommit-rm3.toml", "10", []),   # 34 states, fewer than bfs's periodic checks ever saw
+])
+def test_max_states_stops_at_exactly_that_many(capsys, model, limit, extra):
+    rc = main(["check", str(MODELS / "classic" / model), "--json", "--quiet", "--max-states", limit, *extra])
     report = json.loads(capsys.readouterr().out)
     assert rc == 3 and report["verdict"] == "incomplete"
-    assert 2000 <= report["distinct_states"] < 50816
-    assert "max-states" in report["incomplete_reason"]
+    assert report["distinct_states"] == int(limit) and report["incomplete_reason"] == f"max-states {limit} reached"
+    assert sum(c["distinct"] for c in report["coverage"].values()) == int(limit) - 1   # the initial state
+    assert report["states_generated"] >= int(limit)
 
 
 def test_state_graph_has_fingerprint_nodes_and_action_labels():

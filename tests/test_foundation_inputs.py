@@ -106,6 +106,33 @@ def test_bad_usage(capsys):
     assert_one_line_error(rc, err, "frobnicate")
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["chek", "m.toml"], "invalid choice: 'chek' (choose from 'check', "),
+    (["check", "m.toml", "--jsn"], "unrecognized arguments: --jsn; did you mean '--json'?"),
+    (["check", "m.toml", "--quite", "--jsn"],
+     "unrecognized arguments: --quite --jsn; did you mean '--quiet' for '--quite', '--json' for '--jsn'?"),
+    (["show", "t.json", "--formt=html"], "unrecognized arguments: --formt=html; did you mean '--format'?"),
+    (["list", "--specz"], "did you mean '--specs'?"),     # the command's own options, not check's
+    (["check", "m.toml", "--qqqqqq"], "unrecognized arguments: --qqqqqq"),
+])
+def test_a_misspelt_command_or_option_gets_the_nearest_name(capsys, argv, message):
+    rc, _, err = run_cli(argv, capsys)
+    assert_one_line_error(rc, err, message)
+    if "qqq" in message:
+        assert "did you mean" not in err
+    if argv[0] == "chek":
+        assert err.rstrip().endswith("; did you mean 'check'?")
+
+
+def test_a_misspelt_spec_class_gets_the_nearest_spec_class(tmp_path, capsys):
+    import shutil
+
+    shutil.copytree(MODELS.parent / "examples" / "mutex", tmp_path / "m")
+    model = write(tmp_path / "m", "bad.toml", 'spec = "mutex.py:Mutx"\nvariant = "racy"\n')
+    rc, _, err = run_cli(["check", model], capsys)
+    assert_one_line_error(rc, err, "defines no 'Mutx'; did you mean 'Mutex'?")   # a class, not the state S
+
+
 # -- properties that cannot fail, or cannot hold --------------------------------
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -79,7 +80,7 @@ def test_bfs_checkpoint_write_ignores_a_planted_symlink(tmp_path):
 
 
 def test_spark_manifest_write_ignores_a_planted_symlink(tmp_path):
-    from txncheck.checker.engines.spark_checkpoint import MANIFEST, Manifest, write_manifest
+    from txncheck.checker.engines.spark.checkpoint import MANIFEST, Manifest, write_manifest
 
     ck, victim = tmp_path / "ck", tmp_path / "victim"
     ck.mkdir()
@@ -263,7 +264,7 @@ def test_ctrl_c_while_z3_solves_is_not_lost(tmp_path, gate):
     code, out, err = _stop(p, signal.SIGINT, within=10)
     assert code == 3 and err.strip().splitlines() == ["txncheck: error: interrupted (SIGINT); the run is incomplete"]
     if gate:
-        assert "gate: 1 models" in out and "<testsuite" in (tmp_path / "gate.xml").read_text()
+        assert "gate: 1 model," in out and "<testsuite" in (tmp_path / "gate.xml").read_text()
 
 
 def _descendants(pid: int) -> list[int]:
@@ -346,6 +347,49 @@ def test_a_checkpoint_of_other_code_is_refused(tmp_path):
     one_error_line(p, 2, str(ck), "other code of spec lk")
 
 
+GUARD = 'if s.pc[i] == "idle" and not s.lock:'
+
+
+def _spec_with_a_guard_in(tmp_path: Path, where: str) -> tuple[Path, Path, tuple[str, str]]:
+    """The lock spec with its acquire guard's `not s.lock` decided elsewhere: a helper module in a
+    sub-folder (`rules/guard.py`), or a data file the spec reads in setup (`guard.txt`); returns
+    the folder, that file and the edit of it that allows a taken lock (breaking MutualExclusion)."""
+    folder = planted_spec(tmp_path, "pass")
+    spec = folder / "lk.py"
+    text = spec.read_text()
+    if where == "helper":
+        (folder / "rules").mkdir()
+        other = folder / "rules" / "guard.py"
+        other.write_text("def free(lock):\n    return not lock\n")
+        text = text.replace("import z3\n", "import z3\nfrom rules.guard import free\n", 1)
+        text = text.replace(GUARD, 'if s.pc[i] == "idle" and free(s.lock):')
+        edit = ("not lock", "True")
+    else:
+        other = folder / "guard.txt"
+        other.write_text("free\n")
+        text = text.replace("    def setup(self) -> None:\n", "    def setup(self) -> None:\n        self.guard = "
+                            "open(__file__[:-5] + 'guard.txt').read().split()[0]\n", 1)
+        text = text.replace(GUARD, 'if s.pc[i] == "idle" and (self.guard == "any" or not s.lock):')
+        edit = ("free", "any")
+    spec.write_text(text)
+    return folder, other, edit
+
+
+@pytest.mark.parametrize("where", ["helper", "data"])
+def test_a_checkpoint_of_other_helpers_or_data_is_refused(tmp_path, where):
+    """The digest of the spec's code was its folder's Python files: resumed after an edit of a
+    helper module in a sub-folder, or of a data file the spec reads, the checkpoint reported ok
+    where a fresh run finds the violation."""
+    folder, other, edit = _spec_with_a_guard_in(tmp_path, where)
+    model, ck = folder / "lk.toml", tmp_path / "ck"
+    p = _run(tmp_path, "check", str(model), "--checkpoint", str(ck), "--max-states", "2")
+    assert p.returncode == 3 and (ck / "checkpoint.json").is_file(), p.stderr
+    other.write_text(other.read_text().replace(*edit))
+    assert _run(tmp_path, "check", str(model)).returncode == 1   # the edit breaks MutualExclusion
+    p = _run(tmp_path, "check", str(model), "--resume", str(ck))
+    one_error_line(p, 2, str(ck), "other code of spec lk", f"{other} changed")
+
+
 @pytest.mark.slow  # over 2 s: three runs, one long
 def test_a_checkpoint_folder_serves_one_run_at_a_time(tmp_path):
     ck = tmp_path / "ck"
@@ -382,3 +426,43 @@ def test_a_checkpoint_segment_must_be_a_file_of_its_size(tmp_path, plant, needle
     plant(ck / "seg-000001.bin")
     p = _run(tmp_path, "check", str(model), "--resume", str(ck), preexec=_as_much_memory_as(2 << 30))
     one_error_line(p, 2, "seg-000001.bin", needle)
+
+
+# -- issue 50: a worker that dies, or a search folder that fills up, is exit 3 saying which ---------
+
+def test_a_worker_killed_by_sigkill_is_incomplete_not_bad_input(tmp_path):
+    """It was exit 2 (bad input) with "worker 1 died (exit code -9)"."""
+    model = tmp_path / "long.toml"
+    model.write_text(LONG_MODEL)
+    p = _popen(tmp_path, "check", str(model), "--workers", "2", "--quiet", "--out", str(tmp_path / "out"))
+    deadline = time.monotonic() + 30
+    while len(kids := _descendants(p.pid)) < 3:  # the supervised child, then its two workers
+        assert p.poll() is None and time.monotonic() < deadline, p.communicate()
+        time.sleep(0.02)
+    os.kill(kids[-1], signal.SIGKILL)
+    try:
+        _, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pytest.fail("no exit within 30 s of a worker's death")
+    assert p.returncode == 3 and "Traceback" not in err, err[-2000:]
+    assert re.fullmatch(r"txncheck: error: --workers: worker \d was killed by SIGKILL \(out of memory\?\) before "
+                        r"the search ended; the run is incomplete", err.strip()), err
+
+
+@pytest.mark.parametrize("flag", ["--workers=2", "--fingerprints"])
+def test_a_full_search_folder_is_incomplete_naming_the_file(tmp_path, flag):
+    """The fingerprint search keeps its trail in TMPDIR. On a full one a worker took the
+    error for its coordinator's end and exited 0: exit 2, "worker 1 died (exit code 0)"; in
+    one process numpy's write said "N requested and 0 written", naming neither file nor disk."""
+    from .test_hostile_outputs import RM6, _tmpfs
+
+    with _tmpfs(tmp_path / "tmp", "size=256k") as tmp:  # room for the first levels only
+        p = subprocess.run([sys.executable, "-m", "txncheck.checker.cli", "check", str(RM6), flag, "--quiet",
+                            "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=60,
+                           cwd=tmp_path, env={**os.environ, "TMPDIR": str(tmp)}, stdin=subprocess.DEVNULL)
+        line = one_error_line(p, 3, f"{tmp}/txncheck-search-", "/trail-", ": No space left on device",
+                              "the run is incomplete")
+        assert ("--workers: worker " in line) == (flag == "--workers=2")
+        assert list(tmp.iterdir()) == []  # the search's folder is removed

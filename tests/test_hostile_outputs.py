@@ -275,7 +275,7 @@ def test_gate_with_a_read_only_out_keeps_every_verdict(tmp_path, read_only_out):
     p = txncheck(tmp_path, "check", "--all", str(models), "--out", "out", "--quiet")
     assert (p.returncode, p.stderr, "Traceback" in p.stdout) == (3, "", False), p.stdout
     assert "violation of NotSolved (7 states); expected violation of NotSolved" in p.stdout
-    assert "diehard.itf.json: trace not written (" in p.stdout and "cases: 7 passed, 0 failed, 0 errors" in p.stdout  # with each model's figures
+    assert "diehard.itf.json: trace not written (" in p.stdout and "cases: 8 passed, 0 failed, 0 errors" in p.stdout  # with each model's figures and twophase's proof
 
 
 # -- a reader that goes away (issue 38): the exit code and the reports stay ---------------------------

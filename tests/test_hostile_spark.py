@@ -144,7 +144,7 @@ def test_a_malformed_local_master_is_one_line_before_spark_starts(capsys, tmp_pa
     """`--master local[abc]` started the JVM, failed after 14 s and blamed
     Java 17 (exit 3). Spark's own forms are checked first: exit 2, one line."""
     from txncheck.checker.cli import main
-    from txncheck.checker.engines import spark
+    from txncheck.checker.engines.spark import engine as spark
 
     def must_not_start(*a, **k):
         raise AssertionError("Spark was started")
@@ -158,7 +158,7 @@ def test_a_malformed_local_master_is_one_line_before_spark_starts(capsys, tmp_pa
 
 
 def test_spark_s_own_local_masters_pass_the_check():
-    from txncheck.checker.engines.spark_session import check_local_master
+    from txncheck.checker.engines.spark.session import check_local_master
 
     for master in ["local", "local[1]", "local[*]", "local[4, 2]", "local[*,3]", "local-cluster[2, 1, 1024]"]:
         check_local_master(master)
@@ -166,7 +166,7 @@ def test_spark_s_own_local_masters_pass_the_check():
 
 LISTENERS = """
 import json, os, sys
-from txncheck.checker.engines.spark_session import spark_session
+from txncheck.checker.engines.spark.session import spark_session
 from pyspark import SparkContext
 session = spark_session(sys.argv[1])
 session.sparkContext.parallelize(range(4), 2).map(lambda x: x + 1).sum()   # Python workers and block manager up

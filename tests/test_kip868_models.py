@@ -90,10 +90,96 @@ def test_z3_evaluation_agrees_on_a_kip868_model():
     assert (v_slow.property, v_slow.length) == (v_fast.property, v_fast.length)
 
 
-def test_bootstrap_reactivation_batch_is_reached(reports):
-    """The new leader's Abort+Begin batch (ActivationRecordsGenerator, empty log) occurs."""
-    states = reports("clearing-loader").outcome.exploration.states
-    assert any((("A", 1), ("B", 2)) in s.log for s in states)
+SMALL = sorted(p.stem for p in KIP.glob("*.toml") if load_model(p).expect.get("distinct", 10**9) < 5000)
+LARGE = sorted(p.stem for p in KIP.glob("*.toml") if p.stem not in SMALL)
+
+
+def _verdict_both_ways(stem):
+    """The model's verdict and shortest trace with bootstrap_reactivation as
+    shipped (off) and on: the [Abort, Begin] batch of a branch Kafka never takes."""
+    from .helpers import explore
+
+    m = load_model(KIP / f"{stem}.toml")
+    out = []
+    for on in (False, True):
+        spec = Kip868(m.variant, **{**m.constants, "bootstrap_reactivation": on})
+        o = explore(spec, props=m.selected_properties(spec))
+        out.append((o.verdict, [(v.property, v.length) for v in o.violations], o))
+    return out
+
+
+@pytest.mark.parametrize("stem", SMALL)
+def test_bootstrap_reactivation_changes_no_verdict(stem):
+    off, on = _verdict_both_ways(stem)
+    assert off[:2] == on[:2]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", LARGE)
+def test_bootstrap_reactivation_changes_no_verdict_large(stem):
+    off, on = _verdict_both_ways(stem)
+    assert off[:2] == on[:2]
+
+
+def test_bootstrap_reactivation_batch_is_reached_only_when_on():
+    """The new leader's Abort+Begin batch occurs with the bound on, never off."""
+    from .helpers import explore
+
+    def reached(on):
+        spec = Kip868("clearing-loader", txns=2, txn_records=1, normals=0, batch_records=2, failovers=1,
+                      snapshots=0, bootstrap_reactivation=on)
+        states = explore(spec, props={}).exploration.states
+        return any(((("A", 1), ("B", 2)) in s.log) for s in states)
+
+    assert reached(True) and not reached(False)
+
+
+def test_an_unaligned_snapshot_fails_a_property_not_the_checker():
+    """KAFKA-17713 removed: with snapshot_alignment off, a snapshot at a
+    mid-batch image (published at a Begin that is not first in its batch)
+    fails SnapshotBatchAligned; a broker that restarts from such a snapshot
+    is a state like any other, not a crash of the checker."""
+    from .helpers import explore
+
+    bounds = dict(txns=2, txn_records=1, normals=0, batch_records=2, failovers=1, snapshots=1,
+                  bootstrap_reactivation=True, broker_restarts=1)
+    aligned = Kip868("clearing-loader", **bounds)
+    assert explore(aligned).verdict == "ok"
+    spec = Kip868("clearing-loader", snapshot_alignment=False, **bounds)
+    out = explore(spec)
+    [v] = out.violations
+    assert (v.property, v.length) == ("SnapshotBatchAligned", 6) and v.path[-1][0][0] == "TakeSnapshot"
+    others = {k: f for k, f in spec.invariants.items() if k != "SnapshotBatchAligned"}
+    assert explore(spec, props=others).coverage["BrokerLoadsSnapshot"]["distinct"] > 0
+
+
+def test_the_former_leader_throws_on_its_own_batch_or_on_the_new_leaders_abort():
+    """two-controllers-bootstrap: the trace (the new leader kept the second
+    batch) ends with the former leader replaying End with no open
+    transaction; the other cut (the second batch lost, the new leader's Abort
+    committed) throws on the Abort."""
+    trace = read_trace(CORPUS / "two-controllers-bootstrap.itf.json")
+    assert [s["action"] for s in trace.steps] == ["init", "AppendTxn", "CommitBatch", "ControllerFailover"]
+    spec = load_model(KIP / "two-controllers-bootstrap.toml").instantiate()
+    states = replay(spec, trace)
+    assert spec.observe(states[-1])["former_leader_fault"] == "End at 3 with no open transaction"
+    [cut] = [t for (name, params), t in spec.next(states[2]) if name == "ControllerFailover"
+             and dict(params)["kept_uncommitted"] == 0]
+    [committed] = [t for (name, _), t in spec.next(cut) if name == "CommitBatch"]
+    assert spec.observe(cut)["former_leader_fault"] == ""
+    assert spec.observe(committed)["former_leader_fault"] == "Abort at 2 with no open transaction"
+
+
+def test_the_fix_survives_two_leadership_changes():
+    """deactivate() resetting the start offset to the committed log's: no
+    replay fault and every property with two failovers (the former leader
+    takes over again)."""
+    from .helpers import explore
+
+    m = load_model(KIP / "two-controllers-bootstrap-fixed.toml")
+    spec = Kip868(m.variant, **{**m.constants, "failovers": 2})
+    out = explore(spec, witnesses={"W": spec.witnesses["FormerLeaderReplayedTxn"]})
+    assert out.verdict == "ok" and out.witnesses_found == {"W": True}
 
 
 def test_dropping_loader_keeps_every_safety_property():

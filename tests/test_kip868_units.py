@@ -123,3 +123,25 @@ def test_bad_bounds_and_variants_are_one_line_errors():
 def test_predicates_for_liveness_are_declared():
     spec = Kip868("clearing-loader")
     assert set(spec.predicates) == {"InTxn", "NoOpenTxn"}
+
+
+def test_standby_replay_throws_where_offset_control_manager_does():
+    """OffsetControlManager.replay: a Begin while a start offset is set, an
+    End or Abort while none is, throws; otherwise the start offset follows."""
+    recs = (B1, R11, E1, B2, A1)
+    assert controller.standby_replay(recs, -1, 0, 0, 3) == (-1, 1, "")
+    assert controller.standby_replay(recs, -1, 0, 0, 4) == (3, 2, "")
+    assert controller.standby_replay(recs, 0, 1, 0, 1) == (0, 1, "Begin at 0 while the transaction at 0 was never closed")
+    assert controller.standby_replay(recs, -1, 0, 2, 3) == (-1, 0, "End at 2 with no open transaction")
+    assert controller.standby_replay(recs, 3, 2, 4, 5) == (-1, 2, "")
+
+
+def test_deactivate_keeps_the_appended_start_offset_unless_fixed():
+    """Appended [Begin, r] (committed) and [r, End]: the active controller's
+    start offset is -1 (End replayed when appended); the fix takes the
+    committed log's open transaction (Begin at 0)."""
+    log = ((B1, R11), (R12, E1))
+    assert controller.deactivated(log, 1) == (-1, 0)
+    assert controller.deactivated(log, 1, resets=True) == (0, 1)
+    assert controller.deactivated(((B1,),), 0) == (0, 1)            # Begin appended, not committed
+    assert controller.deactivated(((B1,),), 0, resets=True) == (-1, 0)

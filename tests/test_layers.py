@@ -27,10 +27,11 @@ SOURCE = CHECKER.parent  # the folders of the txncheck.* packages (pyproject.tom
 # gate, the command line, rendering, reports, liveness, model files).
 # failures.py is the process's exit-code contract and its record of signals,
 # which an engine consults (Spark swallows Ctrl-C), so it is in the base, with
-# reports/output.py, whose ReportError it maps.
+# reports/output.py, whose ReportError it maps; so is spec_errors.py, the guard
+# of a user's spec, which Spark's executors put on the spec they rebuild.
 LAYERS = [
     ("base", ["errors", "encoding", "invariants", "job", "verdicts", "progress", "exploration", "options",
-              "failures", "reports.output"]),
+              "failures", "reports.output", "spec_errors", "atomic", "revive"]),
     ("reductions", ["reductions"]),
     ("engines", ["engines"]),
 ]

@@ -67,7 +67,7 @@ def test_retry_strict_trace_tells_a_committed_txn_it_failed():
 def test_retry_current_fails_only_after_the_txn_finished():
     """Current Pulsar re-drives a retry while COMMITTING; the wrong answer
     comes from a retry after COMMITTED (InvalidTxnStatus), which a stock
-    client makes after its operation timeout (apache/pulsar#19747)."""
+    client makes after its operation timeout (known upstream: apache/pulsar#19747)."""
     trace = read_trace(CORPUS / "retry-current.itf.json")
     assert trace.meta["variant"] == "current"
     actions = [s["action"] for s in trace.steps]
@@ -91,23 +91,49 @@ def test_current_never_writes_time_out_and_still_aborts_on_timeout():
     assert "AbortTimedOut" not in out.coverage
 
 
-def test_current_retry_timer_answers_the_client_then_re_drives():
-    """A retryable fan-out error answers the client at once and arms the TC's
-    retry timer; no marker is written until the timer fires; the txn then
-    commits while the client holds an error that says nothing of the outcome."""
+def test_current_retry_timer_keeps_the_client_waiting():
+    """Since apache/pulsar#13828 a retryable fan-out error arms the TC's retry
+    timer with the client's request still held: the client is never answered
+    with the error, no marker is written until the timer fires, and the
+    request is answered when the end completes."""
     spec, out = _current()
     g = out.exploration
-    later = [t for s in g.states for a, t in spec.next(s) if a[0] == "EndTxnRetryLater"]
-    assert later and all(t.result == ("error",) and not t.live[0] and t.redrive == {0} for t in later)
+    later = [(s, t) for s in g.states for a, t in spec.next(s) if a[0] == "EndTxnRetryLater"]
+    assert later and all(t.live == s.live == (True,) and t.result == s.result and t.redrive == {0} for s, t in later)
+    assert not any(s.result == ("error",) for s in g.states)
     armed = [s for s in g.states if s.redrive]
-    assert all({a[0] for a, _ in spec.next(s)} & {"EndTxnOnPartition", "EndTxnComplete"} == set() for s in armed)
-    assert any(s.redrive == frozenset() and s.result == ("error",) and s.outcome == ("COMMITTED",) for s in g.states)
-    assert out.coverage["RetryTimerFires"]["distinct"] > 0
+    assert armed and all({a[0] for a, _ in spec.next(s)} & {"EndTxnOnPartition", "EndTxnComplete"} == set()
+                         for s in armed)
+    assert any(s.redrive and s.live == (True,) for s in armed)  # the client still waits on an armed timer
+    # firing the timer returns to the state before it was armed: re-driving changes nothing else
+    assert out.coverage["RetryTimerFires"]["generated"] > 0 == out.coverage["RetryTimerFires"]["distinct"]
 
 
-def test_current_op_timeout_and_retryable_error_are_neither_success_nor_failure():
+def test_retry_reply_answered_the_client_with_the_error():
+    """Before apache/pulsar#13828 the same attempt answered the client at once
+    with the error (neither success nor failure), then re-drove the end."""
+    spec, out = _current("retry-reply")
+    later = [t for s in out.exploration.states for a, t in spec.next(s) if a[0] == "EndTxnRetryLater"]
+    assert later and all(t.result == ("error",) and not t.live[0] and t.redrive == {0} for t in later)
+    assert any(s.result == ("error",) and s.outcome == ("COMMITTED",) for s in out.exploration.states)
+
+
+@pytest.mark.parametrize("variant,verdict,length", [("current", "ok", None), ("retry-reply", "violation", 8),
+                                                     ("pip-254", "ok", None)])
+def test_without_the_op_timeout_only_the_pre_13828_coordinator_misleads(variant, verdict, length):
+    """The difference #13828 makes: with no client operation timeout the
+    current coordinator never tells a committed txn's client it failed; the
+    coordinator before it does, through its retryable-error reply (8 states,
+    models/legacy_v4/retry-reply.toml)."""
+    spec = LegacyV4(variant, txns=1, segments=2, splits=0, restarts=1, op_timeout=False)
+    out = explore(spec, props={"CommitReplyTruthful": spec.invariants["CommitReplyTruthful"]})
+    assert out.verdict == verdict and [v.length for v in out.violations] == ([length] if length else [])
+    assert "ClientOpTimeout" not in out.coverage
+
+
+def test_current_op_timeout_is_neither_success_nor_failure():
     spec, out = _current()
-    timed = [s for s in out.exploration.states if s.result in (("timeout",), ("error",))]
+    timed = [s for s in out.exploration.states if s.result == ("timeout",)]
     assert timed and all(not s.live[0] for s in timed)
     check = compile_predicate(spec.schema, spec.invariants["CommitReplyTruthful"])
     assert all(check(spec.observe(s)) for s in timed)

@@ -42,7 +42,7 @@ def test_the_readme_table_shows_the_label(path):
 
 
 def test_gate_junit_and_sarif_carry_the_label(tmp_path):
-    models = [MODELS / "legacy_v4" / "timeout-race.toml", MODELS / "kip868" / "kafka-loader.toml"]
+    models = [MODELS / "legacy_v4" / "timeout-race.toml", MODELS / "kip868" / "two-controllers-bootstrap.toml"]
     result = run_gate(models, out_dir=tmp_path / "out")
     past, code = result.results
     assert "holds for a past release" in model_line(past) and "not a defect of the current code" in model_line(past)

@@ -19,13 +19,16 @@ from txncheck.checker.engines import EngineError
 from txncheck.checker.engines import parallel
 from txncheck.checker.engines.parallel import worker
 from txncheck.checker.engines.parallel.table import FingerprintTable
+from txncheck.checker.errors import EnvironmentFault
 from txncheck.checker.model import load_model
+from txncheck.checker.options import MAX_WORKERS, Options
 from txncheck.spec.classic.diehard import DieHard
 from txncheck.spec.classic.tcommit import TCommit
 from txncheck.spec.classic.twophase import TwoPhase
 
 from .helpers import explore
 from .conftest import MODELS
+from .test_hostile_inputs import planted_line, planted_spec
 
 
 @pytest.fixture
@@ -201,6 +204,18 @@ def test_refused_combinations_are_one_line(flag, message, capsys):
     assert rc == 2 and err.endswith(message) and "\n" not in err
 
 
+def test_workers_have_an_upper_bound(capsys):
+    """Any N was accepted: a large model forked them all once a level held 2 N states."""
+    rc = main(["check", str(MODELS / "classic" / "twophase-rm3.toml"), "--workers", "65", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("txncheck: error: --workers 65: at most 64 (one per core is the most that "
+                                      "helps; this machine has ") and err.count("\n") == 1
+    Options(workers=MAX_WORKERS).validate(None, "bfs")
+    for n in (0, 2.5, True):
+        with pytest.raises(EngineError, match=r"^--workers .*: give a whole number from 1 to 64$"):
+            Options(workers=n).validate(None, "bfs")
+
+
 def test_temporal_properties_refuse_workers(capsys):
     rc = main(["check", str(MODELS / "classic" / "twophase-rm3-liveness.toml"), "--workers", "2", "--quiet"])
     err = capsys.readouterr().err.strip()
@@ -234,6 +249,8 @@ def test_one_worker_is_the_in_process_bfs(capsys):
 
 
 def test_a_failing_worker_is_reported_in_one_line(fork_early):
+    """A failure outside a spec's own code (here: a test's) is what it would be in one process:
+    an internal error, exit 3 (checker/failures.py classifies it in the worker)."""
     spec = TwoPhase(rm=4)
     main_pid, inner = os.getpid(), spec.next
 
@@ -243,7 +260,8 @@ def test_a_failing_worker_is_reported_in_one_line(fork_early):
         return inner(s)
 
     spec.next = next_or_fail
-    with pytest.raises(EngineError, match=r"^--workers: worker \d failed: ValueError: boom$"):
+    with pytest.raises(EnvironmentFault, match=r"^--workers: worker \d: internal error, the run is incomplete: "
+                                               r"ValueError: boom \(--debug shows the traceback\)$"):
         explore(spec, options={"workers": 2})
 
 
@@ -257,8 +275,42 @@ def test_a_dying_worker_is_reported_in_one_line(fork_early):
         return inner(s)
 
     spec.next = next_or_exit
-    with pytest.raises(EngineError, match=r"^--workers: worker \d died \(exit code 7\)$"):
+    with pytest.raises(EnvironmentFault, match=r"^--workers: worker \d exited with status 7: code it ran ended it "
+                                               r"\(os\._exit in a spec\?\) before the search ended; "
+                                               r"the run is incomplete$"):
         explore(spec, options={"workers": 2})
+
+
+def _spec_in_workers(tmp_path, line: str):
+    """A model of `txncheck new`'s lock spec (fixed, five processes: its second level forks
+    the workers) whose `next` runs `line` in a worker only; returns the model and the line's number."""
+    folder = planted_spec(tmp_path, "_MAIN = __import__('os').getpid()", "import")
+    spec = folder / "lk.py"
+    planted = f"if __import__('os').getpid() != _MAIN: {line}"
+    anchor = "    def next(self, s: State):\n"
+    spec.write_text(spec.read_text().replace(anchor, anchor + "        " + planted + "\n", 1))
+    model = folder / "five.toml"
+    model.write_text('spec = "lk.py:Lk"\nvariant = "fixed"\n[constants]\nprocs = 5\n')
+    return model, planted_line(folder, planted)
+
+
+def test_a_spec_error_in_a_worker_is_exit_2_with_its_line(fork_early, tmp_path, capsys):
+    model, line = _spec_in_workers(tmp_path, "raise ValueError('boom')")
+    rc = main(["check", str(model), "--workers", "2", "--quiet", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "\n" not in err and err.startswith("txncheck: error: --workers: worker ")
+    assert f"lk.py:{line}: in next: spec Lk raised ValueError: boom" in err
+
+
+def test_os_exit_in_a_worker_is_incomplete_not_bad_input(fork_early, tmp_path, capsys):
+    """It was exit 2, "worker 1 died (exit code 0)": bad input for a process that ended
+    before its verdict, which the README calls exit 3."""
+    model, _ = _spec_in_workers(tmp_path, "__import__('os')._exit(0)")
+    rc = main(["check", str(model), "--workers", "2", "--quiet", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 3 and re.fullmatch(r"txncheck: error: --workers: worker \d exited with status 0: code it ran "
+                                    r"ended it \(os\._exit in a spec\?\) before the search ended; "
+                                    r"the run is incomplete", err), err
 
 
 @pytest.fixture
@@ -339,3 +391,67 @@ def test_the_plan_evens_out_the_costs_counting_what_the_taker_pays():
     assert moves.plan([1000, 990], [1.0, 1.0], 0.0) is None  # 1% apart
     assert moves.plan([1000, 500], [1.0, 1.0], 1000.0) is None  # too few would move
     assert moves.plan([10 ** 8, 0], [1.0, 1.0], 0.0) == (0, 1, moves.MOVE_MAX)
+
+
+def _conforms(msg: dict, kinds: tuple) -> bool:
+    """Is `msg` one of the TypedDicts `kinds` (its keys, and the type of each value)?"""
+    import typing
+
+    for kind in kinds:
+        hints = typing.get_type_hints(kind)
+        required = kind.__required_keys__
+        if not required <= msg.keys() <= hints.keys():
+            continue
+        if all(_of_type(msg[k], hints[k]) for k in msg):
+            return True
+    return False
+
+
+def _of_type(v, hint) -> bool:
+    import typing
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Literal:
+        return v in args
+    if origin in (typing.Union, __import__("types").UnionType):
+        return any(_of_type(v, a) for a in args)
+    if hint is type(None):
+        return v is None
+    if typing.is_typeddict(hint):
+        return isinstance(v, dict) and _conforms(v, (hint,))
+    base = origin or hint
+    if base is float:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if base is int:
+        return isinstance(v, int) and not isinstance(v, bool)
+    return isinstance(v, base)
+
+
+def test_every_message_of_a_run_is_one_the_protocol_declares(fork_early, move_always, monkeypatch):
+    """wire.py declares every command and reply (PROTOCOL); a run with two
+    workers and moves sends none that it does not declare, either way, and
+    the worker's loop answers every declared command."""
+    import inspect
+    import json as _json
+
+    from txncheck.checker.engines.parallel import wire
+
+    real = wire.send
+    sent: list[dict] = []
+
+    def checked(conn, head, arrays=()):
+        msg = _json.loads(_json.dumps(head))   # as the other end reads it
+        kinds = (wire.PROTOCOL[msg["cmd"]][0],) if "cmd" in msg else tuple(
+            {k for _, replies in wire.PROTOCOL.values() for k in replies} | {wire.Failure})
+        assert _conforms(msg, kinds), f"undeclared message {msg}"
+        sent.append(msg)
+        real(conn, head, arrays)
+
+    monkeypatch.setattr(wire, "send", checked)
+    monkeypatch.setattr(worker, "send", checked)   # the workers are forked after this: theirs too
+    o = explore(TwoPhase(rm=6), deadlock=True, keep_graph=False, options={"workers": 2})
+    assert o.distinct_states == 50816 and any("moved" in lv for lv in o.extra["workers"]["levels"])
+    cmds = {m["cmd"] for m in sent if "cmd" in m}
+    assert cmds >= {"expand", "accept", "give", "take", "drop", "quit"}, cmds
+    served = set(re.findall(r'cmd == "(\w+)"', inspect.getsource(worker._serve)))
+    assert served | {"stop"} == set(wire.PROTOCOL)

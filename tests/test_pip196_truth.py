@@ -12,15 +12,17 @@ from txncheck.spec.pip196.spec import ABORT, DATA, LOADED, READ, STUCK, Pip196
 
 from .conftest import MODELS
 from .helpers import explore
-from .truth_tables import check_table
+from .truth_tables import cannot_be_seen_failing, check_table
 
 SPEC = Pip196("merged", txns=2, capacity=1, ledgers=2, crashes=1)
 INIT = next(iter(SPEC.init_states()))
 BASE = SPEC.observe(INIT)
 
 
-def test_every_property_has_a_table():
+def test_every_property_has_a_table_and_can_be_seen_failing():
+    """Each property fails in a shipped model or in a row of its table."""
     assert set(SPEC.invariants) == set(TABLES)
+    assert cannot_be_seen_failing("pip196", TABLES, MODELS) == []
 
 
 TABLES = {
@@ -49,6 +51,20 @@ TABLES = {
         ({"ready": False, "workerIdle": True, "segmentStored": {"k1"}, "segmentListed": set()}, True),
     ],
     "RecoveryNotStuck": [({"recoveryStuck": False}, True), ({"recoveryStuck": True}, False)],
+    "UnlistedKeyReused": [
+        ({"ready": True, "workerIdle": True, "segmentStored": {"k0", "k1"}, "segmentListed": {"k0"},
+          "nextSequenceId": 1}, True),                                                # k1 is written next
+        ({"ready": True, "workerIdle": True, "segmentStored": {"k0", "k1"}, "segmentListed": {"k1"},
+          "nextSequenceId": 2}, False),                                               # k0 is never written again
+        ({"ready": True, "workerIdle": False, "segmentStored": {"k0", "k1"}, "segmentListed": {"k1"},
+          "nextSequenceId": 2}, True),
+    ],
+    "NoEndedTxnHoldsRead": [
+        ({"ready": True, "ongoingTxn": {"t1"}, "endCompleted": set()}, True),
+        ({"ready": True, "ongoingTxn": {"t1"}, "endCompleted": {"t1"}}, False),
+        ({"ready": True, "ongoingTxn": {"t2"}, "endCompleted": {"t1"}}, True),
+        ({"ready": False, "ongoingTxn": {"t1"}, "endCompleted": {"t1"}}, True),
+    ],
 }
 
 
@@ -85,7 +101,9 @@ def test_an_index_listing_a_missing_live_segment_breaks_recovery_not_stuck():
 
 @pytest.mark.parametrize("stem,name", [("index-race-pip-text", "RecoveredAbortsExact"),
                                        ("early-publish", "MaxReadNeverAhead"),
-                                       ("orphan-segment", "NoOrphanWhenQuiescent")])
+                                       ("orphan-segment", "NoOrphanWhenQuiescent"),
+                                       ("resealed-segment", "UnlistedKeyReused"),
+                                       ("first-snapshot-window", "NoEndedTxnHoldsRead")])
 def test_the_shipped_mechanism_breaks_it(stem, name):
     m = load_model(MODELS / "pip196" / f"{stem}.toml")
     spec = m.instantiate()

@@ -224,6 +224,23 @@ def test_html_is_self_contained(diehard_trace):
     assert page.count("</script>") == 2
 
 
+def test_html_carries_the_vendored_bundle_gzipped(diehard_trace):
+    """The page holds Mermaid's dist bundle, byte for byte once unpacked (its
+    recorded sha256), gzipped: a seven-state trace's page is 1.4 MB at most,
+    not the 3.5 MB of the bundle itself."""
+    import base64
+    import gzip
+    import hashlib
+
+    from txncheck.checker.render.html import MERMAID_SHA256
+
+    page = render_html(read_trace(diehard_trace))
+    packed = re.search(r'var MERMAID_GZIP = "([A-Za-z0-9+/=]+)";', page).group(1)
+    bundle = gzip.decompress(base64.b64decode(packed))
+    assert hashlib.sha256(bundle).hexdigest() == MERMAID_SHA256 and len(bundle) > 3_000_000
+    assert len(page.encode()) < 1_400_000
+
+
 PAGES = ["diehard", "pip473-all-actions"] + [str(p.relative_to(ROOT)) for p in CORPUS]
 
 

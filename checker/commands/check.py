@@ -11,11 +11,15 @@ import json
 import sys
 from contextlib import nullcontext
 from dataclasses import fields
+from typing import TYPE_CHECKING
 
-from ..api import Report, check_model, write_traces
 from ..options import Options
 from ..progress import Progress
 from ..streams import stdout_to_stderr
+from .argtypes import natural, positive_int, seconds
+
+if TYPE_CHECKING:   # the engines load when a check runs, not when the command line is parsed
+    from ..api import Report
 
 EXIT = {"ok": 0, "violation": 1, "incomplete": 3}
 
@@ -33,9 +37,11 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     p.add_argument("--out", default="out", metavar="DIR", help="where counterexample traces go (default: out)")
     p.add_argument("--z3-eval", action="store_true", help="evaluate the properties with Z3 itself (slow)")
-    p.add_argument("--max-states", type=_positive_int, metavar="N", help="stop after N distinct states (exit 3)")
-    p.add_argument("--max-seconds", type=_positive_float, metavar="S", help="stop after S seconds (exit 3)")
-    p.add_argument("--max-depth", type=_positive_int, metavar="D",
+    p.add_argument("--max-states", type=positive_int, metavar="N",
+                   help="stop at N distinct states (exit 3): bfs at exactly N (with --checkpoint, once the state "
+                        "that found the Nth is expanded); --workers, spark and simulate at the end of a level or walk")
+    p.add_argument("--max-seconds", type=seconds, metavar="S", help="stop after S seconds (exit 3)")
+    p.add_argument("--max-depth", type=positive_int, metavar="D",
                    help="bfs: stop once every state to depth D is checked (exit 3 if more remain)")
     p.add_argument("--runtime", choices=("quick", "heavy", "all"),
                    help="with --all: the models to check by their [expect] runtime (default quick; CI: all)")
@@ -44,11 +50,11 @@ def register(sub) -> None:
     # Engine options, passed through Job.options; an engine that does not
     # support one rejects it with a one-line error.
     p.add_argument("--master", metavar="URL", help="spark: the Spark master (default local[*])")
-    p.add_argument("--workers", type=_positive_int, metavar="N",
+    p.add_argument("--workers", type=positive_int, metavar="N",
                    help="bfs: expand each level in N forked processes, one per core (fingerprint visited set)")
     p.add_argument("--checkpoint", metavar="DIR", help="write checkpoints to DIR periodically")
     p.add_argument("--resume", metavar="DIR", help="resume a killed run from its checkpoint DIR")
-    p.add_argument("--checkpoint-interval", type=_positive_float, metavar="S",
+    p.add_argument("--checkpoint-interval", type=seconds, metavar="S",
                    help="seconds between checkpoints (default 60)")
     p.add_argument("--symmetry", action=argparse.BooleanOptionalAction,
                    help="symmetry reduction over the spec's symmetric sorts (--no-symmetry: off, even if the "
@@ -60,36 +66,18 @@ def register(sub) -> None:
     p.add_argument("--exact", action="store_true", help="store full states in the visited set (the default)")
     p.add_argument("--compact", action="store_true",
                    help="share equal parts of stored states (less memory, more time)")
-    p.add_argument("--seed", type=int, help="simulate: random seed (default 0)")
-    p.add_argument("--walks", type=_positive_int, help="simulate: number of random walks (default 1000)")
-    p.add_argument("--walk-depth", type=_positive_int, help="simulate: steps per walk (default 100)")
+    p.add_argument("--seed", type=natural, help="simulate: random seed (default 0)")
+    p.add_argument("--walks", type=positive_int, help="simulate: number of random walks (default 1000)")
+    p.add_argument("--walk-depth", type=positive_int, help="simulate: steps per walk (default 100)")
     p.set_defaults(run=run)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise ValueError from None
-    if v < 1:
-        raise ValueError
-    return v
-
-
-def _positive_float(text: str) -> float:
-    v = float(text)
-    if not v > 0:
-        raise ValueError
-    return v
-
-
-_positive_int.__name__ = "positive integer"
-_positive_float.__name__ = "positive number"
-
-
 def run(args) -> int:
-    from ..cli import UsageError
+    from ..errors import UsageError
+    from ..api import check_model, write_traces
 
+    if args.workers:  # its bound once, not once per model of a gate
+        Options(workers=args.workers).validate(None, "bfs")
     if args.all:
         from .check_all import run_gate_command
 

@@ -7,7 +7,7 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from ..gate import ERROR, FAILED, GateResult, ModelResult, run_gate
+from ..gate import ERROR, FAILED, PASSED, SKIPPED, GateResult, ModelResult, run_gate
 from ..model import ModelError
 from ..options import Options
 from ..progress import Progress
@@ -18,7 +18,7 @@ MARK = {0: "PASS", 1: "FAIL", 2: "ERROR", 3: "INCOMPLETE"}
 
 
 def run_gate_command(args, options: Options) -> int:
-    from ..cli import UsageError
+    from ..errors import UsageError
 
     if options.checkpoint or options.resume:
         raise UsageError("--checkpoint and --resume go with one MODEL, not with --all")
@@ -33,10 +33,13 @@ def run_gate_command(args, options: Options) -> int:
     progress = None if args.quiet else (lambda label: Progress(label))
     # a model file's name and the gate's messages are untrusted text: no escape reaches the terminal
     echo = None if args.json else (lambda r: print(terminal_safe(model_line(r)), flush=True))
-    with stdout_to_stderr() if args.json else nullcontext():  # what specs print: stdout holds one JSON object
-        result = run_gate(roots, engine=args.engine, out_dir=args.out, max_seconds=args.max_seconds,
-                          max_states=args.max_states, progress_factory=progress, on_result=echo, options=options,
-                          runtime=args.runtime or "quick")
+    try:
+        with stdout_to_stderr() if args.json else nullcontext():  # what specs print: stdout holds one JSON object
+            result = run_gate(roots, engine=args.engine, out_dir=args.out, max_seconds=args.max_seconds,
+                              max_states=args.max_states, progress_factory=progress, on_result=echo,
+                              options=options, runtime=args.runtime or "quick")
+    except KeyboardInterrupt:  # before the first model: the summary and the reports say so all the same
+        result = GateResult([], [Path(r) for r in roots], interrupted=True)
     from ..reports.output import ReportError
 
     write_error = None
@@ -85,6 +88,9 @@ def model_line(r: ModelResult) -> str:
     if o.checked_depth and o.verdict == "incomplete":
         lines.append(f"           {o.checked_depth_text()}")
     for c in r.cases:
+        if c.kind == "proof" and c.status == PASSED:
+            lines.append(f"           proof: {c.message}")
+    for c in r.cases:
         if c.status in (FAILED, ERROR):
             lines.append(f"           {c.name}: {c.message}")
             if c.violation is not None and c.violation.trace_file:
@@ -92,10 +98,32 @@ def model_line(r: ModelResult) -> str:
     return "\n".join(lines)
 
 
+# Why a case is skipped, by the start of its message (checker/expectations.py), as the summary counts them.
+SKIP_REASONS = (("not settled", "not settled at a violation"), ("not reached", "not reached within max_depth"),
+                ("not judged", "figures not judged"))
+
+
 def summary_line(result: GateResult) -> str:
     n = result.counts()
     bad = sum(1 for r in result.results if r.exit_code)
     heavy = sum(1 for r in result.results if r.not_run)
-    return (f"gate: {len(result.results) - heavy} models, {bad} not as expected"
+    models = len(result.results) - heavy
+    return (f"gate: {models} model{'' if models == 1 else 's'}, {bad} not as expected"
             + (f", {heavy} heavy not run (--runtime all runs them)" if heavy else "")
-            + f"; cases: {n['passed']} passed, {n['failed']} failed, {n['error']} errors, {n['skipped']} skipped")
+            + f"; cases: {n['passed']} passed, {n['failed']} failed, {n['error']} errors, {n['skipped']} skipped"
+            + _why_skipped(result)
+            + ("; interrupted: the models after these were not checked" if result.interrupted else ""))
+
+
+def _why_skipped(result: GateResult) -> str:
+    """` (3 not settled at a violation, 1 figures not judged, 8 models not run)`:
+    what the skipped cases are."""
+    counts: dict[str, int] = {}
+    for r in result.results:
+        for c in r.cases:
+            if c.status == SKIPPED:
+                why = "models not run" if r.not_run else \
+                    next((w for start, w in SKIP_REASONS if c.message.startswith(start)), "other")
+                counts[why] = counts.get(why, 0) + 1
+    order = [w for _, w in SKIP_REASONS] + ["models not run", "other"]
+    return f" ({', '.join(f'{counts[w]} {w}' for w in order if w in counts)})" if counts else ""

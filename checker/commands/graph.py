@@ -15,27 +15,20 @@ from ..engines import EngineError
 from ..errors import explained
 from ..job import Job
 from ..model import load_model
+from .argtypes import natural
 
 
 def register(sub) -> None:
     p = sub.add_parser("graph", help="export a model's explored state graph as DOT or GraphML")
     p.add_argument("model", help="model file (TOML)")
     p.add_argument("--format", default="dot", choices=("dot", "graphml"), help="output format (default: dot)")
-    p.add_argument("--depth", type=_natural, metavar="N", help="only the states within N steps of the initial states")
-    p.add_argument("--max-states", type=_natural, default=100_000, metavar="N",
+    p.add_argument("--depth", type=natural, metavar="N", help="only the states within N steps of the initial states")
+    p.add_argument("--max-states", type=natural, default=100_000, metavar="N",
                    help="refuse graphs larger than N states (default 100000)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(run=run)
 
 
-def _natural(text: str) -> int:
-    v = int(text)
-    if v < 0:
-        raise ValueError
-    return v
-
-
-_natural.__name__ = "non-negative integer"
 
 
 def run(args) -> int:

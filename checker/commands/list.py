@@ -36,14 +36,20 @@ def run(args) -> int:
                 where = origin(m.spec_name, m.path.parent)
             except SpecError as exc:
                 raise ModelError(f"{m.path}: {exc}") from None
+            if where.startswith("file "):
+                where = f"file {_shown(Path(where.removeprefix('file ')))}"
             if not where.startswith(("built-in", "entry point")):
                 where += ": not imported by list; check runs it"
             desc = f"{m.spec_name} [{m.variant}] ({where})" + (f"  {m.description}" if m.description else "")
         except ModelError as exc:
             desc = f"(invalid: {exc})"
-        try:
-            shown = path.relative_to(Path.cwd())
-        except ValueError:
-            shown = path
-        print(terminal_safe(f"{shown}  {desc}"))  # a model file's description is untrusted text
+        print(terminal_safe(f"{_shown(path)}  {desc}"))  # a model file's description is untrusted text
     return 0
+
+
+def _shown(path: Path) -> Path:
+    """A path as given, or relative to the current folder when it lies below it."""
+    try:
+        return path.resolve().relative_to(Path.cwd()) if path.is_absolute() else path
+    except ValueError:
+        return path

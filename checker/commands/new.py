@@ -66,6 +66,11 @@ class {cls}(Spec):
             if s.pc[i] == "crit":
                 yield ("Release", (("p", p),)), State(at("idle"), False)
 
+    def state_vars(self, s: State):
+        """The state as a trace shows it: each process's pc by its name, so a
+        step reads `pc[p1] = crit` (without this, a NamedTuple's fields)."""
+        return {{"pc": dict(zip(self.procs, s.pc)), "lock": s.lock}}
+
     def observe(self, s: State):
         return {{"pc": dict(zip(self.procs, s.pc))}}
 '''

@@ -4,43 +4,26 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 
 from ..model import load_model
 from ..render import terminal_safe
-
-
-def _positive(text: str) -> int:
-    v = int(text)
-    if v < 1:
-        raise ValueError
-    return v
-
-
-_positive.__name__ = "positive integer"
-
-
-def _seconds(text: str) -> float:
-    v = float(text)
-    if not v > 0 or v == float("inf"):
-        raise ValueError
-    return v
-
-
-_seconds.__name__ = "positive number of seconds"
+from ..streams import stdout_to_stderr
+from .argtypes import natural, positive_int, seconds
 
 
 def register(sub) -> None:
     p = sub.add_parser("profile", help="why the state space is this big: levels, fields, reduction candidates")
     p.add_argument("model", help="model file (TOML)")
-    p.add_argument("--max-states", type=_positive, default=200_000, metavar="N",
+    p.add_argument("--max-states", type=positive_int, default=200_000, metavar="N",
                    help="explore at most N distinct states (default 200000)")
-    p.add_argument("--max-depth", type=_positive, metavar="D", help="explore at most D levels")
-    p.add_argument("--max-seconds", type=_seconds, metavar="S", help="explore for at most S seconds")
-    p.add_argument("--probes", type=_positive, default=40, metavar="K",
+    p.add_argument("--max-depth", type=positive_int, metavar="D", help="explore at most D levels")
+    p.add_argument("--max-seconds", type=seconds, metavar="S", help="explore for at most S seconds")
+    p.add_argument("--probes", type=positive_int, default=40, metavar="K",
                    help="sampled mixes per field to find what reads it (default 40)")
-    p.add_argument("--por-states", type=_positive, default=60, metavar="K",
+    p.add_argument("--por-states", type=positive_int, default=60, metavar="K",
                    help="sampled states whose enabled actions are checked for commutation (default 60)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the samples (default 0)")
+    p.add_argument("--seed", type=natural, default=0, help="seed of the samples (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
@@ -55,9 +38,10 @@ def run(args) -> int:
     def progress(lv) -> None:
         print(f"level {lv.depth}: {lv.new:,} new, {lv.generated:,} generated", file=sys.stderr, flush=True)
 
-    p = profile(m, Settings(max_states=args.max_states, max_depth=args.max_depth, max_seconds=args.max_seconds,
-                            probes=args.probes, por_states=args.por_states, seed=args.seed),
-                progress=None if args.quiet or args.json else progress)
+    with stdout_to_stderr() if args.json else nullcontext():  # what specs print: stdout holds one JSON object
+        p = profile(m, Settings(max_states=args.max_states, max_depth=args.max_depth, max_seconds=args.max_seconds,
+                                probes=args.probes, por_states=args.por_states, seed=args.seed),
+                    progress=None if args.quiet or args.json else progress)
     if args.json:
         print(json.dumps(to_json(p)))
     else:

@@ -7,6 +7,7 @@ import json
 import sys
 
 from ...counterexamples.replay import EXIT, Result, plain, replay
+from .argtypes import seconds
 
 
 def register(sub) -> None:
@@ -21,7 +22,7 @@ def register(sub) -> None:
                         "(exit 3 when it is missing, unreachable or stops mid-replay)")
     p.add_argument("--zk", metavar="HOST:PORT", help="with --store zookeeper: use this server "
                                                       "(default: a private one started on loopback)")
-    p.add_argument("--zk-timeout", type=float, default=5.0, metavar="SECONDS",
+    p.add_argument("--zk-timeout", type=seconds, default=5.0, metavar="SECONDS",
                    help="with --store zookeeper: the bound on each request (default 5)")
     p.add_argument("--zk-watches", choices=("oneshot", "persistent"), default=None,
                    help="with --store zookeeper: how the store hears of its own commits: one-shot watches "
@@ -38,7 +39,7 @@ def run(args) -> int:
         return _run_on_zookeeper(args)
     for given, flag in ((args.zk, "--zk"), (args.zk_watches, "--zk-watches")):
         if given is not None:
-            from ..cli import UsageError
+            from ..errors import UsageError
 
             raise UsageError(f"{flag} needs --store zookeeper")
     return _print(args, replay(args.trace, variant=args.variant, bridge_options={"watch_style": args.watches}))

@@ -47,7 +47,7 @@ def register(sub) -> None:
 
 
 def _formats(text: str) -> tuple[str, ...]:
-    from ..cli import UsageError
+    from ..errors import UsageError
 
     got = tuple(x.strip() for x in text.split(",") if x.strip())
     if not got or any(x not in FORMATS for x in got):
@@ -56,7 +56,7 @@ def _formats(text: str) -> tuple[str, ...]:
 
 
 def run(args) -> int:
-    from ..cli import UsageError
+    from ..errors import UsageError
     from ..reports.figures import NAME, Figures
 
     formats = _formats(args.format)
@@ -167,7 +167,7 @@ def _report_all(args, out: Path, formats, figures, factory) -> list[int]:
     models = []
     for root in roots:
         if not root.exists():
-            from ..cli import UsageError
+            from ..errors import UsageError
 
             raise UsageError(f"{root}: no such folder or model file")
         models += [p for p in find_models(root) if notes_path(p).is_file()]

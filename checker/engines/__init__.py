@@ -29,7 +29,9 @@ def get_engine(name: str):
         if exc.name and exc.name.startswith(__name__):
             raise EngineError(f"engine {name!r} is not available in this installation") from None
         if exc.name == "pyspark":
-            raise EngineError("engine 'spark' needs pyspark: pip install 'txncheck[spark]'") from None
+            from ..failures import extra_packages
+
+            raise EngineError(f"engine 'spark' needs pyspark: pip install {' '.join(extra_packages('spark'))}") from None
         raise
     return run_bfs if name == "bfs" else run
 

@@ -58,6 +58,7 @@ def _explore(job: Job) -> Outcome:
     actions, action_ids = ex.actions, ex.action_ids
     gen_by_action: Counter = Counter()  # only used when edges are not kept
     max_states = job.max_states
+    limit = max_states if max_states is not None else float("inf")   # --max-states: exactly this many
     deadline = (time.monotonic() + job.max_seconds) if job.max_seconds else None
     progress = job.progress
 
@@ -112,11 +113,14 @@ def _explore(job: Job) -> Outcome:
         if states and violation is None:
             incomplete = job.depth_reached(depth)
 
+    if lo < hi and violation is None and incomplete is None and len(states) >= limit:
+        incomplete, stop_at = f"max-states {max_states} reached", start
     try:
         while lo < hi and violation is None and incomplete is None:
             for i in range(start, hi):
                 s = states[i]
                 n_succ = 0
+                full = False
                 for a, t in nxt(s):
                     n_succ += 1
                     aid = action_ids.get(a)
@@ -136,10 +140,24 @@ def _explore(job: Job) -> Outcome:
                             if keep:
                                 src.append(i); dst.append(j); act.append(aid)
                             break
+                        if len(states) >= limit:   # --max-states
+                            full = True
+                            if ckpt is None:   # stop here: exactly that many states
+                                if keep:
+                                    src.append(i); dst.append(j); act.append(aid)
+                                else:
+                                    gen_by_action[aid] += 1
+                                break
                     if keep:
                         src.append(i); dst.append(j); act.append(aid)
                     else:
                         gen_by_action[aid] += 1
+                if full and violation is None:
+                    # a checkpoint holds whole expansions only, so a checkpointed run ends state i's first
+                    incomplete = f"max-states {max_states} reached"
+                    generated += n_succ
+                    stop_at = i + 1
+                    break
                 generated += n_succ
                 if violation is not None:
                     break
@@ -150,10 +168,6 @@ def _explore(job: Job) -> Outcome:
                     now = time.monotonic()
                     if ckpt is not None and ckpt.interrupted:  # Ctrl-C, deferred to a clean point
                         incomplete = "interrupted"
-                        stop_at = i + 1
-                        break
-                    if max_states is not None and len(states) >= max_states:
-                        incomplete = f"max-states {max_states} reached"
                         stop_at = i + 1
                         break
                     if deadline is not None and now >= deadline:

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 
 from ..errors import explained
+from ..failures import budget_alarm
 from ..model import Model
 from .commute import Commutation, commutation
 from .dependence import Prober, Reads, ghost_factors, pool_of
@@ -76,7 +77,8 @@ def profile(model: Model, settings: Settings | None = None, progress=None) -> Pr
 def _profile(model: Model, spec, st: Settings, progress) -> Profile:
     clock: dict[str, float] = {}
     t = time.monotonic()
-    prefix = explore(spec, st.max_states, st.max_depth, st.max_seconds, progress)
+    with budget_alarm(st.max_seconds):  # a next() that never returns: stopped, exit 3 (the later phases need it)
+        prefix = explore(spec, st.max_states, st.max_depth, st.max_seconds, progress)
     clock["explore"] = time.monotonic() - t
     states = prefix.states
     rng = random.Random(st.seed)

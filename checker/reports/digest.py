@@ -24,6 +24,8 @@ def model_digest(path: Path) -> str:
         model = None
     if isinstance(model, dict) and isinstance(model.get("expect"), dict):  # what a run measured is not a setting
         model["expect"] = {k: v for k, v in model["expect"].items() if k not in MEASURED}
+    if isinstance(model, dict):  # nor is how it is proved: [prove] changes no state count
+        model.pop("prove", None)
     h = hashlib.sha256(json.dumps(model, sort_keys=True, default=str).encode() if model is not None
                        else path.read_bytes() if path.is_file() else b"")
     spec = model.get("spec") if isinstance(model, dict) else None

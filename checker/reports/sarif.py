@@ -17,70 +17,17 @@ under it, so the report reads the same on every CI machine.
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ... import __version__
+from ..action_source import action_source
 from ..gate import ERROR, FAILED, PASSED, Case, GateResult, ModelResult
 from .output import write_text_atomic
 
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-
-
-# -- where an action lives in the spec's source -----------------------------------
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
-@lru_cache(maxsize=None)
-def _package_sources(cls: type) -> list[tuple[str, list[str]]]:
-    """The spec class's module, then the other modules of its folder (a spec may
-    spread its actions over several)."""
-    try:
-        own = Path(inspect.getsourcefile(cls))
-    except TypeError:
-        return []
-    out = []
-    for p in [own] + sorted(p for p in own.parent.glob("*.py") if p != own):
-        try:
-            out.append((str(p), p.read_text(encoding="utf-8").splitlines()))
-        except (OSError, UnicodeDecodeError):
-            continue
-    return out
-
-
-def action_source(spec_cls: type, action: str) -> tuple[str, int] | None:
-    """(file, line) where the spec implements `action`, best guess first: a
-    function named for it, a function whose docstring opens with its name, a
-    comment naming it, a `yield` of a variable named for it, then its name as
-    a string."""
-    key = _norm(action)
-    sources = _package_sources(spec_cls)
-    for pattern in (
-        r"^\s*def\s+_?(?:act_|action_|do_)?(\w+)\s*\(",  # def endTxn(...) / def act_end_txn(...)
-        r"^\s*(?:\"\"\"|\'\'\')\s*(\w+)\s*:",            # a docstring opening with "publishAppend: ..."
-        r"^\s*#\s*(\w+)\b",                              # # TMCommit
-        r"\byield\s+(?:self\.)?(\w+)",                    # yield big_to_small, ...
-        r"[\"'](\w+)[\"']",                                # "BigToSmall"
-    ):
-        for path, lines in sources:
-            for k, text in enumerate(lines):
-                if any(_norm(m.group(1)) == key for m in re.finditer(pattern, text)):
-                    if k and lines[k - 1].lstrip().startswith("def "):  # a docstring: point at its def
-                        return path, k
-                    return path, k + 1
-    # Last resort: the spec's next() method.
-    try:
-        lines, first = inspect.getsourcelines(spec_cls.next)
-        return inspect.getsourcefile(spec_cls.next), first
-    except (OSError, TypeError, AttributeError):
-        return None
 
 
 # -- building the log ----------------------------------------------------------
@@ -141,6 +88,13 @@ class _Rules:
         return rule_id, self.index[rule_id]
 
 
+def _source(spec, action: str) -> tuple[str, int] | None:
+    """Where the spec implements an action; a spec checked in another process
+    (checker/gate_wire.py) brought the answer along."""
+    known = getattr(spec, "action_sources", None)
+    return known.get(action) if known is not None else action_source(type(spec), action)
+
+
 def _violation_result(r: ModelResult, c: Case, rules: _Rules) -> dict:
     v = c.violation
     spec = r.report.spec
@@ -154,12 +108,12 @@ def _violation_result(r: ModelResult, c: Case, rules: _Rules) -> dict:
     steps = []
     last_action = v.path[-1][0] if v.path else None
     if last_action is not None:
-        src = action_source(type(spec), last_action[0])
+        src = _source(spec, last_action[0])
         if src:
             locations.append(_location(src[0], src[1], f"action {_action_label(last_action)} breaks {c.name}"))
     locations.append(model_loc)
     for k, (action, _state) in enumerate(v.path or []):
-        src = action_source(type(spec), action[0]) if action is not None else None
+        src = _source(spec, action[0]) if action is not None else None
         loc = (_location(src[0], src[1], f"step {k}: {_action_label(action)}") if src
                else _location(r.path, 1, f"step {k}: {_action_label(action)}"))
         steps.append({"location": loc, "executionOrder": k, "kinds": ["call"] if action is not None else []})

@@ -18,7 +18,6 @@ relation.
 
 from __future__ import annotations
 
-import random
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
@@ -27,7 +26,9 @@ import z3
 
 from ...spec.api import Spec
 from ...spec.symbolic import Frame, Relation, conj, domain_keys, literal, python_value, valuation
+from .coverage import Coverage, conjuncts
 from .system import System, show_action, show_valuation
+from .walks import walk  # noqa: F401 - the tests' uniform walks
 
 
 @dataclass
@@ -112,13 +113,18 @@ class Agreement:
         index = {k: n for n, k in enumerate(self.keys)}
         terms: list[z3.ExprRef] = []
         self._acts: list[tuple[int, list[tuple[int, int]]]] = []   # (guard's field, [(cell, value's field)])
-        for guard, changes in self.system.updates(self.f):
+        self.coverage = Coverage(self.labels)
+        for i, (guard, changes) in enumerate(self.system.updates(self.f)):
             writes = []
             for key, v in changes.items():
                 writes.append((index[key], len(terms) + 1 + len(writes)))
             self._acts.append((len(terms), writes))
             terms.append(guard)
             terms += [v for key, v in changes.items()]
+            parts = conjuncts(guard)
+            self.coverage.conjuncts[i] = [str(c) for c in parts]
+            self.coverage.fields[i] = list(range(len(terms), len(terms) + len(parts)))
+            terms += parts
         Agreement._bundles += 1
         _, self._mk, _ = z3.TupleSort(f"agreement{Agreement._bundles}", [t.sort() for t in terms])
         self._bundle = self._mk(*terms)
@@ -160,6 +166,7 @@ class Agreement:
         if not (z3.is_app(b) and b.decl().eq(self._mk)):
             return out + [Disagreement("undecided", None, s, f"the step does not simplify: {b}")]
         field = _Fields(b)     # the tuple's fields by id: Z3 shares its constants, so an id is a value
+        self.coverage.conjuncts_seen(field, self._true, self._false)
         enabled: dict[int, dict] = {}
         for i, (g, writes) in enumerate(self._acts):
             guard = field.id(g)
@@ -179,6 +186,7 @@ class Agreement:
             cells = rel.cells(t)
             eff = frozenset((k, v) for k, v in cells.items() if here[k] != v)
             succ.setdefault((label, eff), cells)
+        self.coverage.enabled_by_spec({label for label, _ in succ})
         matched = set()
         for (label, eff), cells in succ.items():
             hit = by_next.get((label, eff))
@@ -273,25 +281,6 @@ def reachable(spec: Spec, limit: int | None = None) -> Iterator:
             if t not in seen:
                 seen.add(t)
                 todo.append(t)
-
-
-def walk(spec: Spec, states: int, seed: int = 0, depth: int = 100) -> Iterator:
-    """`states` states from random walks of at most `depth` steps (with
-    repeats: a walk that can go no further starts again)."""
-    rng = random.Random(seed)
-    inits = list(spec.init_states())
-    n = 0
-    while n < states:
-        s = rng.choice(inits)
-        for _ in range(depth):
-            yield s
-            n += 1
-            if n >= states:
-                return
-            succ = list(spec.next(s))
-            if not succ:
-                break
-            s = rng.choice(succ)[1]
 
 
 def disagreements(relation: Relation, states: Iterable, stop_after: int = 1,

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping
 import z3
 
 from ..invariants import compile_checker
+from .induction import solver
 from .system import SymbolicError, System, show_action
 
 
@@ -36,9 +37,7 @@ class Bounded:
 def bounded(system: System, properties: Mapping[str, z3.BoolRef], max_depth: int, deadlock: bool = False,
             timeout_ms: int = 0, on_depth: Callable[[int, float], Any] | None = None) -> Bounded:
     t0 = time.process_time()
-    sv = z3.Solver()
-    if timeout_ms:
-        sv.set("timeout", timeout_ms)
+    sv = solver(timeout_ms)
     frames = [system.frame(0)]
     acts = []
     sv.add(system.init(frames[0]))

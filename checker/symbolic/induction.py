@@ -12,12 +12,14 @@ property fails for real, which bounded checking (`bounded.py`) can tell.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import z3
 
 from ...spec.api import Action
+from ..failures import BudgetExpired
 from .system import System, show_action, show_valuation
 
 Cells = dict
@@ -55,14 +57,12 @@ def prove(system: System, properties: Mapping[str, z3.BoolRef], lemmas: Mapping[
     (TYPES), proved like the others, not assumed: a reachable cell outside
     its declared range would otherwise escape the proof."""
     f, g, act = system.frame("s"), system.frame("t"), system.act("s")
-    now_f = system.clauses(f, properties, lemmas)
-    if f.types():
-        now_f[TYPES] = z3.And(f.types())
+    now_f = invariant(system, f, properties, lemmas)
     names = list(now_f)
     proof = Proof("proved", names, list(lemmas))
     # base case
     t0 = time.process_time()
-    sv = _solver(timeout_ms)
+    sv = solver(timeout_ms)
     sv.add(system.init(f))
     for name in names:
         proof.queries += 1
@@ -79,10 +79,8 @@ def prove(system: System, properties: Mapping[str, z3.BoolRef], lemmas: Mapping[
     proof.base_seconds = time.process_time() - t0
     # inductive step
     t0 = time.process_time()
-    next_g = system.clauses(g, properties, lemmas)
-    if TYPES in now_f:
-        next_g[TYPES] = z3.And(g.types())
-    sv = _solver(timeout_ms)
+    next_g = invariant(system, g, properties, lemmas)
+    sv = solver(timeout_ms)
     sv.add(*now_f.values(), system.step(f, g, act))
     for name in names:
         proof.queries += 1
@@ -100,8 +98,53 @@ def prove(system: System, properties: Mapping[str, z3.BoolRef], lemmas: Mapping[
     return proof
 
 
-def _solver(timeout_ms: int) -> z3.Solver:
-    sv = z3.Solver()
+def invariant(system: System, f, properties: Mapping[str, z3.BoolRef],
+              lemmas: Mapping[str, z3.BoolRef]) -> dict[str, z3.BoolRef]:
+    """The clauses of the inductive invariant, stated of frame f: the
+    properties, the lemmas and the cells' declared bounds (TYPES)."""
+    out = system.clauses(f, properties, lemmas)
+    if f.types():
+        out[TYPES] = z3.And(f.types())
+    return out
+
+
+_deadline: list[float] = []   # time.monotonic() when `prove --max-seconds` runs out
+
+
+@contextmanager
+def z3_deadline(seconds: float | None):
+    """While it holds, every query of a `solver()` stops when the budget
+    runs out and raises BudgetExpired: a Z3 call is C code, which the
+    budget's timer signal cannot interrupt (checker/failures.py)."""
+    _deadline[:] = [time.monotonic() + seconds] if seconds else []
+    try:
+        yield
+    finally:
+        _deadline.clear()
+
+
+class _Solver(z3.Solver):
+    def __init__(self, timeout_ms: int) -> None:
+        super().__init__()
+        self._timeout = timeout_ms
+
+    def check(self, *assumptions):
+        if _deadline:
+            left = _deadline[0] - time.monotonic()
+            if left <= 0:
+                raise BudgetExpired("max-seconds reached")
+            ms = int(left * 1000) + 1
+            self.set("timeout", min(ms, self._timeout) if self._timeout else ms)
+        r = super().check(*assumptions)
+        if r == z3.unknown and _deadline and time.monotonic() >= _deadline[0]:
+            raise BudgetExpired("max-seconds reached")
+        return r
+
+
+def solver(timeout_ms: int) -> z3.Solver:
+    """A solver whose queries each give up after `timeout_ms` (0: never), and
+    all of them when `z3_deadline` runs out."""
+    sv = _Solver(timeout_ms)
     if timeout_ms:
         sv.set("timeout", timeout_ms)
     return sv

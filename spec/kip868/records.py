@@ -104,5 +104,6 @@ def marker_offsets(records) -> dict[int, tuple[int, int | None]]:
         if kind == BEGIN:
             out[rec[1]] = (off, None)
         elif kind == END or kind == ABORT:
-            out[rec[1]] = (out[rec[1]][0], off)
+            # an End or Abort with no Begin before it (a replay error) spans no records
+            out[rec[1]] = (out[rec[1]][0] if rec[1] in out else off, off)
     return out

@@ -1,6 +1,13 @@
 """KIP-868: metadata transactions in KRaft (seeds/002_2ac48257c07e208f.txt),
 with the details of Kafka's implementation from protocol-notes.md.
 
+Code read: apache/kafka@1eb7644349cb (2024-10-25), the newest commit we could
+read: 4.0 development trunk, after KAFKA-17713 (snapshot alignment) and
+KAFKA-17613 (ZooKeeper migration removed), before the 4.0.0 release. Past
+releases by tag: 3.6.0, 3.7.0, 3.8.0 and 3.9.0-rc3 (the last 3.9 tag we could
+read); OffsetControlManager, LogReplayTracker and MetadataBatchLoader's
+transaction handling are the same in all of them.
+
 One controller at a time writes the metadata log. It runs a small workload:
 `txns` transactions of `txn_records` records each and `normals` records
 outside any transaction. A transaction is Begin, its records and End, cut
@@ -42,16 +49,21 @@ mechanism that does):
   * IdleMeansNoOpenTxn fails when a failover leaves a transaction open
     without the new leader's Abort (a broken activation batch).
   * RecordsWellFormed fails when the activation batch repeats a Begin.
+  * SnapshotBatchAligned fails with `snapshot_alignment` off, where a loader
+    publishes at a Begin in the middle of a batch.
+  * FormerLeaderReplaysCleanly fails with two controllers when a leadership
+    change falls between the batch commits of a transaction.
 
 No pruning: every enabling condition is a rule of the protocol (the writer
 waits for its batch to commit unless `pipelined`, one transaction at a time,
 snapshots only at batch-aligned images).
 
-Bound `bootstrap_reactivation` (default true) follows Kafka's
-ActivationRecordsGenerator: when no metadata record has been replayed yet (a
-bootstrap transaction was cut short right after its Begin) the new leader's
-first batch is Abort followed by the Begin of a new transaction. With it
-false the first batch is the Abort alone.
+Bound `bootstrap_reactivation` (default false) makes a new leader that has
+replayed no metadata record write Abort followed by the Begin of a new
+transaction, as ActivationRecordsGenerator's in-flight bootstrap branch reads.
+Kafka never takes that branch (controller.activation_batch says why), so it is
+off: a new leader writes the Abort alone. Turning it on changes no verdict of
+the shipped models (tests/test_kip868_models.py).
 
 Bound `activation_record` (default false) makes the new leader's Abort share
 its batch with a metadata record outside any transaction (n0), as the atomic
@@ -71,6 +83,35 @@ default) the writer waits for each batch to commit, as Kafka's ZK-migration
 writer does. Bound `lso_from_committed` is a candidate fix for what that
 shows: the last stable offset takes the open transaction from the committed
 records rather than from every record appended.
+
+Bound `whole_txn_append` appends all of a transaction's batches in one step,
+cut at `batch_records` records, as QuorumController.appendRecords does for
+one write event (the Kafka 4.x bootstrap: ActivationRecordsGenerator's
+non-atomic [Begin, bootstrap records, End]); the batches still commit one by
+one. A leadership change can then fall between their commits, not between
+their appends.
+
+Bound `snapshot_alignment` (default true) takes snapshots only at images
+whose offset ends a batch (KAFKA-17713, apache/kafka#17398: in Kafka 4.0, not
+in 3.9.0-rc3). `SnapshotBatchAligned` states that rule; with the bound false
+it fails. A broker that loads an unaligned snapshot resumes at the batch that
+holds the snapshot's next offset, replaying it whole (a choice of the model:
+Raft expects the snapshot to end at a batch boundary, which is the property).
+The model's batches never merge a transaction's Begin into a batch of earlier
+records, as KRaft's accumulator may do with non-atomic appends: so the shipped
+bounds publish an unaligned image only through the activation batches above.
+
+Bound `controllers` (default 1). With 1, a failover hands the log to a new
+leader whose in-memory state is the log's. With 2 the former leader stays: it
+renounces (OffsetControlManager.deactivate(), controller.py), keeping the
+transaction start offset its own appends set, and replays as a standby every
+record committed after those its listener was handed while active.
+`FormerLeaderReplaysCleanly` fails when that replay throws (a Begin while a
+start offset is set, an End or Abort while none is), which ends the process.
+A controller that throws restarts from the log; one that does not keeps its
+start offset into its next term. Bound `deactivate_resets_txn` is a candidate
+fix: deactivate() sets the start offset to the committed log's open
+transaction.
 """
 
 from __future__ import annotations
@@ -84,7 +125,7 @@ from ..schema import Bool, Int, Str
 from . import controller, loader
 from .loader import Loader
 from .records import (
-    NORMAL, RECORD, batch_end_offsets, flatten, marker_offsets, record_name, state_at,
+    MARKERS, NORMAL, RECORD, batch_end_offsets, flatten, marker_offsets, record_name, state_at,
     txn_script, txn_status,
 )
 
@@ -104,6 +145,7 @@ class KState(NamedTuple):
     snapshots: int             # snapshots taken
     restarts: int              # broker restarts done
     publishes: tuple           # ghost: per txn, images published that added its records
+    former: tuple | None       # controllers = 2: the former leader, (start offset, its txn, records its listener had)
 
 
 class Kip868(Spec):
@@ -123,7 +165,15 @@ class Kip868(Spec):
             False, "the failover's Abort shares its batch with a plain metadata record (ZkMigrationStateRecord)"),
         "broker_restarts": Bound(0, "broker restarts, each loading the latest snapshot", lo=0, hi=2),
         "bootstrap_reactivation": Bound(
-            True, "on a log with no metadata record yet, the new leader's first batch is Abort then Begin"),
+            False, "on a log with no metadata record yet, the new leader's first batch is Abort then Begin "
+                   "(a branch Kafka never takes)"),
+        "whole_txn_append": Bound(
+            False, "one write event appends a transaction's batches (Kafka 4.x's bootstrap, appendRecords)"),
+        "snapshot_alignment": Bound(True, "snapshots only at batch-aligned images (KAFKA-17713)"),
+        "controllers": Bound(1, "controllers: with 2 the former leader deactivates and replays the new leader's "
+                                "records", lo=1, hi=2),
+        "deactivate_resets_txn": Bound(
+            False, "deactivate() resets the transaction start offset to the committed log's (a candidate fix)"),
     }
 
     def __init__(self, variant: str = "kafka-loader", **constants) -> None:
@@ -180,6 +230,12 @@ class Kip868(Spec):
             z3.Implies(committed(R(r)), image(R(r))) for r in txn_recs + normal_recs]))
         # Snapshots: taken at batch-aligned images outside transactions only.
         self.invariants["SnapshotOutsideTxn"] = z3.Not(snap_in_txn)
+        # KAFKA-17713: Raft expects a snapshot's offset to end a record batch.
+        self.invariants["SnapshotBatchAligned"] = sc.var("snapshot_aligned", Bool())
+        # Controller Failover: a controller that lost leadership follows the new
+        # leader's log; replaying it never throws (which ends the process).
+        former_fault = sc.var("former_leader_fault", Str())
+        self.invariants["FormerLeaderReplaysCleanly"] = former_fault == z3.StringVal("")
         # Nested Begin, End or Abort without Begin: replay errors.
         self.invariants["RecordsWellFormed"] = fault == z3.StringVal("")
         # Safety stand-in for "every transaction is eventually ended or aborted":
@@ -196,6 +252,7 @@ class Kip868(Spec):
             "Txn", lambda t: z3.And(status(t) == z3.StringVal("aborted"), passed(t)))
         self.witnesses["SnapshotTaken"] = snapped
         self.witnesses["BrokerLoadedSnapshot"] = sc.var("broker_loaded_snapshot", Bool())
+        self.witnesses["FormerLeaderReplayedTxn"] = sc.var("former_leader_replayed_marker", Bool())
 
         in_txn = sc.exists("Txn", lambda t: status(t) == z3.StringVal("open"))
         self.predicates["InTxn"] = in_txn
@@ -203,7 +260,7 @@ class Kip868(Spec):
 
     # -- the state machine -------------------------------------------------------
     def init_states(self):
-        yield KState((), 0, None, 1, 1, -1, 0, loader.INITIAL, None, 0, 0, (0,) * self.ntxns)
+        yield KState((), 0, None, 1, 1, -1, 0, loader.INITIAL, None, 0, 0, (0,) * self.ntxns, None)
 
     def next(self, s: KState):
         c = self.constants
@@ -225,7 +282,7 @@ class Kip868(Spec):
         """Transactions in the KRaft Controller: Begin, records and End, in as
         many batches as the batch size needs, never interleaved with other
         records."""
-        if not c["pipelined"] and s.hw < len(s.log):
+        if not (c["pipelined"] or c["whole_txn_append"]) and s.hw < len(s.log):
             return
         cap = c["batch_records"]
         if s.writing is not None:
@@ -236,7 +293,15 @@ class Kip868(Spec):
                 yield ("AppendTxnBatch", (("txn", f"t{t}"), ("records", n))), s._replace(
                     log=s.log + (script[k:k + n],), writing=None if done else (t, k + n))
             return
-        if s.next_txn <= self.ntxns:
+        if s.next_txn <= self.ntxns and c["whole_txn_append"]:
+            # QuorumController.appendRecords: one write event cuts the records into
+            # batches of maxRecordsPerBatch and appends them all.
+            t = s.next_txn
+            script = self.scripts[t]
+            batches = tuple(script[k:k + cap] for k in range(0, len(script), cap))
+            yield ("AppendTxn", (("txn", f"t{t}"), ("batches", len(batches)))), s._replace(
+                log=s.log + batches, next_txn=t + 1)
+        elif s.next_txn <= self.ntxns:
             t = s.next_txn
             script = self.scripts[t]
             for n in range(1, min(cap, len(script)) + 1):
@@ -251,14 +316,29 @@ class Kip868(Spec):
     def _failovers(self, s: KState):
         """Controller Failover: the new leader keeps every committed batch and
         any prefix of the uncommitted tail, replays it, and aborts a
-        transaction left open at the log's end before anything else."""
+        transaction left open at the log's end before anything else. With two
+        controllers the leaving one becomes the former leader (deactivate()),
+        and the former leader, if it is the one taking over, brings its own
+        transaction start unless its replay threw (it then restarted from the log)."""
+        c = self.constants
+        committed = len(flatten(s.log[: s.hw]))
         for kept in range(len(s.log) - s.hw + 1):
             log = s.log[: s.hw + kept]
             lso = controller.lso_of_replayed_log(log)
-            nxt = s.next_txn if s.next_txn <= self.ntxns and self.constants["bootstrap_reactivation"] else None
-            batch, reopened = controller.activation_batch(log, nxt, self.constants["activation_record"])
+            nxt = s.next_txn if s.next_txn <= self.ntxns and c["bootstrap_reactivation"] else None
+            believed = controller.FROM_LOG
+            if s.former is not None:
+                tso, txn, pos = s.former
+                records = flatten(log)
+                tso, txn, fault = controller.standby_replay(records, tso, txn, pos, len(records))
+                if not fault:
+                    believed = (txn, tso) if tso != -1 else None
+            batch, reopened = controller.activation_batch(log, nxt, c["activation_record"], believed)
             t = s._replace(log=log + ((batch,) if batch else ()), hw=len(log), lso=lso,
                            failovers=s.failovers + 1, writing=None)
+            if c["controllers"] == 2:
+                tso, txn = controller.deactivated(s.log, s.hw, c["deactivate_resets_txn"])
+                t = t._replace(former=(tso, txn, committed))
             if reopened is not None:
                 t = t._replace(writing=(reopened, 1), next_txn=reopened + 1)
             yield ("ControllerFailover", (("kept_uncommitted", kept),)), t
@@ -291,7 +371,7 @@ class Kip868(Spec):
             return
         if s.snapshot is not None and s.snapshot[0] >= ld.image_offset:
             return
-        if ld.image_offset not in batch_end_offsets(s.log[: ld.loaded]):
+        if c["snapshot_alignment"] and ld.image_offset not in batch_end_offsets(s.log[: ld.loaded]):
             return
         yield ("TakeSnapshot", (("offset", ld.image_offset),)), s._replace(
             snapshot=(ld.image_offset, ld.image), snapshots=s.snapshots + 1)
@@ -303,7 +383,9 @@ class Kip868(Spec):
             ld, pubs = loader.INITIAL, (0,) * self.ntxns
         else:
             off, image = s.snapshot
-            loaded = batch_end_offsets(s.log).index(off) + 1
+            # the batches wholly at or before the snapshot's offset (all of them
+            # up to it when the snapshot is batch-aligned)
+            loaded = sum(1 for e in batch_end_offsets(s.log) if e <= off)
             ld = loader.INITIAL._replace(image=image, image_offset=off, loaded=loaded)
             pubs = tuple(int(any(r[0] == RECORD and r[1] == t for r in image)) for t in range(1, self.ntxns + 1))
         yield ("BrokerLoadsSnapshot", (("offset", ld.image_offset),)), s._replace(
@@ -317,16 +399,26 @@ class Kip868(Spec):
         names = self.names
         markers = marker_offsets(records)
         ld = s.loader
-        snap_in_txn = False
+        snap_in_txn, aligned = False, True
         if s.snapshot is not None:
             off = s.snapshot[0]
             snap_in_txn = any(b <= off and (e is None or off < e) for b, e in markers.values())
+            aligned = off in batch_end_offsets(s.log)
+        former_fault, former_marker = "", False
+        if s.former is not None:
+            tso, txn, pos = s.former
+            hi = len(committed)
+            former_fault = controller.standby_replay(records, tso, txn, pos, hi)[2]
+            former_marker = any(r[0] in MARKERS for r in records[pos:hi])
         return {
             "status": dict(zip(self.txn_names, status)),
             "broker_image": {names[r] for r in ld.image},
             "controller_view": {names[r] for r in state_at(records, s.lso)},
             "snapshot": {names[r] for r in s.snapshot[1]} if s.snapshot else set(),
             "snapshot_in_txn": snap_in_txn,
+            "snapshot_aligned": aligned,
+            "former_leader_fault": former_fault,
+            "former_leader_replayed_marker": former_marker and not former_fault,
             "publishes": dict(zip(self.txn_names, s.publishes)),
             "replay_fault": ld.fault,
             "controller_idle": s.writing is None and s.hw == len(s.log),
@@ -360,4 +452,5 @@ class Kip868(Spec):
             "snapshot": frozenset(record_name(r) for r in s.snapshot[1]) if s.snapshot else frozenset(),
             "publishes": dict(zip(self.txn_names, s.publishes)),
             "broker_restarts": s.restarts,
+            "former_leader": (f"txnStart={s.former[0]}, listener at {s.former[2]}" if s.former else ""),
         }

@@ -24,28 +24,42 @@ seen in the field") are variants, each changing one action's body:
   * `default`: the fixed behaviour: the timeout's status write is a CAS from
     OPEN, and an end repeated in the txn's own direction is idempotent, also
     after the txn finished.
-  * `current`: the coordinator and client as Pulsar ships them today
-    (TransactionMetadataStoreService at apache/pulsar@0721fddbe79d; the
-    issue 29 and issue 43 audits):
+  * `current`: the coordinator and client as Pulsar ships them since
+    apache/pulsar#13828 (merged 2022-01, release 2.9.3; in v2.10.0 and every
+    later release). TransactionMetadataStoreService was read at v2.10.1 (in
+    the copy Hongten/pulsar-2.10.1-code-study@c597d514dccc) and in a 2026
+    copy (lhotari/pulsar@0ae21e220abf): the same endTransaction in both. The
+    index's apache/pulsar copy (@0721fddbe79d, 2021) predates #13828; its
+    unchanged parts are what the permalinks cite.
       - the timeout tracker aborts an OPEN txn itself
         (`endTransactionForTimeout`: OPEN -> ABORTING, a CAS from OPEN); no
         code path writes TIME_OUT;
       - an end retried in the txn's own direction while it is COMMITTING or
-        ABORTING is accepted and re-driven; once the txn is COMMITTED or
-        ABORTED a retry gets InvalidTxnStatus, and once the TC dropped it
-        (after it finished, or across a restart) TransactionNotFound. The
-        TC drops a finished txn from `txnMetaMap` at once; the model lets that
-        removal come any time after the final status (RemoveFinishedTxn);
+        ABORTING is accepted and re-driven (`fakeAsyncCheckTxnStatus`); once
+        the txn is COMMITTED or ABORTED a retry gets InvalidTxnStatus, and
+        once the TC dropped it (after it finished, or across a restart)
+        TransactionNotFound. The TC drops a finished txn from `txnMetaMap`
+        at once; the model lets that removal come any time after the final
+        status (RemoveFinishedTxn);
       - the TC's retry timer: a fan-out attempt that fails with a retryable
-        error answers the client's request with that error and re-drives the
-        end from `transactionOpRetryTimer` (EndTxnRetryLater, RetryTimerFires);
-      - the client's operation timeout (30 s by default): a client whose
-        request gets no answer in time is told "timeout", neither success nor
-        failure; the application then retries the end (ClientOpTimeout, then
-        ClientRetryEndTxn), as apache/pulsar#19747 describes.
+        error re-drives the same request from `transactionOpRetryTimer`
+        with the client's future, so the client is answered only when the
+        end completes or fails for good (EndTxnRetryLater, RetryTimerFires);
+      - the client's operation timeout (30 s by default; bound `op_timeout`):
+        a client whose request gets no answer in time is told "timeout",
+        neither success nor failure; the application then retries the end
+        (ClientOpTimeout, then ClientRetryEndTxn), as apache/pulsar#19747
+        describes.
     Known upstream: apache/pulsar#19747 (the client is told a committed txn
     failed); PIP-254, apache/pulsar#19744, proposes idempotent commit and
-    abort, which `default` models.
+    abort, which `pip-254` models on this coordinator.
+  * `retry-reply`: `current` before apache/pulsar#13828 (apache/pulsar@0721fddbe79d,
+    releases up to 2.9.2): a fan-out attempt that fails with a retryable
+    error also answers the client's request with that error at once, before
+    the retry timer re-drives the end; the application then retries. It
+    differs from `current` only there, and only there does it matter:
+    without the client's operation timeout it fails CommitReplyTruthful
+    and `current` does not (tests/test_legacy_v4.py).
   * `pip-254`: `current` with PIP-254's fix (apache/pulsar#19744, Solution 1):
     the TC keeps a finished txn's metadata (no RemoveFinishedTxn within the
     model's bounds) and answers an end repeated in the txn's own direction
@@ -59,7 +73,7 @@ truth table for each):
   * `Atomicity`, `CommittingIsFinal` and `CommitReplyTruthful` hold or fail
     by each variant's definition of the timeout and retry steps: the
     variants are the mechanisms under test (timeout-race breaks the first
-    two, retry-strict and current the third), so the properties stay as the
+    two, retry-strict, retry-reply and current the third), so the properties stay as the
     observable symptoms of those field failures.
   * `ReadCommitted` fails with timeout-race (a consumer reads data the TC
     then aborts).
@@ -94,7 +108,9 @@ OPEN, COMMITTING, ABORTING = "OPEN", "COMMITTING", "ABORTING"
 COMMITTED, ABORTED, TIME_OUT, REMOVED = "COMMITTED", "ABORTED", "TIME_OUT", "REMOVED"
 ENDING = (COMMITTING, ABORTING)
 # Variants with the shipped coordinator's retry timer and timeout, and the client's operation timeout.
-SHIPPED = ("current", "pip-254")
+SHIPPED = ("current", "pip-254", "retry-reply")
+# Variants whose TC answers InvalidTxnStatus once the txn finished, and drops a finished txn.
+FORGETS = ("current", "retry-reply")
 TERMINAL = (COMMITTED, ABORTED)
 # Ledger entries: (kind, txn) with kind D (data), C (commit marker), A (abort marker).
 DATA, COMMIT_MARKER, ABORT_MARKER = "D", "C", "A"
@@ -123,7 +139,7 @@ class V4State(NamedTuple):
 
 class LegacyV4(Spec):
     name = "legacy_v4"
-    variants = ("default", "timeout-race", "retry-strict", "current", "pip-254")
+    variants = ("default", "timeout-race", "retry-strict", "current", "retry-reply", "pip-254")
     bounds = {
         "txns": Bound(1, "transactions", lo=1, hi=3),
         "segments": Bound(2, "segments ACTIVE at the start", lo=1, hi=3),
@@ -133,6 +149,7 @@ class LegacyV4(Spec):
         "timeout": Bound(False, "the TC's timeout tracker may time an OPEN txn out"),
         "restarts": Bound(0, "TC restarts (in-memory state and client connections lost)", lo=0, hi=2),
         "client_abort": Bound(False, "the client may ask for abort as well as commit"),
+        "op_timeout": Bound(True, "the client's operation timeout may expire (current, retry-reply, pip-254)"),
     }
     symmetric_sorts = ("Txn",)
 
@@ -268,7 +285,7 @@ class LegacyV4(Spec):
                 committing=s.committing | {t} if new == COMMITTING else s.committing)
         s = s._replace(asked=_put(s.asked, t, d))
         same = (st in (COMMITTING, COMMITTED)) if d == "commit" else (st in (ABORTING, ABORTED, TIME_OUT))
-        if self.variant == "current" and st in TERMINAL:
+        if self.variant in FORGETS and st in TERMINAL:
             same = False  # InvalidTxnStatus once the txn finished
         if same and self.variant != "retry-strict":
             # Fixed: an end repeated in the txn's direction is the same request.
@@ -305,7 +322,7 @@ class LegacyV4(Spec):
                 if c["client_abort"]:
                     yield self.a_end["abort"][t], self._tc_end(s, t, "abort")
             elif variant in SHIPPED and s.asked[t]:
-                if s.result[t] == "":
+                if s.result[t] == "" and c["op_timeout"]:
                     # The client's operation timeout (30 s by default) expires: it
                     # stops waiting and reports a timeout; a later reply is dropped.
                     yield self.a_op_timeout[t], s._replace(result=_put(s.result, t, "timeout"),
@@ -344,11 +361,16 @@ class LegacyV4(Spec):
                 commit = st == COMMITTING
                 done = s.acked[t]
                 if variant in SHIPPED and s.live[t]:
-                    # A fan-out attempt fails with a retryable error: the TC answers the
-                    # client's request with it (an error that says nothing of the outcome)
-                    # and arms its retry timer.
-                    yield self.a_retry_later[t], s._replace(
-                        result=_put(s.result, t, "error"), live=_put(s.live, t, False), redrive=s.redrive | {t})
+                    # A fan-out attempt fails with a retryable error and arms the TC's
+                    # retry timer. Since apache/pulsar#13828 the timer re-drives the
+                    # request with the client's future, so the client waits on; before
+                    # it (retry-reply) the TC also answered the client with the error,
+                    # which says nothing of the outcome.
+                    if variant == "retry-reply":
+                        nxt = s._replace(result=_put(s.result, t, "error"), live=_put(s.live, t, False))
+                    else:
+                        nxt = s
+                    yield self.a_retry_later[t], nxt._replace(redrive=s.redrive | {t})
                 for g in s.parts[t]:
                     if ("p", g) in done:
                         continue
@@ -378,7 +400,7 @@ class LegacyV4(Spec):
                         nxt = nxt._replace(result=_put(s.result, t, "ok" if ok else "failed"),
                                            live=_put(s.live, t, False))
                     yield self.a_complete[t], nxt
-            if st in TERMINAL and variant in ("retry-strict", "current"):
+            if st in TERMINAL and variant in ("retry-strict", *FORGETS):
                 # v4 drops a finished txn's metadata from the TC's memory, so a
                 # late retry meets TransactionNotFound (protocol-notes, v4 field failures).
                 yield self.a_remove[t], s._replace(status=_put(s.status, t, REMOVED))

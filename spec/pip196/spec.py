@@ -46,6 +46,11 @@ where the document is silent:
         the never-crashed value `_first_open` is only the properties' ghost.
     The text's variants (`pip-text`, `early-publish`) keep a new topic ready
     and replay from the start when there is no index.
+  * Bound `first_snapshot_window` (merged) splits the first snapshot into
+    the steps of the code: appends queue while it is written, reads are held,
+    an abort writes no marker (first_snapshot.py); off, the first snapshot is
+    one step (TakeFirstSnapshot), which changes no verdict but
+    NoEndedTxnHoldsRead's (tests/test_pip196_first_snapshot.py).
   * Non-transactional publishes may arrive while the TB recovers. Variant
     `early-publish` (a v4 field failure, protocol-notes.md) lets such a
     publish move maxReadPosition to the LAC before recovery has learned the
@@ -66,11 +71,21 @@ aborted set and maxReadPosition are functions of it.
   * `MaxReadNeverAhead`: ready or recovering, maxReadPosition never passes
     the first entry of an open txn.
   * `NoOrphanWhenQuiescent`: when the TB is ready and its worker idle with
-    nothing queued, every stored segment is listed by the index record. A
-    stored, unlisted segment in such a state is touched by no pending task:
-    only a later write that happens to reuse its sequence id, or deleting the
-    whole topic, removes it. See tests/test_pip196.py for the graph check
-    that, within the model's bounds, it is never removed.
+    nothing queued, every stored segment is listed by the index record. The
+    code documents that it does not hold (the `clearAllSnapshotSegments`
+    javadoc, apache/pulsar@001c89c2cb1a: segment and index writes are not
+    atomic, so topic deletion scans the segment topic); orphan-segment.toml
+    is kept as that note.
+  * `UnlistedKeyReused`: what the code expects of such a segment: its key is
+    one the worker writes again (at or above its next sequence id), so the
+    next sealed segment replaces it. A crash between a segment write and its
+    index update keeps it (recovery restarts the sequence at the last
+    indexed + 1); a recovery that seals an abort again does not, since the
+    in-memory `indexes` is a map keyed by the marker position and the new
+    key replaces the old one there (resealed-segment.toml).
+  * `NoEndedTxnHoldsRead`: no txn whose end request completed on this topic
+    holds maxReadPosition (first_snapshot.py; fails with the first-snapshot
+    window, first-snapshot-window.toml).
   * `RecoveryNotStuck`: no shipped model reaches it; a hand-built index that
     lists a segment missing from the segment topic while its ledger lives
     does (tests/test_pip196_truth.py).
@@ -91,6 +106,8 @@ import z3
 from ..api import Bound, Spec
 from ..api import replace_at as _put
 from ..schema import Bool, Int, Str
+from . import first_snapshot
+from .first_snapshot import FIRST
 
 DATA, COMMIT, ABORT, PLAIN = "D", "C", "A", "N"  # PLAIN: a non-transactional publish
 DOWN, READ, LOADED, READY, STUCK = "down", "index-read", "segments-loaded", "ready", "stuck"
@@ -126,6 +143,12 @@ class TBState(NamedTuple):
     upgraded: bool       # recovered from the old snapshot topic
     published_recovering: bool  # a normal publish arrived while the TB recovered
     crashes: int         # crashes left
+    # The first-snapshot window (first_snapshot.py); constant unless that bound is on.
+    pending: tuple       # pendingAppendingTxnBufferTasks: ((kind, txn), ...), lost on a crash
+    lwm: int             # the low water mark the TB recorded (lowWaterMarks), lost on a crash
+    sent: frozenset      # txns whose send was made (the client's)
+    tc_ended: frozenset  # ghost: txns the coordinator ended
+    acked: frozenset     # ghost: txns whose end request on this topic completed (the coordinator is done here)
 
 
 def _limit(ongoing: tuple, ledger: tuple) -> int:
@@ -134,25 +157,32 @@ def _limit(ongoing: tuple, ledger: tuple) -> int:
     return ongoing[0][1] if ongoing else len(ledger)
 
 
-def _track(ongoing: tuple, ledger: tuple, lo: int) -> tuple:
+def _track(ongoing: tuple, ledger: tuple, lo: int, aborted=frozenset()) -> tuple:
     """handleTransactionMessage / removeTxnAndUpdateMaxReadPosition over the
-    entries [lo, end), starting from `ongoing`."""
+    entries [lo, end), starting from `ongoing`: an entry of a txn known
+    aborted (its marker replayed earlier, or in a loaded segment) is not tracked."""
     first = dict(ongoing)
+    aborted = set(aborted)
     for i in range(lo, len(ledger)):
         kind, t, _ = ledger[i]
         if kind == DATA:
-            first.setdefault(t, i)
+            if t not in aborted:
+                first.setdefault(t, i)
         elif kind != PLAIN:
             first.pop(t, None)
+            if kind == ABORT:
+                aborted.add(t)
     return tuple(sorted(first.items(), key=lambda x: x[1]))
 
 
 def _first_open(ledger: tuple, lo: int) -> int:
     """maxReadPosition over entries [lo, end): just before the first data entry
-    whose txn has no marker after it; the LAC when there is none."""
+    whose txn has no marker after it and no abort marker before it (an entry
+    that lands after its txn's abort is aborted data); the LAC when there is none."""
     for i in range(lo, len(ledger)):
         kind, t, _ = ledger[i]
-        if kind == DATA and not any(k != DATA and u == t for k, u, _ in ledger[i + 1:]):
+        if kind == DATA and not any(k != DATA and u == t for k, u, _ in ledger[i + 1:]) \
+                and not any(k == ABORT and u == t for k, u, _ in ledger[:i]):
             return i
     return len(ledger)
 
@@ -169,6 +199,12 @@ class Pip196(Spec):
         "upgrade": Bound(False, "start from a topic with an old single snapshot and no index"),
         "publishes": Bound(0, "non-transactional publishes, which may arrive while the TB recovers", lo=0, hi=2),
         "prune": Bound(True, "roll the ledger over only when the TB is ready and the ledger holds an entry"),
+        "first_snapshot_window": Bound(False, "merged: appends queue while the first snapshot is written, and "
+                                              "abortTxn writes no marker until the TB is Ready"),
+        "late_sends": Bound(False, "first_snapshot_window: the coordinator's abort may reach the topic before "
+                                   "the txn's send"),
+        "end_waits_first_snapshot": Bound(False, "first_snapshot_window: an end that finds the TB not Ready is "
+                                                 "queued behind the pending appends (a candidate fix)"),
     }
 
     # -- schema and properties ------------------------------------------------
@@ -212,6 +248,18 @@ class Pip196(Spec):
             "Seq", lambda k: z3.Implies(stored(k), listed(k))))
         # Recovery fails when a listed segment is missing while its ledger lives.
         self.invariants["RecoveryNotStuck"] = z3.Not(sc.var("recoveryStuck", Bool()))
+        # What the code documents of a stored segment no index lists (the
+        # clearAllSnapshotSegments javadoc: segment and index writes are not
+        # atomic): its key is one the worker writes again, so the next sealed
+        # segment with that sequence id replaces it.
+        key, next_key = sc.fun("segmentKey", "Seq", Int(lo=0)), sc.var("nextSequenceId", Int(lo=0))
+        self.invariants["UnlistedKeyReused"] = z3.Implies(z3.And(ready, idle), sc.forall(
+            "Seq", lambda k: z3.Implies(z3.And(stored(k), z3.Not(listed(k))), key(k) >= next_key)))
+        # No txn whose end the coordinator completed on this topic holds
+        # maxReadPosition (first_snapshot.py).
+        ongoing, tc_ended = sc.set("ongoingTxn", "Txn"), sc.set("endCompleted", "Txn")
+        self.invariants["NoEndedTxnHoldsRead"] = z3.Implies(ready, sc.forall(
+            "Txn", lambda t: z3.Not(z3.And(ongoing(t), tc_ended(t)))))
 
         some_listed = sc.exists("Seq", lambda k: listed(k))
         self.witnesses["SegmentListed"] = some_listed
@@ -224,6 +272,8 @@ class Pip196(Spec):
         self.witnesses["PublishedWhileRecovering"] = sc.var("publishedWhileRecovering", Bool())
         self.witnesses["NoSnapshotAfterCrash"] = z3.And(no_snapshot, sc.var("crashed", Bool()))
         self.witnesses["StoredNotListed"] = sc.exists("Seq", lambda k: z3.And(stored(k), z3.Not(listed(k))))
+        self.witnesses["EndedWhileFirstSnapshotting"] = sc.var("endedWhileFirstSnapshotting", Bool())
+        self.witnesses["PendingAppendLanded"] = sc.var("pendingAppendLanded", Bool())
         self._actions()
 
     def _actions(self) -> None:
@@ -234,7 +284,10 @@ class Pip196(Spec):
         self.a = {n: (n, ()) for n in (
             "Rollover", "TrimLedger", "TrimExpiredSegments", "TakeSnapshot", "IndexWritten",
             "SegmentWritten", "SegmentIndexed", "SegmentDeleted", "IndexAfterDelete",
-            "Crash", "RecoverReadIndex", "RecoverLoadSegments", "RecoverReplay", "Publish", "TakeFirstSnapshot")}
+            "Crash", "RecoverReadIndex", "RecoverLoadSegments", "RecoverReplay", "Publish", "TakeFirstSnapshot",
+            "FirstSnapshotWritten")}
+        self.a_lwm_abort = {t: ("LowWaterMarkAbort", (("txn", tn[t]),)) for t in self.workload}
+        self.a_end_retry = {t: ("TxnEndRetry", (("txn", tn[t]),)) for t in self.workload}
 
     # -- initial states -------------------------------------------------------
     def init_states(self):
@@ -242,7 +295,8 @@ class Pip196(Spec):
         base = dict(
             cur=0, trimmed=0, store=frozenset(), index=None, old=None, aborted=frozenset(), unsealed=(), ongoing=(),
             sealed=(), indexes=(), queue=(), busy="", snap=None, seq=0, max_read=0, start=0, to_load=(),
-            recovered=False, deleted=False, upgraded=False, published_recovering=False, crashes=c["crashes"])
+            recovered=False, deleted=False, upgraded=False, published_recovering=False, crashes=c["crashes"],
+            pending=(), lwm=0, sent=frozenset(), tc_ended=frozenset(), acked=frozenset())
         if not c["upgrade"]:
             # A new topic: recovery finds no snapshot and no index. The shipped
             # buffer then enters NoSnapshot (noNeedToRecover); the text's is ready.
@@ -269,6 +323,39 @@ class Pip196(Spec):
     def _write_index(self, s: TBState, snapshot: tuple) -> TBState:
         return s._replace(index=(s.indexes, snapshot[0], snapshot[1]))
 
+    write_index = _write_index
+
+    def append_data(self, s: TBState, t: int) -> TBState:
+        """A transactional entry lands; handleTransactionMessage tracks its txn
+        as ongoing unless it is ongoing already or known aborted."""
+        ledger = s.ledger + ((DATA, t, s.cur),)
+        ongoing = s.ongoing
+        if t not in dict(ongoing) and t not in s.aborted:
+            ongoing = ongoing + ((t, len(s.ledger)),)
+        return s._replace(ledger=ledger, ongoing=ongoing, max_read=_limit(ongoing, ledger))
+
+    def _marker(self, s: TBState, t: int, kind: str, lwm: int | None) -> TBState:
+        """The commit/abort marker (an entry of the topic); an abort goes into the
+        aborted list (putAbortedTxnAndPosition). With the first-snapshot window
+        the buffer also records the coordinator's low water mark (handleLowWaterMark)."""
+        pos = len(s.ledger)
+        ledger = s.ledger + ((kind, t, s.cur),)
+        ongoing = tuple(x for x in s.ongoing if x[0] != t)
+        nxt = s._replace(ledger=ledger, ongoing=ongoing, max_read=_limit(ongoing, ledger))
+        if kind == ABORT:
+            nxt = self._put_aborted(nxt, t, pos)
+        if t in s.tc_ended:
+            nxt = nxt._replace(acked=s.acked | {t})
+        if lwm is not None and self.constants["first_snapshot_window"]:
+            nxt = nxt._replace(lwm=max(s.lwm, lwm))
+        return nxt
+
+    def abort_marker(self, s: TBState, t: int, lwm: int) -> TBState:
+        return self._marker(s, t, ABORT, lwm)
+
+    def commit_marker(self, s: TBState, t: int, lwm: int) -> TBState:
+        return self._marker(s, t, COMMIT, lwm)
+
     # -- next-state relation --------------------------------------------------
     def next(self, s: TBState):
         c = self.constants
@@ -276,12 +363,16 @@ class Pip196(Spec):
         if ready:
             yield from self._workload(s)
             yield from self._worker(s)
+            if c["first_snapshot_window"]:
+                yield from first_snapshot.low_water_mark_abort(self, s)
             if s.sealed and s.sealed[0][0] < len(s.ledger) and s.ledger[s.sealed[0][0]][2] < s.trimmed:
                 # "Snapshot topic": the ledger of the segment's last abort marker is
                 # gone, so its txns can no longer matter: drop them, queue the delete.
                 pos, txns = s.sealed[0]
                 yield self.a["TrimExpiredSegments"], s._replace(
                     aborted=s.aborted - set(txns), sealed=s.sealed[1:], queue=s.queue + (("D", pos),))
+        elif s.phase in (NOSNAP, FIRST) and c["first_snapshot_window"]:
+            yield from first_snapshot.window_steps(self, s)
         elif s.phase == NOSNAP:
             if self.workload:  # NoSnapshot holds no transactional entry: every txn is still to write
                 # The first transactional append is queued and calls takeFirstSnapshot():
@@ -291,7 +382,9 @@ class Pip196(Spec):
                 yield self.a["TakeFirstSnapshot"], self._write_index(s, (s.unsealed, s.max_read))._replace(phase=READY)
         elif s.phase != STUCK:
             yield from self._recovery(s)
-        if s.phase in (READY, NOSNAP, READ, LOADED) and sum(e[0] == PLAIN for e in s.ledger) < c["publishes"]:
+        if c["end_waits_first_snapshot"] and s.phase in (READY, NOSNAP, FIRST):
+            yield from first_snapshot.end_retries(self, s)
+        if s.phase in (READY, NOSNAP, FIRST, READ, LOADED) and sum(e[0] == PLAIN for e in s.ledger) < c["publishes"]:
             # A non-transactional publish, accepted while the TB recovers too.
             # Ready, the TB moves maxReadPosition to the LAC if no txn is open;
             # recovering, it leaves it to the replay, except in early-publish
@@ -299,7 +392,8 @@ class Pip196(Spec):
             # normal publishes before the transaction buffer finished recovery").
             ledger = s.ledger + ((PLAIN, -1, s.cur),)
             if ready or s.phase == NOSNAP:
-                # syncMaxReadPositionForNormalPublish: the LAC if no txn is ongoing.
+                # syncMaxReadPositionForNormalPublish: the LAC if no txn is ongoing
+                # (FirstSnapshotting: left as it is).
                 max_read = _limit(s.ongoing, ledger)
             elif self.variant == "early-publish":
                 max_read = len(ledger)
@@ -319,28 +413,22 @@ class Pip196(Spec):
         if s.crashes and s.phase != DOWN:
             yield self.a["Crash"], s._replace(
                 phase=DOWN, aborted=frozenset(), unsealed=(), ongoing=(), sealed=(), indexes=(), queue=(), busy="",
-                snap=None, seq=0, max_read=0, start=0, to_load=(), crashes=s.crashes - 1)
+                snap=None, seq=0, max_read=0, start=0, to_load=(), crashes=s.crashes - 1, pending=(), lwm=0)
 
     def _workload(self, s: TBState):
-        started = {e[1] for e in s.ledger if e[0] == DATA}
-        ended = {e[1] for e in s.ledger if e[0] != DATA}
-        pos = len(s.ledger)
+        """A ready buffer: each txn sends one entry, then the coordinator ends it."""
+        c = self.constants
+        lwm = first_snapshot.tc_low_water_mark(s.tc_ended, self.workload)
         for t in self.workload:
-            if t not in started:
-                # A transactional send: one append; maxReadPosition stays before it.
-                ledger = s.ledger + ((DATA, t, s.cur),)
-                ongoing = s.ongoing + ((t, pos),)
-                yield self.a_write[t], s._replace(ledger=ledger, ongoing=ongoing, max_read=_limit(ongoing, ledger))
-            elif t not in ended:
-                for d in (("commit", "abort") if self.constants["commits"] else ("abort",)):
-                    # The commit/abort marker (an entry of the topic); an abort
-                    # goes into the aborted list (putAbortedTxnAndPosition).
-                    ledger = s.ledger + ((COMMIT if d == "commit" else ABORT, t, s.cur),)
-                    ongoing = tuple(x for x in s.ongoing if x[0] != t)
-                    nxt = s._replace(ledger=ledger, ongoing=ongoing, max_read=_limit(ongoing, ledger))
-                    if d == "abort":
-                        nxt = self._put_aborted(nxt, t, pos)
-                    yield self.a_end[(t, d)], nxt
+            if t not in s.sent:
+                # A transactional send: one append; maxReadPosition stays before it
+                # (internalAppendBufferToTxn rejects it at or below the low water mark).
+                nxt = s._replace(sent=s.sent | {t})
+                yield self.a_write[t], nxt if 0 < t <= s.lwm else self.append_data(nxt, t)
+            if t not in s.tc_ended and (t in s.sent or c["late_sends"]):
+                for d in (("commit", "abort") if c["commits"] and t in s.sent else ("abort",)):
+                    ended = s._replace(tc_ended=s.tc_ended | {t})
+                    yield self.a_end[(t, d)], self._marker(ended, t, COMMIT if d == "commit" else ABORT, lwm)
 
     def _worker(self, s: TBState):
         """The persistent worker: queued WriteSegment/DeleteSegment, one at a
@@ -364,7 +452,12 @@ class Pip196(Spec):
             yield self.a["IndexWritten"], self._write_index(s, s.snap)._replace(busy="", snap=None)
         elif s.busy == "W":
             _, txns, pos = s.queue[0]
-            nxt = s._replace(indexes=s.indexes + ((s.seq, pos),))
+            # indexes.put(abortedMarkerPersistentPosition, index): a map keyed by the
+            # marker position, so a segment sealed again at a position (a recovery
+            # replaying an abort already in a segment) replaces the older key.
+            at = [i for i, (_, p) in enumerate(s.indexes) if p == pos]
+            indexes = (_put(s.indexes, at[0], (s.seq, pos)) if at else s.indexes + ((s.seq, pos),))
+            nxt = s._replace(indexes=indexes)
             if len(s.queue) == 1:  # updateIndexWhenExecuteTheLatestTask
                 nxt = self._write_index(nxt, (s.unsealed, s.max_read))
             yield self.a["SegmentIndexed"], nxt._replace(queue=s.queue[1:], busy="", seq=s.seq + 1)
@@ -422,7 +515,7 @@ class Pip196(Spec):
                 kind, t, _ = s.ledger[i]
                 if kind == ABORT:
                     nxt = self._put_aborted(nxt, t, i)
-            ongoing = _track((), s.ledger, lo)
+            ongoing = _track((), s.ledger, lo, nxt.aborted)
             yield self.a["RecoverReplay"], nxt._replace(
                 phase=READY, ongoing=ongoing, max_read=_limit(ongoing, s.ledger), start=0, to_load=(), recovered=True)
 
@@ -434,6 +527,14 @@ class Pip196(Spec):
         listed = {f"k{k}" for k, _ in s.index[0]} if s.index else set()
         return {
             "ready": s.phase in (READY, NOSNAP),
+            "ongoingTxn": {tn[t] for t, _ in s.ongoing},
+            "endCompleted": {tn[t] for t in s.acked},
+            "endedWhileFirstSnapshotting": any(k == first_snapshot.WRITE_TASK and t in s.tc_ended
+                                               for k, t, _ in s.pending),
+            "pendingAppendLanded": s.phase == READY and bool(s.index) and bool(s.sent) and not s.pending
+                                   and self.constants["first_snapshot_window"],
+            "segmentKey": {f"k{k}": k for k in range(self.n_seq)},
+            "nextSequenceId": s.seq,
             "noSnapshot": s.phase == NOSNAP,
             "crashed": s.crashes < self.constants["crashes"],
             "workerIdle": s.busy == "" and not s.queue,
@@ -442,9 +543,9 @@ class Pip196(Spec):
             "tbAborted": {tn[t] for t in s.aborted},
             "abortedLive": {tn[t] for t in live},
             "abortedEver": {tn[t] for t in ever},
-            "maxReadPosition": s.max_read,
+            "maxReadPosition": 0 if s.phase == FIRST else s.max_read,  # getMaxReadPosition: EARLIEST
             "ghostMaxReadPosition": _first_open(s.ledger, 0),
-            "serving": s.phase in (READY, NOSNAP, READ, LOADED),
+            "serving": s.phase in (READY, NOSNAP, FIRST, READ, LOADED),
             "publishedWhileRecovering": s.published_recovering,
             "segmentStored": {self._seq_name(k) for k, _, _ in s.store},
             "segmentListed": listed,
@@ -482,4 +583,9 @@ class Pip196(Spec):
             "sequenceId": s.seq,
             "maxReadPosition": s.max_read,
             "crashesLeft": s.crashes,
+            "pendingAppends": tuple(f"{k}:{tn[t]}" for k, t, _ in s.pending),
+            "lowWaterMark": s.lwm,
+            "sent": frozenset(tn[t] for t in s.sent),
+            "endedByCoordinator": frozenset(tn[t] for t in s.tc_ended),
+            "endCompleted": frozenset(tn[t] for t in s.acked),
         }

@@ -99,7 +99,7 @@ class Cluster:
             time.sleep(0.2)
 
     def start(self) -> "Cluster":
-        from txncheck.checker.engines.spark_probe import reachable
+        from txncheck.checker.engines.spark.probe import reachable
 
         self._spawn("master", "org.apache.spark.deploy.master.Master",
                     "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", "0")

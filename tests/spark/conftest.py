@@ -37,6 +37,7 @@ FAST_SPARK = {
     "test_spark_levels.py::test_a_violation_found_in_the_driver_is_bfs_s_trace",
     "test_spark_resume.py::test_stop_after_level_then_resume_gives_the_same_totals",
     "test_spark_sweep.py::test_unmet_expectation_exits_1",
+    "test_spark_user_specs.py::test_a_spec_split_over_a_package_runs_on_the_executors",   # a spec shipped by path
 }
 
 

@@ -10,7 +10,11 @@ the executors (TXNCHECK_SPARK_DRIVER_BELOW=0: none expanded in the driver).
 - TwoPhase with 3 RMs gives bfs's (and TLC's) exact counts and level sizes
   although a worker, with its executor and Python workers, is SIGKILLed
   while the run is in its levels: Spark reruns the lost tasks on the
-  remaining executor.
+  remaining executor;
+- a user's own spec, named by path (the tutorial's, made by `txncheck new`
+  in a folder outside txncheck, and examples/mutex), checked from yet another
+  folder: its files reach the executors (a copy in each worker's folder of
+  the application) and the verdicts, counts and shortest violation are bfs's.
 
 The cluster is stopped (every process group it started) even when a test
 fails, and the module fails if a process of it is left behind. Skipped,
@@ -145,3 +149,29 @@ def test_a_worker_killed_mid_run_costs_nothing_but_time(cluster, tmp_path):
     assert {a: c["generated"] for a, c in doc["coverage"].items()} == \
         {a: c["generated"] for a, c in bfs.coverage.items()}
     assert "Removing worker" in cluster.app_log()   # the master saw the worker go
+
+
+@pytest.mark.parametrize("which", ["tutorial", "mutex"])
+def test_a_user_spec_by_path_runs_on_the_cluster_from_any_folder(cluster, tmp_path, which):
+    from .test_spark_user_specs import bfs_and_spark_agree, tutorial_spec
+
+    if which == "tutorial":
+        folder = tutorial_spec(tmp_path / "user")
+        models = [folder / "my_lock-racy.toml", folder / "my_lock.toml"]
+    else:
+        folder = ROOT / "examples" / "mutex"
+        models = [folder / "racy.toml", folder / "fixed.toml"]
+    cwd = tmp_path / "somewhere" / "else"
+    cwd.mkdir(parents=True)
+    for i, model in enumerate(models):
+        argv = cli_argv(cluster, model, tmp_path / f"run{i}", "--quiet")
+        argv[4] = os.path.relpath(model, cwd)
+        proc = subprocess.run(argv, cwd=cwd, env=cli_env(cluster), capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=GUARD)
+        assert proc.returncode in (0, 1), proc.stderr
+        doc = json.loads(proc.stdout)
+        assert doc["spark"]["master"] == cluster.master
+        assert {x["where"] for x in doc["spark"]["per_level"]} == {"spark"}
+        bfs_and_spark_agree(check_model(model, keep_graph=False).outcome, doc)
+    copies = {p.name for p in cluster.folder.glob("worker*/app-*/*/txncheck-spec-*/*.py")}
+    assert folder.name + ".py" in copies, sorted(cluster.folder.rglob("txncheck-spec-*"))   # shipped, not read in place

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from txncheck.checker.encoding import EncodingError, encode, fingerprint
-from txncheck.checker.engines.spark_codec import FieldCodec, signed
-from txncheck.checker.engines.spark_revive import Shapes
+from txncheck.checker.engines.spark.codec import FieldCodec, signed
+from txncheck.checker.revive import Shapes
 
 from .test_spark_revive import _strict
 

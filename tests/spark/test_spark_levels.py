@@ -1,4 +1,4 @@
-"""Small levels in the driver, large ones on Spark (checker/engines/spark_driver.py):
+"""Small levels in the driver, large ones on Spark (checker/engines/spark/driver.py):
 the two sides write the same level rows, a run that mixes them keeps bfs's
 figures, the JSON report lists every level, and the threshold is checked."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from txncheck.checker.api import check_model
 from txncheck.checker.engines import EngineError
-from txncheck.checker.engines.spark_driver import DEFAULT_THRESHOLD, ENV
+from txncheck.checker.engines.spark.driver import DEFAULT_THRESHOLD, ENV
 from txncheck.checker.model import load_model
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
@@ -95,7 +95,7 @@ def test_the_visited_set_of_a_spark_level_never_reaches_the_driver(spark, tmp_pa
     commit c416e04 a broadcast join collected it into the driver's JVM at
     every level.) The driver's reads are recorded here; Spark's Python
     workers are other processes, which the spy does not reach."""
-    from txncheck.checker.engines import spark_level
+    from txncheck.checker.engines.spark import level as spark_level
 
     reads, real = [], spark_level.visited
 
@@ -148,7 +148,7 @@ def test_the_expansion_ranges_split_a_level_exactly(tmp_path, tasks):
     states, and the ranges are about even (spark_level.ranges; no Spark)."""
     import random
 
-    from txncheck.checker.engines import spark_level
+    from txncheck.checker.engines.spark import level as spark_level
 
     rnd = random.Random(tasks)
     root, P = str(tmp_path), 3

@@ -12,7 +12,7 @@ import pytest
 from txncheck.checker.api import check_model
 from txncheck.checker.cli import main
 from txncheck.checker.engines import EngineError
-from txncheck.checker.engines.spark_checkpoint import VERSION
+from txncheck.checker.engines.spark.checkpoint import VERSION
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 TCOMMIT = MODELS / "classic" / "tcommit-rm3.toml"
@@ -97,9 +97,9 @@ def test_a_part_that_is_not_a_regular_file_is_refused_before_spark_starts(tmp_pa
     read until memory runs out, a FIFO would hang the resume."""
     import os
 
-    from txncheck.checker.engines import spark
-    from txncheck.checker.engines.spark_checkpoint import Manifest, identity, write_manifest
-    from txncheck.checker.engines.spark_job import worker_job
+    from txncheck.checker.engines.spark import engine as spark
+    from txncheck.checker.engines.spark.checkpoint import Manifest, identity, write_manifest
+    from txncheck.checker.engines.spark.job import worker_job
     from txncheck.checker.job import Job
     from txncheck.checker.model import load_model
 
@@ -127,7 +127,7 @@ def test_a_part_that_is_not_a_regular_file_is_refused_before_spark_starts(tmp_pa
 
 @pytest.mark.parametrize("value", ["0", "-1", "many", str(1 << 17)])
 def test_a_bad_partition_count_is_one_line(monkeypatch, value):
-    from txncheck.checker.engines import spark
+    from txncheck.checker.engines.spark import engine as spark
 
     monkeypatch.setenv("TXNCHECK_SPARK_PARTITIONS", value)
     monkeypatch.setattr(spark, "spark_session", lambda *a, **k: pytest.fail("Spark was started"))

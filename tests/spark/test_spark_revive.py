@@ -11,7 +11,7 @@ import pytest
 from txncheck.checker.api import check_model
 from txncheck.checker.encoding import decode, encode
 from txncheck.checker.model import load_model
-from txncheck.checker.engines.spark_revive import ShapeError, Shapes, class_name, resolve_class
+from txncheck.checker.revive import ShapeError, Shapes, class_name, resolve_class
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 
@@ -71,3 +71,36 @@ def test_only_tuple_classes_under_the_package_resolve():
         resolve_class("os:system")
     with pytest.raises(ShapeError):
         resolve_class("txncheck.checker.encoding:encode")
+
+
+def test_a_user_spec_s_classes_are_named_apart_from_where_it_was_loaded(tmp_path):
+    """A spec loaded by path has a module name that depends on its folder, so
+    the driver and an executor's copy (spark_ship) name its classes `<spec>:S`;
+    a checkpoint's manifest (untrusted) resolves only to the spec's own tuple
+    classes and txncheck's, never to another loaded module's, nor imports one."""
+    import shutil
+    import sys
+
+    from txncheck.checker.revive import SPEC, ClassNames
+
+    shutil.copytree(MODELS.parent / "examples" / "mutex", tmp_path / "m")
+    (tmp_path / "m" / "mutex_extra.py").write_text("from typing import NamedTuple\n\n\nclass E(NamedTuple):\n    x: int\n")
+    src = tmp_path / "m" / "mutex.py"
+    src.write_text(src.read_text().replace("import z3\n", "import z3\nimport mutex_extra  # noqa: F401\n"))
+    model = load_model(tmp_path / "m" / "racy.toml")
+    cls = model.resolve_spec().cls
+    names = ClassNames(cls)
+    state = sys.modules[cls.__module__].S
+    assert names.name(state) == f"{SPEC}:S" and names.resolve(f"{SPEC}:S") is state
+    assert names.resolve("mutex_extra:E") is sys.modules["mutex_extra"].E   # a module of its folder
+    assert names.resolve("builtins:tuple") is tuple
+    pip473_state = type(next(iter(load_model(MODELS / "pip473" / "fixed.toml").instantiate().init_states())))
+    assert names.resolve(class_name(pip473_state)) is pip473_state   # txncheck's own, by import
+    for bad in ("os:stat_result", "os:system", f"{SPEC}:Mutex", f"{SPEC}:Nothing", "mutex_extra:NamedTuple",
+                "txncheck_user_spec_other_0:S", "json:JSONDecoder", "txncheck.checker.encoding:encode"):
+        with pytest.raises(ShapeError):
+            names.resolve(bad)
+    assert "json.tool" not in sys.modules
+    with pytest.raises(ShapeError):
+        names.resolve("json.tool:main")
+    assert "json.tool" not in sys.modules   # nothing outside txncheck is imported by name

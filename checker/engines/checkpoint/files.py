@@ -7,10 +7,10 @@ import errno
 import fcntl
 import os
 import stat
-import tempfile
 from hashlib import blake2b
 from pathlib import Path
 
+from ...atomic import write_bytes_atomic
 from .codec import CheckpointError, CheckpointWriteError
 
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024
@@ -25,10 +25,12 @@ def read_file(path: Path, limit: int, kind: str, binary: bool = False):
     except OSError as exc:
         what = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
         raise ValueError(f"cannot read the {kind} ({what})") from None
+    st = os.fstat(fd)  # before fdopen, which refuses a folder naming the descriptor ("5: Is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        what = " but a folder" if stat.S_ISDIR(st.st_mode) else ""
+        raise ValueError(f"the {kind} is not a regular file{what}")
     with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError(f"the {kind} is not a regular file")
         if st.st_size > limit:
             raise ValueError(f"the {kind} is too large ({st.st_size} bytes; expected at most {limit})")
         try:
@@ -87,19 +89,8 @@ class _Held:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = None
-    try:  # mkstemp (O_EXCL): a symlink planted in the folder cannot redirect the write
-        fd, name = tempfile.mkstemp(prefix=f".tmp-{path.name}-", dir=path.parent)
-        tmp = Path(name)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+    """A checkpoint file, durable before it replaces the old one, and private (checker/atomic.py)."""
+    try:
+        write_bytes_atomic(path, data, private=True, fsync=True)
     except OSError as exc:
-        try:
-            if tmp is not None:
-                tmp.unlink()
-        except OSError:
-            pass
         raise CheckpointWriteError(f"{path}: cannot write checkpoint ({exc.strerror})") from None

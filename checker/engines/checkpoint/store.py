@@ -15,10 +15,11 @@ run.
 
 A segment's format is `codec.py`'s. Segments are untrusted input: every
 length, reference, parent pointer and edge is checked on load; nothing is
-ever unpickled. A checkpoint also records what it was written for (spec, a
-digest of its code, variant, bounds, properties, reductions): resuming it
-with another model, or after the spec's code changed, is refused in one
-line. A run holds its folder (`files.lock_folder`): a second run on it is
+ever unpickled. A checkpoint also records what it was written for
+(`manifest.identity`: spec, a digest of each file of its code and of the
+data it read, variant, bounds, properties, reductions): resuming it with
+another model, or after one of those files changed, is refused in one line,
+naming the file. A run holds its folder (`files.lock_folder`): a second run on it is
 refused while the first runs.
 """
 
@@ -31,70 +32,12 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from pathlib import Path
 
-from ....spec.source import code_digest
+from ....spec import source
+from .manifest import FORMAT, MANIFEST, MANIFEST_SCHEMA, VERSION, check_identity, identity
 from .files import MAX_MANIFEST_BYTES, _write_atomic, lock_folder, read_file, read_segment
 from .codec import SEGMENT_MAGIC, CheckpointError, CheckpointWriteError, _ints, _Nodes, _Reader, _resolve_types, _Types, _varint
 
-FORMAT = "txncheck-checkpoint"
-VERSION = 2
-MANIFEST = "checkpoint.json"
 DEFAULT_INTERVAL = 60.0
-# Options that change the explored graph: a checkpoint is only valid for the same ones.
-GRAPH_OPTIONS = ("symmetry", "por", "fingerprints")
-
-
-# -- the manifest ------------------------------------------------------------------
-
-_INT = {"type": "integer", "minimum": 0}
-MANIFEST_SCHEMA = {
-    "type": "object",
-    "required": ["format", "version", "identity", "types", "segments", "run"],
-    "properties": {
-        "format": {"const": FORMAT},
-        "version": {"const": VERSION},
-        "identity": {"type": "object"},
-        "types": {"type": "array", "items": {"type": "string", "maxLength": 300}},
-        "segments": {"type": "array", "items": {
-            "type": "object",
-            "required": ["file", "bytes", "blake2b", "nodes", "actions", "states", "edges"],
-            "properties": {
-                "file": {"type": "string", "pattern": r"^seg-[0-9]{6}\.bin$"},
-                "bytes": _INT, "nodes": _INT, "actions": _INT, "states": _INT, "edges": _INT,
-                "blake2b": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
-            },
-        }},
-        "run": {
-            "type": "object",
-            "required": ["generated", "depth", "lo", "hi", "next", "levels", "edges_kept",
-                         "generated_by_action", "witnesses_found", "seconds"],
-            "properties": {
-                "generated": _INT, "depth": _INT, "lo": _INT, "hi": _INT, "next": _INT,
-                "levels": {"type": "array", "items": _INT},
-                "edges_kept": {"type": "boolean"},
-                "generated_by_action": {"type": "array", "items": {
-                    "type": "array", "prefixItems": [_INT, _INT], "minItems": 2, "maxItems": 2}},
-                "witnesses_found": {"type": "array", "items": {"type": "string"}},
-                "seconds": {"type": "number", "minimum": 0},
-            },
-        },
-    },
-}
-
-
-def identity(job) -> dict:
-    """What a checkpoint is valid for: the spec and its code, its bounds, the properties and the options."""
-    spec = job.spec
-    digest = lambda f: blake2b(f.sexpr().encode(), digest_size=8).hexdigest()
-    return {
-        "spec": spec.name,
-        "code": code_digest(type(spec)),  # resumed after an edit of `next`, it would give the old code's verdict
-        "variant": spec.variant,
-        "bounds": {k: v for k, v in spec.constants.items()},
-        "properties": {n: digest(f) for n, f in sorted(job.properties.items())},
-        "witnesses": {n: digest(f) for n, f in sorted(job.witnesses.items())},
-        "deadlock": bool(job.deadlock),
-        "options": {k: getattr(job.options, k) for k in GRAPH_OPTIONS if getattr(job.options, k)},
-    }
 
 
 @dataclass
@@ -121,6 +64,7 @@ class Checkpointer:
         self.job, self.ex = job, ex
         self.dir = Path(folder)
         self.interval = interval
+        source.watch()  # a spec built in Python, not loaded by a model file: its reads from now on
         self.identity = identity(job)
         self.types = _Types()
         self.nodes = _Nodes(self.types)
@@ -219,6 +163,8 @@ class Checkpointer:
             "nodes": len(self.nodes.objects) - n_nodes, "actions": n_act - saved["actions"],
             "states": n_st - saved["states"], "edges": n_ed - saved["edges"],
         }]
+        # the files the spec's code has read since the run began join its code
+        self.identity["code"] = {**self.identity["code"], **source.opened()}
         manifest = {
             "format": FORMAT, "version": VERSION, "identity": self.identity,
             "types": self.types.names, "segments": segments,
@@ -248,23 +194,18 @@ class Checkpointer:
         if not where.exists():
             raise CheckpointError(f"{src_dir}: no checkpoint here (no {MANIFEST})")
         try:
-            manifest = json.loads(read_file(where, MAX_MANIFEST_BYTES, "manifest"))
+            data = read_file(where, MAX_MANIFEST_BYTES, "manifest", binary=True)
+        except ValueError as exc:  # not a regular file, a link, too large, unreadable
+            raise CheckpointError(f"{where}: {exc}") from None
+        try:
+            manifest = json.loads(data.decode("utf-8"))
         except (ValueError, RecursionError) as exc:  # ValueError: bad JSON, UTF-8, or too many digits
             raise CheckpointError(f"{where}: not a readable JSON manifest ({str(exc).splitlines()[0][:200]})") from None
         err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(MANIFEST_SCHEMA).iter_errors(manifest))
         if err is not None:
             at = "/".join(str(p) for p in err.absolute_path) or "top level"
             raise CheckpointError(f"{where}: invalid checkpoint manifest at {at}: {err.message}")
-        mine = self.identity
-        theirs = manifest["identity"]
-        for key in mine:
-            if theirs.get(key) != mine[key]:
-                if key == "code":
-                    raise CheckpointError(f"{src_dir}: checkpoint was written by other code of spec {mine['spec']} "
-                                          "(its files changed since); start a fresh run")
-                raise CheckpointError(
-                    f"{src_dir}: checkpoint was written for {key} {theirs.get(key)!r}, "
-                    f"this run has {mine[key]!r}")
+        check_identity(self.identity, manifest["identity"], src_dir)
         run = manifest["run"]
         ex = self.ex
         if run["edges_kept"] != ex.edges_kept:

@@ -25,7 +25,7 @@ from ...job import Job, Outcome, Violation, ViolationKind
 from . import moves
 from .table import FingerprintTable, open_shared
 from .trail import Trail, TrailError, rebuild
-from .wire import Remote, send
+from .wire import Remote
 from .worker import BATCH, Part, quotas, serve
 
 JOIN = 1 << 22  # fingerprints per insert into the visited set
@@ -199,7 +199,7 @@ class Coordinator:
         else:
             visited = [self.visited.path, self.visited.log2]
             for r in self.remotes:
-                send(r.conn, {"cmd": "expand", "visited": visited})
+                r.send({"cmd": "expand", "visited": visited})
             busy = {r.conn: r for r in self.remotes}
             left = list(self.sizes)
             costs = [0.0] * len(self.remotes)
@@ -224,7 +224,7 @@ class Coordinator:
                         if reason != "violation":
                             self.incomplete = reason
                         for r in busy.values():
-                            send(r.conn, {"cmd": "stop"})
+                            r.send({"cmd": "stop"})
         if found:
             self._violation(depth, found)
         stopped = self.violation is not None or self.incomplete is not None
@@ -253,7 +253,7 @@ class Coordinator:
             taken: list = []
             results = []
             for k, r in enumerate(self.remotes):
-                send(r.conn, {"cmd": "accept", "later": later[k + 1:], "taken": taken, "quota": quota[k]})
+                r.send({"cmd": "accept", "later": later[k + 1:], "taken": taken, "quota": quota[k]})
                 if k == 0:
                     for vals, _ in proposals:
                         self._join(vals)
@@ -277,7 +277,7 @@ class Coordinator:
     def _even_out(self, depth: int, costs: list) -> None:
         """Move states between the workers when their next parts are far
         apart (`moves.plan`): the quotas cannot even out the states a worker
-        alone proposed (ADR 0005, third amendment)."""
+        alone proposed (ADR 0005, "Moves")."""
         plan = moves.plan(self.sizes, costs, self.move_cost)
         if plan is None:
             return

@@ -5,7 +5,7 @@ A worker's rows are numbers of its own field values (`records.Fields`), so
 a moved state travels as values: each distinct field value among the moved
 rows once, in the canonical encoding (`encoding.encode`), the rows as
 indexes into those values, and the classes that the encoding drops
-(`spark_revive.Shapes`), named `module:qualname`. The receiver decodes the
+(`revive.Shapes`), named `module:qualname`. The receiver decodes the
 values (`encoding.decode` checks the bytes), finds the classes among the
 modules already loaded (the workers are forks of one process; nothing is
 imported), rebuilds each state, numbers it into its own `Fields` and checks
@@ -29,7 +29,8 @@ from array import array
 import numpy as np
 
 from ...encoding import EncodingError, decode, encode
-from ..spark_revive import STAR, ShapeError, Shapes, class_name
+from ...revive import STAR, ShapeError, Shapes, class_name
+from .disk import write_file
 from .records import Level, rows_of
 
 MAGIC = b"txncheck-moved-states 1\n"
@@ -132,11 +133,8 @@ def write(path: str, fields, rows: list[list[int]], fps) -> None:
             cells.append(k)
     head = json.dumps({"rows": len(rows), "cells": len(cells), "values": len(index),
                        "classes": [[list(p), n, class_name(c)] for p, n, c in shapes.records()]}).encode()
-    with open(path, "wb") as f:
-        f.write(MAGIC + len(head).to_bytes(4, "little") + head)
-        f.write(cells.tobytes())
-        f.write(np.asarray(fps, dtype=np.uint64).tobytes())
-        f.write(values)
+    write_file(path, [MAGIC + len(head).to_bytes(4, "little") + head, cells.tobytes(),
+                      np.asarray(fps, dtype=np.uint64).tobytes(), values])
 
 
 def read(path: str, fields) -> tuple[list[list[int]], np.ndarray]:

@@ -33,6 +33,7 @@ from operator import is_not
 import numpy as np
 
 from ...encoding import _fcode, field_key, shape_key
+from .disk import write_file
 
 CHUNK = 4096  # rows per chunk
 
@@ -173,11 +174,7 @@ class Level:
         parts = [chunk.fps.tobytes()]
         if chunk.pfps is not None:
             parts += [chunk.pfps.tobytes(), chunk.aids.tobytes()]
-        with open(path, "wb") as f:
-            f.write(n.to_bytes(4, "little") + len(body).to_bytes(8, "little"))
-            f.write(body)
-            for part in parts:
-                f.write(part)
+        write_file(path, [n.to_bytes(4, "little") + len(body).to_bytes(8, "little"), body, *parts])
         self.disk_bytes += 12 + len(body) + sum(map(len, parts))
         self.chunks.append((path, n))
 

@@ -11,6 +11,8 @@ import os
 
 import numpy as np
 
+from .disk import write_file
+
 RECORD = np.dtype([("fp", "<u8"), ("pfp", "<u8"), ("aid", "<u4")])
 SCAN = 1 << 22  # records read at a time when searching a file
 
@@ -30,8 +32,7 @@ class Trail:
         """Append records (arrays of equal length) to a level's file."""
         rec = np.empty(len(fps), dtype=RECORD)
         rec["fp"], rec["pfp"], rec["aid"] = fps, pfps, aids
-        with open(self.path(level, worker), "ab") as f:
-            rec.tofile(f)
+        write_file(self.path(level, worker), [rec.tobytes()], "ab")
 
     def find(self, level: int, fp: int) -> tuple[int, int, int] | None:
         """(parent's fingerprint, worker, action id) of state `fp` of `level`."""

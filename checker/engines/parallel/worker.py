@@ -17,15 +17,18 @@ part's next level, and their parent pointers go to the trail on disk.
 from __future__ import annotations
 
 import signal
+import sys
 import time
+import traceback
 from collections import Counter
 from itertools import compress
 from operator import is_not, itemgetter
 
 import numpy as np
 
-from ... import reductions
-from ...errors import explained
+from ....spec.api import SpecError
+from ... import failures, reductions
+from ...errors import CheckerError, explained
 from ...exploration import peak_memory_mb
 from ...job import Job
 from ...verdicts import PartVerdicts, Verdicts, row_positions
@@ -33,7 +36,7 @@ from . import moves
 from .records import Fields, Level, kept_rows, rows_of
 from .table import FingerprintTable, contains_in, open_shared
 from .trail import Trail
-from .wire import recv, send
+from .wire import Closed, recv, send
 
 BATCH = 1024  # states expanded between looks at the tables (and messages)
 KEEP = 1 << 17  # rows of a level kept in memory before its chunks go to disk
@@ -342,40 +345,50 @@ def quotas(tables: list, costs: list) -> list:
 
 
 def serve(conn, part: Part) -> None:
-    """A worker's loop: expand on demand, accept, report its peak memory."""
+    """A worker's loop: expand on demand, accept, report its peak memory.
+    A failure goes to the coordinator as failures.classify's line and exit
+    code, so it is what the same failure would be in one process: a spec's
+    bug exit 2, a disk that refuses a write exit 3 naming the file."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator handles Ctrl-C
     try:
-        while True:
-            head, _ = recv(conn)
-            cmd = head["cmd"]
-            if cmd == "expand":
-                part.begin(open_shared(*head["visited"]), True)
-                for out in part.expand(BATCH):
-                    if not out["done"] and conn.poll() and recv(conn)[0]["cmd"] == "stop":
-                        send(conn, out)
-                        out = part.done()
-                    send(conn, out)
-                    if out["done"]:
-                        break
-            elif cmd == "accept":
-                send(conn, part.accept(head["later"], head["taken"], head["quota"]))
-            elif cmd == "give":
-                send(conn, moves.give(part, head["count"], head["path"]))
-            elif cmd == "take":
-                send(conn, moves.take(part, head["path"]))
-            elif cmd == "drop":
-                part.drop_table()
-                send(conn, {})
-            elif cmd == "quit":
-                part.drop_table()
-                send(conn, {"peak_memory_mb": peak_memory_mb()})
-                return
-            # a "stop" that crossed the last batch of a level is ignored
-    except (EOFError, OSError):  # the coordinator is gone
+        _serve(conn, part)
+    except Closed:  # the coordinator is gone
         return
-    except Exception as exc:  # reported by the coordinator as one line
+    except BaseException as exc:  # noqa: BLE001 - reported, whatever it is (a spec's sys.exit too)
         exc = explained(part.job.spec, exc)  # a user spec's bug, named by its guard
+        code, line = failures.classify(exc, (CheckerError, SpecError))
+        if failures.debugging():
+            traceback.print_exception(exc, file=sys.stderr)
         try:
-            send(conn, {"error": f"{type(exc).__name__}: {exc}"})
-        except OSError:
+            send(conn, {"error": line, "exit": code})
+        except Closed:
             pass
+
+
+def _serve(conn, part: Part) -> None:
+    while True:
+        head, _ = recv(conn)
+        cmd = head["cmd"]
+        if cmd == "expand":
+            part.begin(open_shared(*head["visited"]), True)
+            for out in part.expand(BATCH):
+                if not out["done"] and conn.poll() and recv(conn)[0]["cmd"] == "stop":
+                    send(conn, out)
+                    out = part.done()
+                send(conn, out)
+                if out["done"]:
+                    break
+        elif cmd == "accept":
+            send(conn, part.accept(head["later"], head["taken"], head["quota"]))
+        elif cmd == "give":
+            send(conn, moves.give(part, head["count"], head["path"]))
+        elif cmd == "take":
+            send(conn, moves.take(part, head["path"]))
+        elif cmd == "drop":
+            part.drop_table()
+            send(conn, {})
+        elif cmd == "quit":
+            part.drop_table()
+            send(conn, {"peak_memory_mb": peak_memory_mb()})
+            return
+        # a "stop" that crossed the last batch of a level is ignored

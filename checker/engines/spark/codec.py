@@ -19,7 +19,7 @@ each side remembers what it has already seen:
   the first one met: the search identifies states by equality, as bfs's
   visited set and the fingerprints do.
 - `FieldCodec.unpack` keeps, per (position, encoded field), the field
-  rebuilt with its classes (`spark_revive.Shapes`), so a frontier state
+  rebuilt with its classes (`revive.Shapes`), so a frontier state
   costs a slice and a dict lookup per field. The bytes are untrusted (they
   come from checkpoint files): lengths are checked, and each field not yet
   seen is decoded by `encoding.decode`, which checks everything else.
@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from hashlib import blake2b
 
-from ..encoding import EncodingError, _read_varint, _varint, decode, encode
-from .spark_revive import Shapes
+from ...encoding import EncodingError, _read_varint, _varint, decode, encode
+from ...revive import Shapes
 
 
 def _has_bool(v) -> bool:

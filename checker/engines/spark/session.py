@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 
-from ..errors import EngineError, EnvironmentFault
+from ...errors import EngineError, EnvironmentFault
 
 DEFAULT_MASTER = "local[*]"
 LOOPBACK = "127.0.0.1"
@@ -185,7 +185,7 @@ def _remember_sigint() -> None:
     """pyspark replaces the SIGINT handler with its own (cancel the jobs, raise
     KeyboardInterrupt); chain it to txncheck's record of the signal, so an
     interrupt that py4j swallows still cannot end in a success."""
-    from .. import failures
+    from ... import failures
 
     if threading.current_thread() is not threading.main_thread():
         return
@@ -206,9 +206,9 @@ def check_master(master: str | None, shared_dir: str | None) -> None:
     """Refuse a cluster run before Spark starts (which takes a minute to give
     up on a master it cannot reach): a cluster needs a shared checkpoint
     folder (bad usage, exit 2), and a spark:// master must answer as Spark
-    on its port (`spark_probe`; EnvironmentFault, exit 3), all within
-    `spark_probe.BUDGET` seconds."""
-    from .spark_probe import reachable, split_master
+    on its port (`spark/probe.py`; EnvironmentFault, exit 3), all within
+    `spark.probe.BUDGET` seconds."""
+    from .probe import reachable, split_master
 
     if not master:
         return

@@ -1,23 +1,25 @@
 """What the `spark` engine runs in Python workers: one BFS level's expansion.
 
-A worker gets the job as plain values (`WorkerJob`: spec name, variant,
-constants, property and witness names), rebuilds the spec through
-`spec.registry` and compiles the invariants once per worker process.
+A worker gets the job as plain values (`WorkerJob`: where the spec's code
+comes from, variant, constants, property and witness names), rebuilds the
+spec (`spark/ship.py`: by name, or from its shipped files) and compiles the
+invariants once per worker process; the state classes arrive as names
+(`revive.ClassNames`), which it resolves after loading the spec.
 
 `Expansion` expands frontier states a chunk at a time: it rebuilds each
-state (`spark_codec.FieldCodec.unpack`), judges it (`verdicts.Verdicts`: the
+state (`spark.codec.FieldCodec.unpack`), judges it (`verdicts.Verdicts`: the
 invariants and the pending witnesses), calls `next`, counts every successor
 (duplicates included) and keeps, per distinct successor of the chunk that is
 not itself in the chunk, the smallest (parent fingerprint, encoded action).
 Those candidates leave as one Arrow table per owning partition
-(`spark_level.owner`), with their fingerprint computed here, once; so
+(`spark.level.owner`), with their fingerprint computed here, once; so
 duplicates and self-loops inside a chunk never reach the shuffle. Its
 `notes()` are the task's findings, plain values:
 
     generated   action name -> successors generated
     bad         property (None: deadlock) -> the smallest violating frontier fingerprint
     witnesses   the witnesses that hold in some frontier state
-    shapes      [path, length, class name] learned from the candidates (spark_revive)
+    shapes      [path, length, class name] learned from the candidates (revive)
     conflict    why the states cannot be rebuilt, or None
     cpu         phase -> CPU seconds: unpack, check, next, pack (fingerprint, encode, tables)
 
@@ -31,14 +33,17 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 import time
 from dataclasses import dataclass
 
-from ..encoding import EncodingError, encode
-from ..exploration import gc_paused
-from . import spark_level
-from .spark_codec import FieldCodec
-from .spark_revive import ShapeError, Shapes, class_name
+from ...encoding import EncodingError, encode
+from ...errors import explained
+from ...exploration import gc_paused
+from . import level as spark_level
+from .codec import FieldCodec
+from ...revive import ClassNames, ShapeError, Shapes
+from .ship import SpecSource, spec_class
 
 CHUNK = 100_000   # frontier states per chunk: bounds a task's memory; the larger, the fewer duplicates leave it
 
@@ -47,13 +52,14 @@ CHUNK = 100_000   # frontier states per chunk: bounds a task's memory; the large
 class WorkerJob:
     """Everything a worker needs to rebuild the job; plain values only."""
 
-    spec: str
+    spec: str         # the model's name for it (messages, a checkpoint's identity)
     variant: str
     constants: tuple  # sorted (name, value) pairs
     properties: tuple[str, ...]
     witnesses: tuple[str, ...]
     deadlock: bool
     z3_eval: bool
+    source: SpecSource   # how a worker imports the spec class
 
 
 _CACHE: dict = {}  # WorkerJob -> _Compiled, one per worker process
@@ -61,10 +67,22 @@ _CACHE: dict = {}  # WorkerJob -> _Compiled, one per worker process
 
 class _Compiled:
     def __init__(self, wj: WorkerJob) -> None:
-        from ...spec.registry import load_spec_class
-        from ..job import Job
+        from ...job import Job
 
-        spec = load_spec_class(wj.spec)(wj.variant, **dict(wj.constants))
+        from ...spec_errors import guard, own_failure, spec_code_error
+
+        cls = spec_class(wj.source)
+        user = not cls.__module__.startswith("txncheck.")
+        try:
+            spec = cls(wj.variant, **dict(wj.constants))
+        except BaseException as exc:   # its setup, here (it ran in the driver): a file it reads is missing, say
+            if not (user and own_failure(exc)):
+                raise
+            raise spec_code_error(cls, exc, "constructing the spec (setup) on a Spark executor") from exc
+        if user:   # a user's spec: its bugs named in one line, as in bfs
+            from ....spec.registry import Resolved
+
+            spec = guard(spec, Resolved(cls, "shipped", False, getattr(sys.modules[cls.__module__], "__file__", "")))
         job = Job(
             spec=spec,
             properties={n: spec.invariants[n] for n in wj.properties},
@@ -72,6 +90,7 @@ class _Compiled:
             z3_eval=wj.z3_eval,
         )
         self.spec = spec
+        self.names = ClassNames(cls)
         self.check = job.invariant_checker()
         self.witness_check = job.witness_checker(wj.witnesses) if wj.witnesses else None
 
@@ -85,10 +104,10 @@ def compiled(wj: WorkerJob) -> _Compiled:
 
 class Expansion:
     def __init__(self, wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, partitions: int) -> None:
-        from ..verdicts import Verdicts
+        from ...verdicts import Verdicts
 
         c = compiled(wj)
-        self.spec, self.deadlock, self.partitions = c.spec, wj.deadlock, partitions
+        self.spec, self.deadlock, self.partitions, self.names = c.spec, wj.deadlock, partitions, c.names
         self.pending = set(pending)
         self.verdicts = Verdicts(c.spec, c.check, c.witness_check if self.pending else None, self.pending)
         self.learner = copy.deepcopy(shapes)
@@ -124,8 +143,25 @@ class Expansion:
                         pending.discard(w)
                         self.found.append(w)
         t2 = clock()
-        nxt, actions, deadlock = self.spec.next, self.actions, self.deadlock
-        best: dict = {}   # successor -> (pfp, act, name)
+        try:
+            best = self._successors(fps, frontier)
+        except Exception as exc:   # a user spec's bug: its guard names it (spec_errors), else as it is
+            why = explained(self.spec, exc)
+            if why is exc:
+                raise
+            raise why from exc
+        t3 = clock()
+        out = self._tables(best)
+        t4 = clock()
+        cpu["check"] += t2 - t1
+        cpu["next"] += t3 - t2
+        cpu["pack"] += t4 - t3
+        return out
+
+    def _successors(self, fps: list[int], frontier: list) -> dict:
+        """Successor -> (smallest parent fp, encoded action, name), the chunk's own states left out."""
+        bad, nxt, actions, deadlock = self.bad, self.spec.next, self.actions, self.deadlock
+        best: dict = {}
         for fp, s in zip(fps, frontier):
             n = 0
             for a, t in nxt(s):
@@ -141,13 +177,7 @@ class Expansion:
                 bad[None] = fp
         for s in frontier:   # a successor in the chunk itself is never new
             best.pop(s, None)
-        t3 = clock()
-        out = self._tables(best)
-        t4 = clock()
-        cpu["check"] += t2 - t1
-        cpu["next"] += t3 - t2
-        cpu["pack"] += t4 - t3
-        return out
+        return best
 
     def _tables(self, best: dict) -> list[tuple[int, object]]:
         P = self.partitions
@@ -172,7 +202,7 @@ class Expansion:
             "generated": _by_name(self.actions),
             "bad": dict(self.bad),
             "witnesses": list(self.found),
-            "shapes": [[list(p), n, class_name(c)] for p, n, c in self.learner.new],
+            "shapes": [[list(p), n, self.names.name(c)] for p, n, c in self.learner.new],
             "conflict": self.conflict,
             "cpu": dict(self.cpu),
         }
@@ -258,17 +288,20 @@ def expand_rows(e: Expansion, batches, k: int):
     return None
 
 
-def expand_task(wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, root: str, k: int, partitions: int,
+def expand_task(wj: WorkerJob, pending: tuple[str, ...], records: list, root: str, k: int, partitions: int,
                 ranges: list):
     """mapPartitions over the task numbers: task i expands the states of
-    level k in `ranges[i]` (`spark_level.ranges`); yields (owner, ("c", IPC
-    table)) and, once, (i mod partitions, ("n", notes))."""
+    level k in `ranges[i]` (`spark.level.ranges`); yields (owner, ("c", IPC
+    table)) and, once, (i mod partitions, ("n", notes)). `records` are the
+    classes learned so far, by name (`ClassNames.records`): a class object
+    of a spec loaded from a file would not unpickle on an executor."""
 
     def run(numbers):
         with gc_paused():
             yield from _expand(numbers)
 
     def _expand(numbers):
+        shapes = compiled(wj).names.shapes(records)
         for i in numbers:
             e = Expansion(wj, pending, shapes, partitions)
             lo, hi = ranges[i]
@@ -286,7 +319,7 @@ def expand_task(wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, root: s
 
 def merge_task(root: str, k: int):
     """mapPartitionsWithIndex after the shuffle: write part j of level k+1
-    (`spark_level.merge`); yields the notes that came with it, then
+    (`spark.level.merge`); yields the notes that came with it, then
     ("merged", {"new": {action name: new states}, "cpu": seconds, "failure":
     a `failure` or None, "candidates": rows received, "bytes": their size})."""
 

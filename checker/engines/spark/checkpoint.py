@@ -2,7 +2,7 @@
 level, plus a manifest. It is the checkpoint, written as the search goes.
 
     DIR/manifest.json    which model, which levels are complete, totals so far
-    DIR/level-0001/      part-00000.parquet ... one per partition (`spark_level`)
+    DIR/level-0001/      part-00000.parquet ... one per partition (`spark/level.py`)
     DIR/level-0002/      ...
 
 Each level holds the states first reached at that depth, partitioned by
@@ -23,8 +23,9 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ..errors import EngineError
-from .spark_level import level_path, part_path, replace_atomically
+from ...errors import EngineError
+from ...atomic import write_text_atomic
+from .level import level_path, part_path
 
 FORMAT = "txncheck-spark-levels"
 VERSION = 3  # 2: fingerprints write a bool as the int it equals (encoding._fcode); 3: owned parts, packed states
@@ -42,7 +43,7 @@ class Manifest:
     witnesses: dict = field(default_factory=dict)    # witness -> found
     done: bool = False                          # the last level has no new successor
     seconds: float = 0.0                        # time spent by earlier runs
-    shapes: list = field(default_factory=list)  # [[path], length, "module:Class"]: see spark_revive
+    shapes: list = field(default_factory=list)  # [[path], length, "module:Class"]: revive.ClassNames
     partitions: int = 2                         # P: state fp belongs to part fp mod P of its level
 
     @property
@@ -52,10 +53,13 @@ class Manifest:
 
 def identity(wj) -> dict:
     """What must match for a checkpoint to be resumed by a job."""
-    return {
+    out = {
         "spec": wj.spec, "variant": wj.variant, "constants": [list(kv) for kv in wj.constants],
         "properties": list(wj.properties), "witnesses": list(wj.witnesses), "deadlock": wj.deadlock,
     }
+    if wj.source.files:   # a spec shipped by its files: resumed only with the same code, as bfs's checkpoints
+        out["code"] = wj.source.code
+    return out
 
 
 def is_remote(root: str) -> bool:
@@ -66,15 +70,14 @@ def write_manifest(root: str, m: Manifest) -> None:
     if is_remote(root):
         raise EngineError(f"{root}: checkpoints on remote storage are not supported yet; use a shared mount")
     doc = {"format": FORMAT, "version": VERSION, **asdict(m)}
-    replace_atomically(str(Path(root) / MANIFEST),
-                       lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8"))
+    write_text_atomic(Path(root) / MANIFEST, json.dumps(doc, indent=1) + "\n", private=True)
 
 
 def check_writable(root: str) -> None:
     """Create the run directory and a file in it (removed at once), before
     Spark starts: a read-only or unusable folder is one line (exit 3), not a
     failed Spark job with a Java stack trace."""
-    from ..failures import EnvironmentFault
+    from ...failures import EnvironmentFault
 
     try:
         Path(root).mkdir(parents=True, exist_ok=True)

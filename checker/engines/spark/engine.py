@@ -2,26 +2,26 @@
 
 The run's states are owned by P partitions (`fp mod P`, P fixed for the
 run: the session's cores, or TXNCHECK_SPARK_PARTITIONS), and level k is one
-Parquet file per partition (`spark_level`). Each level is one Spark job of
+Parquet file per partition (`spark/level.py`). Each level is one Spark job of
 two stages:
   1. one task per core, each expanding a range of the frontier's packed
-     states (level k; `spark_level.ranges`) in chunks
-     (`spark_worker.Expansion`): it checks the
+     states (level k; `spark.level.ranges`) in chunks
+     (`spark.worker.Expansion`): it checks the
      invariants and pending witnesses on each frontier state, calls `next`,
      counts every successor and keeps one candidate per distinct successor
      per chunk, fingerprinted once and packed a field at a time
-     (`spark_codec`), and sends each partition its candidates as Arrow
+     (`spark/codec.py`), and sends each partition its candidates as Arrow
      tables (`partitionBy`, the only shuffle), its findings (`notes`) along;
   2. P tasks, one per partition: keep the smallest (parent fingerprint,
      action) per fingerprint, drop those the partition's part of levels 1..k
      holds (a hash lookup in its fingerprints: never a join over Parquet
      rows, never in the driver), write part j of level k+1.
-The driver then reads the notes and updates the manifest (`spark_checkpoint`).
+The driver then reads the notes and updates the manifest (`spark/checkpoint.py`).
 So every state is checked exactly once, when its level is expanded, and a
 violation found at level k is reported after the whole level is expanded,
 for the smallest fingerprint violating the first property (model order);
-`spark_trace.rebuild` gives its shortest trace. A frontier below a threshold
-is expanded in the driver by the same code (`spark_driver`).
+`spark.trace.rebuild` gives its shortest trace. A frontier below a threshold
+is expanded in the driver by the same code (`spark/driver.py`).
 
 Statistics match `bfs`: distinct states, states generated (initial states
 plus every successor, duplicates included) and depth. States cross process
@@ -41,19 +41,18 @@ import shutil
 import tempfile
 import time
 
-from ..job import Job, Outcome, Verdict, Violation, ViolationKind
-from ..errors import EngineError, EnvironmentFault
-from ..exploration import gc_paused, peak_memory_mb
-from . import spark_driver, spark_level
-from .spark_checkpoint import (
-    Manifest, check_identity, check_writable, identity, is_remote, read_manifest, write_manifest,
-)
-from .spark_codec import FieldCodec
-from .spark_revive import ShapeError, Shapes, class_name, resolve_class
-from .spark_session import check_master, is_local, spark_session
-from .spark_job import worker_job
-from .spark_trace import ArrowError, rebuild
-from .spark_worker import WorkerJob, expand_task, merge_task
+from ...errors import EngineError, EnvironmentFault
+from ...exploration import gc_paused, peak_memory_mb
+from ...job import Job, Outcome, Verdict, Violation, ViolationKind
+from ...revive import ClassNames, ShapeError, Shapes
+from . import driver as spark_driver, level as spark_level
+from .checkpoint import Manifest, check_identity, check_writable, identity, is_remote, read_manifest, write_manifest
+from .codec import FieldCodec
+from .job import worker_job
+from .session import check_master, is_local, spark_session
+from .ship import from_executor
+from .trace import ArrowError, rebuild
+from .worker import WorkerJob, expand_task, merge_task
 
 
 def run(job: Job) -> Outcome:
@@ -90,14 +89,13 @@ class _Search:
                  below: int = spark_driver.DEFAULT_THRESHOLD, partitions: int | None = None) -> None:
         self.job, self.wj, self.session, self.root = job, wj, session, root
         self.m = manifest
-        self.shapes = Shapes()
+        self.names = ClassNames(type(job.spec))
+        self.shapes = Shapes().freeze()
         if manifest is not None:
             try:
-                for path, length, name in manifest.shapes:
-                    self.shapes.add(tuple(path), length, resolve_class(name))
+                self.shapes = self.names.shapes(manifest.shapes)
             except (ShapeError, TypeError, ValueError) as exc:
                 raise EngineError(f"{root}: corrupt checkpoint manifest (shapes: {exc})") from None
-        self.shapes.freeze()
         if manifest is not None:
             self.partitions = manifest.partitions   # a resumed run keeps its owners
         else:
@@ -130,7 +128,7 @@ class _Search:
                 c = cols[spark_level.owner(fp, P)]
                 for col, v in zip(c, (fp, data, None, None, None)):
                     col.append(v)
-        self.learn_records([[list(p), n, class_name(c)] for p, n, c in learner.new])
+        self.learn_records([[list(p), n, self.names.name(c)] for p, n, c in learner.new])
         self.write(lambda: self._write_first(cols))
         self.m = Manifest(job=identity(self.wj), levels=[len(seen)] if seen else [], generated=generated,
                           witnesses={w: False for w in self.wj.witnesses}, done=not seen,
@@ -153,7 +151,7 @@ class _Search:
     # -- one level ----------------------------------------------------------
     def expand(self, k: int):
         """Expand level k, in the driver when its frontier is below the
-        threshold (`spark_driver`), else on Spark. Returns a violation or
+        threshold (`spark/driver.py`), else on Spark. Returns a violation or
         None; on None, level k+1 is written and the manifest updated."""
         m = self.m
         pending = tuple(w for w, found in m.witnesses.items() if not found)
@@ -193,7 +191,7 @@ class _Search:
         return None
 
     def read_notes(self, notes: list[dict], k: int, cpu: dict):
-        """The tasks' findings (`spark_worker.Expansion.notes`): successors
+        """The tasks' findings (`spark.worker.Expansion.notes`): successors
         generated per action, witnesses, classes learned, CPU seconds; and
         the level's violation, if any. Returns (generated, violation)."""
         m = self.m
@@ -245,7 +243,7 @@ class _Search:
         except (ValueError, OSError, ArrowError()) as exc:
             raise self.damaged(k, exc) from None
         rows = (sc.parallelize(range(E), E)
-                .mapPartitions(expand_task(self.wj, pending, self.shapes, root, k, P, split))
+                .mapPartitions(expand_task(self.wj, pending, self.shape_records(), root, k, P, split))
                 .partitionBy(P, _identity)
                 .mapPartitionsWithIndex(merge_task(root, k))
                 .collect())
@@ -271,25 +269,27 @@ class _Search:
             return EnvironmentFault(f"{self.root}: cannot read the checkpoint ({_why(exc)})")
         return EngineError(f"{self.root}: cannot read the checkpoint at level {k} ({_first_line(exc)[:200]})")
 
-    # -- state classes (spark_revive) -----------------------------------------
+    # -- state classes (revive) -----------------------------------------
     def learn_records(self, records: list) -> None:
         """Classes a task (or level 1) met, into the tree the next level's tasks get."""
         try:
             for path, length, name in records:
-                self.shapes.add(tuple(path), length, resolve_class(name))
+                self.shapes.add(tuple(path), length, self.names.resolve(name))
         except ShapeError as exc:
             raise EngineError(f"engine 'spark' cannot rebuild the states of spec {self.wj.spec}: {exc}") from None
         self.shapes.freeze()
 
     def shape_records(self) -> list:
-        return [[list(p), n, class_name(c)] for p, n, c in self.shapes.records()]
+        return self.names.records(self.shapes)
 
     def unreadable(self, exc: Exception, k: int) -> Exception:
         """A failed Spark job: a damaged checkpoint (resume) is bad input, one
         line; anything else, including an exception in the spec, goes up as is."""
         from pyspark.errors import PythonException
 
-        if isinstance(exc, (EngineError, PythonException, KeyboardInterrupt)) or not self.job.options.resume:
+        if isinstance(exc, PythonException):
+            return from_executor(exc, self.wj.source)
+        if isinstance(exc, (EngineError, KeyboardInterrupt)) or not self.job.options.resume:
             return exc
         return EngineError(f"{self.root}: cannot read the checkpoint at level {k} ({_first_line(exc)[:200]})")
 
@@ -305,7 +305,7 @@ class _Search:
         return Violation("Deadlock", ViolationKind.DEADLOCK, self.trace(k, bad[None]))
 
     def trace(self, k: int, fp: int):
-        """The shortest path to state `fp` of level k (spark_trace.rebuild)."""
+        """The shortest path to state `fp` of level k (spark.trace.rebuild)."""
         return rebuild(self.job.spec, self.root, k, fp, self.partitions, self.damaged)
 
     # -- the search ---------------------------------------------------------

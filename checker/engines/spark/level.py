@@ -7,7 +7,7 @@ packed states (`by_state`):
 
     DIR/level-NNNN/part-PPPPP.parquet   fp long, state binary, pfp long, act binary, aname string
 
-`state` is `spark_codec`'s packing, (`pfp`, `act`) the parent pointer (the
+`state` is `spark/codec.py`'s packing, (`pfp`, `act`) the parent pointer (the
 parent's fingerprint, the encoded action) and `aname` the action's name.
 So partition j's share of the visited set is the `fp` column of its part in
 levels 1..k, and a parent is found in one file. Every part is written, an
@@ -20,7 +20,7 @@ choice does not depend on the order tasks finish), drops the fingerprints
 that levels 1..k hold, and writes the rest (`by_state`). The write goes to a
 temporary file renamed into place, so a task run twice (a retry, a lost
 executor) writes the same file once. It runs in Spark's Python workers and,
-for small levels, in the driver (`spark_driver`): the rows are the same.
+for small levels, in the driver (`spark/driver.py`): the rows are the same.
 
 Everything is pyarrow (no numpy); any unreadable file raises ValueError or
 OSError (pyarrow's errors are both), which the engine reports.
@@ -29,8 +29,9 @@ OSError (pyarrow's errors are both), which the engine reports.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
+
+from ...atomic import replace_atomically
 
 COLUMNS = ("fp", "state", "pfp", "act", "aname")
 ROW_GROUP = 1024   # rows at least in a row group; a part has up to 64 (their first states guide `ranges`)
@@ -179,24 +180,8 @@ def write_part(root: str, k: int, j: int, t) -> None:
     import pyarrow.parquet as pq
 
     replace_atomically(part_path(root, k, j),
-                       lambda tmp: pq.write_table(t, tmp, row_group_size=max(ROW_GROUP, min(1 << 16, t.num_rows // 64))))
-
-
-def replace_atomically(path: str, write) -> None:
-    """`write(tmp)` a temporary file in path's folder, then rename it to
-    `path`: a reader sees the old file or the new one, never half of one.
-    mkstemp (O_EXCL): a link planted in the folder cannot redirect the write."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path))
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+                       lambda tmp: pq.write_table(t, tmp, row_group_size=max(ROW_GROUP, min(1 << 16, t.num_rows // 64))),
+                       private=True)
 
 
 def visited(root: str, k: int, j: int):

@@ -19,6 +19,8 @@ from the encoding; that is reported as a `ShapeError`.
 from __future__ import annotations
 
 import importlib
+import sys
+from pathlib import Path
 
 STAR = "*"
 
@@ -49,13 +51,66 @@ def resolve_class(name: str, allowed_prefix: str = "txncheck.") -> type:
         raise ShapeError(f"state class {name!r} is not a spec class")
     try:
         obj = importlib.import_module(mod)
-        for part in qual.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError):
+    except ImportError:
         raise ShapeError(f"state class {name!r} does not exist") from None
+    return _tuple_class(obj, qual, name)
+
+
+def _tuple_class(module, qual: str, name: str) -> type:
+    obj = module
+    for part in qual.split("."):
+        obj = getattr(obj, part, None)
+    if obj is None:
+        raise ShapeError(f"state class {name!r} does not exist")
     if not (isinstance(obj, type) and issubclass(obj, tuple)):
         raise ShapeError(f"{name!r} is not a tuple class")
     return obj
+
+
+SPEC = "<spec>"   # the spec class's own module, wherever this process loaded it from
+
+
+class ClassNames:
+    """Names of a spec's state classes that mean the same class in the driver
+    and in every worker: `module:qualname`, with the spec class's own module
+    named SPEC (a spec file is imported under a name that depends on its
+    folder, which differs between the driver and an executor's copy;
+    spark_ship). A name resolves only to a tuple class of txncheck's (by
+    import), of the spec's module, or of a module already loaded from the
+    spec's folders or below (never imported here): a checkpoint's manifest
+    is untrusted."""
+
+    def __init__(self, spec_cls: type) -> None:
+        from ..spec.source import code_files
+
+        self.home = spec_cls.__module__
+        self.folders = {p.parent for p in code_files(spec_cls)}
+
+    def name(self, cls: type) -> str:
+        mod = cls.__module__
+        return f"{SPEC if mod == self.home else mod}:{cls.__qualname__}"
+
+    def resolve(self, name: str) -> type:
+        mod, _, qual = str(name).partition(":")
+        if mod == SPEC and qual:
+            return _tuple_class(sys.modules[self.home], qual, name)
+        if name == "builtins:tuple" or mod.startswith("txncheck."):
+            return resolve_class(name)
+        module = sys.modules.get(mod)
+        file = getattr(module, "__file__", None)
+        if not qual or not file or not any(Path(file).resolve().is_relative_to(f) for f in self.folders):
+            raise ShapeError(f"state class {name!r} is not a spec class")
+        return _tuple_class(module, qual, name)
+
+    def records(self, shapes: "Shapes") -> list:
+        return [[list(p), n, self.name(c)] for p, n, c in shapes.records()]
+
+    def shapes(self, records) -> "Shapes":
+        """A frozen tree from `records` (ShapeError, or TypeError/ValueError if malformed)."""
+        out = Shapes()
+        for path, length, name in records:
+            out.add(tuple(path), length, self.resolve(name))
+        return out.freeze()
 
 
 class Shapes:

@@ -4,8 +4,8 @@ A level sent to Spark costs a job (two stages and a shuffle) whatever its
 size, so a model of many small levels paid a cluster round trip per level
 (docs/performance.md, "Spark levels", has the measured cost). A frontier
 below `threshold()` states is expanded here instead, by the very code the
-executors run: `spark_worker.Expansion` over each part of the frontier, then
-`spark_level.merge` for each partition of the next level. So the levels are
+executors run: `spark.worker.Expansion` over each part of the frontier, then
+`spark.level.merge` for each partition of the next level. So the levels are
 the same files whichever side wrote them, and a resumed run or a later Spark
 level reads them alike.
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import os
 
-from . import spark_level
-from .spark_revive import Shapes
-from .spark_worker import CHUNK, Expansion, WorkerJob, expand_rows, failure
+from . import level as spark_level
+from ...revive import Shapes
+from .worker import CHUNK, Expansion, WorkerJob, expand_rows, failure
 
 DEFAULT_THRESHOLD = 10_000
 ENV = "TXNCHECK_SPARK_DRIVER_BELOW"
@@ -32,7 +32,7 @@ PARTITIONS_ENV = "TXNCHECK_SPARK_PARTITIONS"
 
 
 def _whole(name: str, hint: str) -> int | None:
-    from ..errors import EngineError
+    from ...errors import EngineError
 
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -52,8 +52,8 @@ def asked_partitions() -> int | None:
     session's cores (at least 2). A merge task holds its partition's
     candidates of one level, so a level too large for an executor's memory
     wants a larger P."""
-    from ..errors import EngineError
-    from .spark_checkpoint import MAX_PARTITIONS
+    from ...errors import EngineError
+    from .checkpoint import MAX_PARTITIONS
 
     n = _whole(PARTITIONS_ENV, f"of partitions, 1 to {MAX_PARTITIONS}")
     if n is not None and not 1 <= n <= MAX_PARTITIONS:
@@ -78,7 +78,7 @@ def expand(wj: WorkerJob, pending: tuple[str, ...], shapes: Shapes, root: str, k
 
 def merge(root: str, k: int, tables: list[list]) -> tuple[dict[str, int], dict | None]:
     """Write level k+1 from the candidates of `expand`: (new states per
-    action, a `spark_worker.failure` or None)."""
+    action, a `spark.worker.failure` or None)."""
     counts: dict[str, int] = {}
     for j, ts in enumerate(tables):
         try:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..encoding import encode
-from ..errors import EngineError
-from ..encoding import fingerprint
-from . import spark_level
-from .spark_codec import signed
+from ...encoding import encode
+from ...errors import EngineError
+from ...encoding import fingerprint
+from . import level as spark_level
+from .codec import signed
 
 
 def ArrowError():
