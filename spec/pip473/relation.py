@@ -7,7 +7,9 @@ properties' symbols computed from the cells as `observe` computes them
 
 It states the bounds the corpus and the standard models use: the three
 variants, split participants, one subscription, point watches, topic
-unloads, no trimming; other bounds are refused with one line.
+unloads (with F10's drain in fixed, and the stock client's resend), no
+trimming, a decision applied in one step (`apply = atomic`), ungated
+producers; other bounds are refused with one line.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ class Pip473Relation(Relation):
         c = m.constants
         for bound, ok in (("participants", c["participants"] == "split"), ("subs", c["subs"] == 1),
                           ("trim", not m.trim), ("watches", not m.oneshot or not m.flags.coalesced),
-                          ("replies", not m.owed)):
+                          ("replies", not m.owed), ("apply", not m.apply_steps),
+                          ("producers", not m.producers_gated)):
             if not ok:
                 raise self.unsupported(f"bound {bound} = {c[bound]!r}")
         self.lay = Layout(m)
