@@ -10,9 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from . import durations as tier
-
-ROOT = Path(__file__).resolve().parent.parent
-MODELS = ROOT / "models"
+from .helpers import COLLECTED
 
 settings.register_profile("ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -60,9 +58,6 @@ def pytest_collection_modifyitems(config, items):
     config.stash[COLLECTED] = found = tier.collection(items, config.args)
     if os.environ.get("TXNCHECK_COLLECTED"):   # scripts/record_durations.py asks what the suite holds
         Path(os.environ["TXNCHECK_COLLECTED"]).write_text(json.dumps(found))
-
-
-COLLECTED = pytest.StashKey[dict]()   # tests/durations.py's `collection`, for tests/test_durations.py
 
 
 def pytest_configure(config):

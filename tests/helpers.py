@@ -1,9 +1,19 @@
-"""Small helpers shared by the foundation tests."""
+"""What the tests share: the repository's paths, and small helpers of the
+foundation tests. (conftest.py holds pytest's hooks and fixtures only: a test
+imports from here, never from a conftest.)"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from txncheck.checker.engines import get_engine
 from txncheck.checker.job import Job
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "models"
+COLLECTED = pytest.StashKey[dict]()   # tests/durations.py's `collection` of this session, for tests/test_durations.py
 
 
 def explore(spec, *, deadlock=False, props=None, **kw):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from . import durations as tier
-from .conftest import COLLECTED
+from .helpers import COLLECTED
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = "record them with: .venv/bin/python scripts/record_durations.py --missing (tests/README.md, Tiers)"

@@ -20,7 +20,7 @@ from txncheck.checker import api
 from txncheck.checker.cli import main
 from txncheck.spec.classic.diehard import DieHard
 
-from .conftest import MODELS
+from .helpers import MODELS
 
 DIEHARD = str(MODELS / "classic" / "diehard.toml")      # a violation of NotSolved in 7 states
 TWOPHASE = str(MODELS / "classic" / "twophase-rm3.toml")  # ok

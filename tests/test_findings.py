@@ -21,7 +21,7 @@ from txncheck.checker.reports.finding import build_finding, model_digest, render
 from txncheck.checker.reports.finding_html import render_finding_html
 from txncheck.checker.reports.notes import NotesError, notes_path, parse_notes
 
-from .conftest import MODELS, ROOT
+from .helpers import MODELS, ROOT
 
 FINDINGS = ROOT / "docs" / "findings"
 FIGURES = FINDINGS / "figures.json"
@@ -346,6 +346,10 @@ def test_model_digest_ignores_comments_and_docstrings_but_not_code(tmp_path, mon
     assert model_digest(model) != before
     src.write_text('"""The module."""\n\ndef step(s):\n    """One step."""\n    return s + 1\n')
     assert model_digest(model) == before
+    model.write_text('spec = "toy"\nfingerprints = true\n[bounds]\nn = 2\n')   # changes no figure
+    assert model_digest(model) == before
+    model.write_text('spec = "toy"\nsymmetry = true\n[bounds]\nn = 2\n')       # changes the counts
+    assert model_digest(model) != before
     model.write_text('spec = "toy"\n[bounds]\nn = 3\n')
     assert model_digest(model) != before
 

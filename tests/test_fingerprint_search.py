@@ -19,7 +19,7 @@ from txncheck.checker.engines.parallel.table import ZERO, FingerprintTable, cont
 from txncheck.spec.classic.twophase import TwoPhase
 from txncheck.spec.pip473.spec import Pip473
 
-from .conftest import MODELS
+from .helpers import MODELS
 from .helpers import explore
 
 fps64 = st.integers(min_value=0, max_value=2**64 - 1)

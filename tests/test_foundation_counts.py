@@ -13,7 +13,7 @@ from txncheck.spec.classic.diehard import DieHard
 from txncheck.spec.classic.tcommit import TCommit
 from txncheck.spec.classic.twophase import TwoPhase
 
-from .conftest import MODELS
+from .helpers import MODELS
 from .helpers import explore
 
 SHIPPED = ("tcommit-rm3", "twophase-rm3", "twophase-rm6")

@@ -15,7 +15,7 @@ from txncheck.spec.api import Spec
 from txncheck.spec.registry import Resolved
 from txncheck.spec.schema import Int
 
-from .conftest import MODELS
+from .helpers import MODELS
 
 
 def run_cli(argv, capsys):

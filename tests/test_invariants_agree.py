@@ -14,7 +14,7 @@ from txncheck.checker.invariants import Z3Evaluator, compile_predicate, sanity
 from txncheck.checker.model import ModelError, find_models, load_model
 from txncheck.spec.schema import Bool, Enum, Int, Str
 
-from .conftest import MODELS
+from .helpers import MODELS
 
 
 def _specs():

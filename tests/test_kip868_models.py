@@ -13,7 +13,7 @@ from txncheck.checker.itf import read_trace
 from txncheck.checker.model import load_model
 from txncheck.spec.kip868.spec import Kip868
 
-from .conftest import MODELS, ROOT
+from .helpers import MODELS, ROOT
 from .helpers import expected_violations, report_cache
 
 KIP = MODELS / "kip868"

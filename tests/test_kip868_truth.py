@@ -9,7 +9,7 @@ import pytest
 from txncheck.spec.kip868 import controller, loader
 from txncheck.spec.kip868.spec import Kip868
 
-from .conftest import MODELS
+from .helpers import MODELS
 from .helpers import explore
 from .truth_tables import cannot_be_seen_failing, check_table
 

@@ -151,3 +151,15 @@ def test_no_module_of_the_checker_is_over_400_lines():
     long = {str(p.relative_to(CHECKER)): n for p in CHECKER.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 400}
     assert long == {}
+
+
+def test_no_test_imports_from_a_conftest():
+    """conftest.py files hold pytest's hooks and fixtures; what tests share is
+    in tests/helpers.py (tests/zk/helpers.py), so a test's imports say where
+    a name comes from and a conftest never has to be imported twice."""
+    tests, found = Path(__file__).resolve().parent, []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "conftest":
+                found.append(f"{path.relative_to(tests.parent)}:{node.lineno}")
+    assert found == []

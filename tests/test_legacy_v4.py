@@ -14,7 +14,7 @@ from txncheck.checker.itf import read_trace
 from txncheck.spec.api import SpecError
 from txncheck.spec.legacy_v4.spec import LegacyV4
 
-from .conftest import MODELS, ROOT
+from .helpers import MODELS, ROOT
 from .helpers import assert_trace_found_again, expected_violations, explore, report_cache
 
 V4 = MODELS / "legacy_v4"

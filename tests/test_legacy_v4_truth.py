@@ -7,7 +7,7 @@ import pytest
 
 from txncheck.spec.legacy_v4.spec import LegacyV4
 
-from .conftest import MODELS
+from .helpers import MODELS
 from .helpers import explore
 from .truth_tables import cannot_be_seen_failing, check_table
 

@@ -15,7 +15,7 @@ import networkx as nx
 from txncheck.checker.api import check_model
 from txncheck.checker.invariants import compile_predicate
 
-from .conftest import MODELS
+from .helpers import MODELS
 from .helpers import explore
 
 MODEL = MODELS / "legacy_v4" / "split-mid-txn-pip473-fixed.toml"

@@ -15,7 +15,7 @@ from txncheck.checker.invariants import compile_predicate
 from txncheck.checker.itf import read_trace
 from txncheck.checker.liveness.check import resolve
 
-from .conftest import MODELS
+from .helpers import MODELS
 
 LIVENESS_MODELS = sorted(p for p in MODELS.rglob("*.toml") if "[temporal]" in p.read_text())
 
@@ -189,7 +189,7 @@ def test_shipped_liveness_model_meets_its_expectation(path, tmp_path):
 
 
 def test_the_corpus_holds_the_lasso_of_every_failing_liveness_model():
-    from .conftest import ROOT
+    from .helpers import ROOT
 
     for path in LIVENESS_MODELS:
         r_expect = path.read_text()

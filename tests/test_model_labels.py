@@ -16,7 +16,7 @@ from txncheck.checker.reports.junit import write_junit
 from txncheck.checker.reports.sarif import write_sarif
 from txncheck.checker.reports.validate import check_junit, check_sarif
 
-from .conftest import MODELS, ROOT
+from .helpers import MODELS, ROOT
 
 LABELLED = sorted(p for d in ("kip868", "pip196", "legacy_v4") for p in (MODELS / d).glob("*.toml"))
 

@@ -15,7 +15,7 @@ from txncheck.checker.options import Options
 from txncheck.checker.reductions import ReductionError
 from txncheck.spec.classic.twophase import TwoPhase
 
-from .conftest import MODELS
+from .helpers import MODELS
 
 
 def test_options_are_frozen_and_read_from_the_apis_dict():

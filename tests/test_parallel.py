@@ -27,7 +27,7 @@ from txncheck.spec.classic.tcommit import TCommit
 from txncheck.spec.classic.twophase import TwoPhase
 
 from .helpers import explore
-from .conftest import MODELS
+from .helpers import MODELS
 from .test_hostile_inputs import planted_line, planted_spec
 
 

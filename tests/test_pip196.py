@@ -12,7 +12,7 @@ from txncheck.checker.itf import read_trace
 from txncheck.spec.api import SpecError
 from txncheck.spec.pip196.spec import READY, Pip196
 
-from .conftest import MODELS, ROOT
+from .helpers import MODELS, ROOT
 from .helpers import assert_trace_found_again, expected_violations, explore, report_cache
 
 P196 = MODELS / "pip196"

@@ -14,7 +14,7 @@ from txncheck.checker.model import load_model
 from txncheck.spec.pip196.first_snapshot import FIRST
 from txncheck.spec.pip196.spec import ABORT, DATA, NOSNAP, READY, Pip196
 
-from .conftest import MODELS
+from .helpers import MODELS
 from .helpers import explore
 
 

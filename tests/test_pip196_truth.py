@@ -10,7 +10,7 @@ from txncheck.checker.invariants import compile_predicate
 from txncheck.checker.model import load_model
 from txncheck.spec.pip196.spec import ABORT, DATA, LOADED, READ, STUCK, Pip196
 
-from .conftest import MODELS
+from .helpers import MODELS
 from .helpers import explore
 from .truth_tables import cannot_be_seen_failing, check_table
 

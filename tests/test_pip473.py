@@ -17,7 +17,7 @@ from txncheck.checker.model import load_model
 from txncheck.spec.pip473 import variants
 from txncheck.spec.registry import load_spec_class
 
-from .conftest import MODELS, ROOT
+from .helpers import MODELS, ROOT
 
 PIP = MODELS / "pip473"
 CORPUS = ROOT / "counterexamples" / "pip473"

@@ -22,7 +22,7 @@ from txncheck.checker.reductions.locations import overlap
 from txncheck.checker.reductions.por import audit_footprints
 from txncheck.spec.pip473.spec import Pip473
 
-from .conftest import MODELS
+from .helpers import MODELS
 
 PIP473 = MODELS / "pip473"
 # These take from a few seconds (10-15 s for both runs) to over a minute: marked slow.

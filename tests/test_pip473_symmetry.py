@@ -28,7 +28,7 @@ from txncheck.checker.reductions.symmetry import audit_permute
 from txncheck.counterexamples.replay import replay
 from txncheck.spec.pip473.spec import Pip473
 
-from .conftest import MODELS
+from .helpers import MODELS
 
 PIP473 = MODELS / "pip473"
 SWAP = {"Txn": {"t1": "t2", "t2": "t1"}}

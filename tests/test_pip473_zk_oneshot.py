@@ -8,7 +8,7 @@ import pytest
 
 from txncheck.checker.api import check_model
 
-from .conftest import MODELS
+from .helpers import MODELS
 
 
 def _max_pending_per_txn(states) -> int:

@@ -16,7 +16,7 @@ import pytest
 
 from txncheck.checker.cli import main
 
-from .conftest import MODELS
+from .helpers import MODELS
 
 TWOPHASE = MODELS / "classic" / "twophase-rm3.toml"
 LIVENESS = MODELS / "classic" / "twophase-rm3-liveness.toml"

@@ -27,7 +27,7 @@ import pytest
 from txncheck.spec.pip473 import variants
 from txncheck.spec.registry import load_spec_class
 
-from .conftest import ROOT
+from .helpers import ROOT
 from .test_pruning_audit import PIP473, first_violations
 
 # Each change of fixed, switched off (spec/pip473/variants.py FIXES), and none.

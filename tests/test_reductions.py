@@ -352,7 +352,7 @@ def _cli(capsys, *args):
     import json
 
     from txncheck.checker.cli import main
-    from .conftest import MODELS
+    from .helpers import MODELS
 
     code = main(["check", str(MODELS / "classic" / args[0]), "--quiet", "--json", "--out", "/tmp/txncheck-test-out",
                  *args[1:]])

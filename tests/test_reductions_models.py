@@ -22,7 +22,7 @@ from txncheck.checker.reductions.permutations import permute_for
 from txncheck.checker.reductions.symmetry import audit_permute, check_symmetric
 from txncheck.spec.api import SpecError
 
-from .conftest import MODELS
+from .helpers import MODELS
 
 CAP = 20_000
 MODES = ({"symmetry": True}, {"por": True}, {"symmetry": True, "por": True})

@@ -12,7 +12,7 @@ from txncheck.checker.cli import main
 from txncheck.counterexamples.replay import replay
 from txncheck.reference.pending_ack import MetadataPendingAckStore
 
-from .conftest import MODELS, ROOT
+from .helpers import MODELS, ROOT
 from .docs_patches.broken_pending_ack.store_first import store_first
 
 CORPUS = sorted((ROOT / "counterexamples" / "pip473").glob("*.itf.json"))

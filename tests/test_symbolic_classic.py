@@ -17,7 +17,7 @@ from txncheck.checker.symbolic.run import prove_model
 from txncheck.spec.classic.tcommit import TCommit
 from txncheck.spec.classic.twophase import TPState
 
-from .conftest import MODELS
+from .helpers import MODELS
 from .helpers import explore
 
 TCOMMIT = MODELS / "classic" / "tcommit-rm3.toml"

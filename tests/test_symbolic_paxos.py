@@ -12,7 +12,7 @@ from txncheck.checker.symbolic.load import relation_class, relation_for
 from txncheck.checker.symbolic.run import prove_model
 from txncheck.spec.registry import resolve
 
-from .conftest import ROOT
+from .helpers import ROOT
 
 EXAMPLE = ROOT / "examples" / "paxos_commit"
 PAXOS = resolve(str(EXAMPLE / "paxos_commit.py") + ":PaxosCommit").cls

@@ -21,7 +21,7 @@ from txncheck.checker.symbolic.load import relation_for
 from txncheck.checker.symbolic.run import prove_model
 from txncheck.spec.pip473 import relation as pip473_relation
 
-from .conftest import MODELS, ROOT
+from .helpers import MODELS, ROOT
 
 PIP473 = MODELS / "pip473"
 STANDARD = {"fixed": PIP473 / "fixed-standard.toml",

@@ -24,7 +24,7 @@ from txncheck.spec.api import SpecError
 from txncheck.spec.classic.tcommit import TCommit
 from txncheck.spec.pip473.spec import Pip473
 
-from .conftest import MODELS
+from .helpers import MODELS
 
 TIMED = {"ticks": 2, "timeout": 1, "retention": 1, "plain": "0"}
 

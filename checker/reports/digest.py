@@ -24,8 +24,9 @@ def model_digest(path: Path) -> str:
         model = None
     if isinstance(model, dict) and isinstance(model.get("expect"), dict):  # what a run measured is not a setting
         model["expect"] = {k: v for k, v in model["expect"].items() if k not in MEASURED}
-    if isinstance(model, dict):  # nor is how it is proved: [prove] changes no state count
-        model.pop("prove", None)
+    if isinstance(model, dict):  # nor is how it is proved ([prove]), or whether states are kept as
+        model.pop("prove", None)  # fingerprints: neither changes a figure (symmetry and POR do)
+        model.pop("fingerprints", None)
     h = hashlib.sha256(json.dumps(model, sort_keys=True, default=str).encode() if model is not None
                        else path.read_bytes() if path.is_file() else b"")
     spec = model.get("spec") if isinstance(model, dict) else None

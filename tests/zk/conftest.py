@@ -5,58 +5,21 @@ package or java is absent."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from pathlib import Path
-
 import pytest
 
-from txncheck.reference.zkserver import ZooKeeperMissing, ZooKeeperServer, find_server
+from txncheck.reference.zkserver import ZooKeeperServer
 
-
-def _missing() -> str | None:
-    try:
-        find_server()
-    except ZooKeeperMissing as exc:
-        return str(exc)
-    return None
-
-
-MISSING = _missing()
+from .helpers import MISSING, pid_alive
 
 try:
     import kazoo  # noqa: F401 -- the ZooKeeper client every test here needs
 except ImportError:  # an install without the `zookeeper` extra: nothing here can run
     collect_ignore_glob = ["test_*.py"]
 
+
 def pytest_itemcollected(item):
     """Every test here needs ZooKeeper: marked `zookeeper`."""
     item.add_marker(pytest.mark.zookeeper)
-
-
-needs_zookeeper = pytest.mark.skipif(MISSING is not None, reason=f"ZooKeeper unavailable: {MISSING}")
-
-
-def pid_alive(pid: int) -> bool:
-    """True while `pid` runs and is not a zombie (Linux /proc)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-@contextmanager
-def raw_client(hosts, **options):
-    """A plain kazoo client, always stopped."""
-    from kazoo.client import KazooClient
-
-    c = KazooClient(hosts=hosts, **options)
-    c.start(timeout=5)
-    try:
-        yield c
-    finally:
-        c.stop()
-        c.close()
 
 
 @pytest.fixture(scope="session")

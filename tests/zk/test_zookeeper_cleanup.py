@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from .conftest import needs_zookeeper, pid_alive
+from .helpers import needs_zookeeper, pid_alive
 
 SCRIPT = """
 import sys, time

@@ -21,7 +21,7 @@ from txncheck.counterexamples.replay_pip473 import Pip473Bridge
 from txncheck.reference.store.zookeeper import ZooKeeperMetadataStore
 
 from ..test_conformance_pip473 import VARIANTS, spec_for, walk_on
-from .conftest import needs_zookeeper
+from .helpers import needs_zookeeper
 
 pytestmark = needs_zookeeper
 

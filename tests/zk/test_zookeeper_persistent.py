@@ -19,8 +19,8 @@ from txncheck.reference.store.zookeeper import (NotificationMissed, ZooKeeperMet
                                                 encode_record)
 from txncheck.reference.zkserver import ZooKeeperServer
 
-from ..conftest import ROOT
-from .conftest import needs_zookeeper, pid_alive, raw_client
+from ..helpers import ROOT
+from .helpers import needs_zookeeper, pid_alive, raw_client
 
 pytestmark = needs_zookeeper
 

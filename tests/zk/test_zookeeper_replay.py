@@ -18,8 +18,8 @@ from txncheck.reference.store import zk_factory
 from txncheck.reference.store.zookeeper import ZooKeeperMetadataStore
 from txncheck.reference.zkserver import ZooKeeperServer, free_port
 
-from ..conftest import MODELS, ROOT
-from .conftest import needs_zookeeper, pid_alive
+from ..helpers import MODELS, ROOT
+from .helpers import needs_zookeeper, pid_alive
 
 pytestmark = needs_zookeeper
 

@@ -18,7 +18,7 @@ from txncheck.reference.store.zookeeper import (NotificationMissed, ZooKeeperMet
                                                 decode_record, encode_record)
 from txncheck.reference.zkserver import free_port
 
-from .conftest import needs_zookeeper, raw_client
+from .helpers import needs_zookeeper, raw_client
 
 pytestmark = needs_zookeeper
 STYLES = pytest.mark.parametrize("watches", ["oneshot", "persistent"])
@@ -227,7 +227,7 @@ def test_unreachable_server_is_one_clear_error():
 def test_requests_are_bounded_when_the_server_dies(tmp_path):
     from txncheck.reference.zkserver import ZooKeeperServer
 
-    from .conftest import pid_alive
+    from .helpers import pid_alive
 
     server = ZooKeeperServer(tmp_path).start()
     store = ZooKeeperMetadataStore(server.hosts, timeout=1)

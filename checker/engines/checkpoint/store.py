@@ -187,7 +187,7 @@ class Checkpointer:
         try:
             import jsonschema
         except ImportError:
-            raise CheckpointError("--resume validates checkpoints with jsonschema: pip install 'txncheck[reports]'") from None
+            raise CheckpointError("--resume validates checkpoints with jsonschema, a txncheck dependency: pip install jsonschema") from None
 
         src_dir = Path(folder)
         where = src_dir / MANIFEST
