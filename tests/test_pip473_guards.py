@@ -30,7 +30,7 @@ from txncheck.reference.transaction_buffer import MetadataTransactionBuffer
 from txncheck.spec.pip473 import recovery
 from txncheck.spec.pip473.spec import Pip473
 
-from .conftest import MODELS
+from .helpers import MODELS
 from .test_conformance_pip473 import walk_every_transition
 
 PIP = MODELS / "pip473"
