@@ -20,6 +20,19 @@ from .helpers import MODELS
 LIVENESS_MODELS = sorted(p for p in MODELS.rglob("*.toml") if "[temporal]" in p.read_text())
 
 
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    """path -> the shipped liveness model's report, each checked once for the
+    tests of this file (merged-gc-redrive-liveness.toml alone is 26 CPU s)."""
+    cache = {}
+
+    def report(path):
+        if path not in cache:
+            cache[path] = check_model(path, out_dir=tmp_path_factory.mktemp(path.stem))
+        return cache[path]
+    return report
+
+
 def write(tmp_path, name, text):
     p = tmp_path / name
     p.write_text(text)
@@ -151,10 +164,10 @@ def test_twophase_weak_fairness_of_commit_alone_is_not_enough(tmp_path):
     assert_fair_lasso(r, v)
 
 
-def test_the_endless_gc_redrive_is_a_cycle_of_real_steps(tmp_path):
+def test_the_endless_gc_redrive_is_a_cycle_of_real_steps(shipped):
     # The PIP-473 question: in the merged code the GC sweep re-drives the
     # fan-out while ops remain; the lasso's cycle takes gcSweep for ever.
-    r = check_model(MODELS / "pip473" / "merged-gc-redrive-liveness.toml")
+    r = shipped(MODELS / "pip473" / "merged-gc-redrive-liveness.toml")
     (v,) = r.outcome.violations
     assert_fair_lasso(r, v)
     closing = v.trace_meta["loop_action"]
@@ -167,8 +180,8 @@ def test_the_endless_gc_redrive_is_a_cycle_of_real_steps(tmp_path):
 
 
 @pytest.mark.parametrize("path", LIVENESS_MODELS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_shipped_liveness_model_meets_its_expectation(path, tmp_path):
-    r = check_model(path, out_dir=tmp_path)
+def test_shipped_liveness_model_meets_its_expectation(path, shipped):
+    r = shipped(path)
     expect = r.model.expect
     live = r.outcome.extra["liveness"]["properties"]
     assert set(live) == set(r.model.temporal)
