@@ -35,6 +35,10 @@
     without = ["InitialEntry"]     # optional: lemmas left out
     dead = ["tick"]                # optional: actions that cannot fire here by design
     agreement = "0123456789abcdef" # a hand-written relation's agreement (prove --agreement --record)
+    [prove.formulas]               # optional: lemmas as text (txncheck prove --infer --write writes them)
+    TmCommits = 'tmState = "committed" -> msgs[Commit]'
+    [prove.infer]                  # optional: for --infer, the bounds sampled, the sorts quantified
+    samples = [{rm = 2}]
 
 The syntax of [temporal] and fairness is in checker/liveness/syntax.py.
 Every problem is reported as a `ModelError` naming the file, in one line.
@@ -266,7 +270,7 @@ def key_line(text: str, key: str, table: str | None = None) -> int | None:
     return None
 
 
-PROVE_KEYS = ("lemmas", "lemmas_from", "without", "dead", "agreement")
+PROVE_KEYS = ("lemmas", "lemmas_from", "without", "dead", "agreement", "formulas", "infer")
 
 
 def _prove(path: Path, table, text: str) -> None:
@@ -274,7 +278,9 @@ def _prove(path: Path, table, text: str) -> None:
     `lemmas_from`, a sibling model file's stem whose lemmas come first;
     `without`, lemmas left out of those;
     `dead`, actions that cannot fire at these bounds by design; `agreement`,
-    the digest `txncheck prove --agreement --record` wrote."""
+    the digest `txncheck prove --agreement --record` wrote; [prove.formulas],
+    lemmas as text (checker/symbolic/lemma_text.py, parsed when proving);
+    [prove.infer], what `prove --infer` samples and quantifies."""
     if not isinstance(table, dict):
         _fail(path, "[prove] must be a table")
     bad = sorted(set(table) - set(PROVE_KEYS))
@@ -293,6 +299,12 @@ def _prove(path: Path, table, text: str) -> None:
     if digest is not None and not (isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{16}", digest)):
         _fail(path, "[prove] agreement must be the 16-hex-digit digest `txncheck prove --agreement --record` "
                     "writes")
+    formulas = table.get("formulas", {})
+    if not isinstance(formulas, dict) or not all(isinstance(v, str) for v in formulas.values()):
+        _fail(path, "[prove.formulas] must be a table of lemma names to lemma text")
+    infer = table.get("infer", {})
+    if not isinstance(infer, dict) or set(infer) - {"samples", "sorts"}:
+        _fail(path, "[prove.infer] must be a table with `samples` (tables of constants) and `sorts` (sort names)")
 
 
 def _label(path: Path, label, text: str) -> dict[str, str]:

@@ -27,7 +27,7 @@ from typing import NamedTuple
 import z3
 
 from txncheck.spec.api import Bound, Spec
-from txncheck.spec.schema import Enum
+from txncheck.spec.schema import Bool, Enum
 
 
 class State(NamedTuple):
@@ -46,6 +46,7 @@ class {cls}(Spec):
         sc.enum("Proc", self.procs)
         sc.enum("Pc", ("idle", "checked", "crit"))
         pc = sc.fun("pc", "Proc", Enum("Pc"))
+        sc.var("lock", Bool())    # observed too: a proof's lemmas name every field (txncheck prove --infer)
         crit = sc.const("Pc", "crit")
         self.invariants["MutualExclusion"] = sc.forall(
             ("Proc", "Proc"), lambda a, b: z3.Implies(z3.And(a != b, pc(a) == crit), pc(b) != crit))
@@ -72,7 +73,7 @@ class {cls}(Spec):
         return {{"pc": dict(zip(self.procs, s.pc)), "lock": s.lock}}
 
     def observe(self, s: State):
-        return {{"pc": dict(zip(self.procs, s.pc))}}
+        return {{"pc": dict(zip(self.procs, s.pc)), "lock": s.lock}}
 '''
 
 MODEL = '''description = "{desc}"

@@ -50,6 +50,11 @@ def register(sub) -> None:
     p.add_argument("--walk-depth", type=positive_int, default=100, metavar="D",
                    help="with --agreement: steps per walk (default 100)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--infer", action="store_true",
+                   help="infer the lemmas instead of using the model file's: candidates from templates, kept when "
+                        "true in every state of bfs searches, then Houdini with Z3 (docs/guide.md)")
+    p.add_argument("--write", action="store_true",
+                   help="with --infer: write the inferred lemmas into the model file's [prove.formulas]")
     p.set_defaults(run=run)
 
 
@@ -60,6 +65,10 @@ def run(args) -> int:
 
     if args.record and not args.agreement:
         raise UsageError("--record goes with --agreement")
+    if args.infer or args.write:
+        from ..symbolic.infer_report import run_infer
+
+        return run_infer(args, _proof_lines)
     if args.agreement and (args.bounded is not None or args.without):
         raise UsageError("--agreement compares the relation with the spec; --bounded and --without go with a proof")
     shown = report = None

@@ -29,6 +29,7 @@ from .agreement_run import agreement_digest, derived
 from .bounded import Bounded, bounded
 from .induction import Proof, prove
 from .load import relation_for
+from .model_lemmas import written_lemmas
 from .system import System, show_action
 from .vacuity import Vacuity, check_vacuity, matches
 from .walks import biased_walks
@@ -119,31 +120,34 @@ def model_lemmas(m: Model) -> tuple[list[str], list[str] | None]:
 
 def prove_model(path: str | Path | Model, *, depth: int | None = None, without: list[str] = (),
                 timeout_ms: int = 0, on_depth=None) -> ProveReport:
-    """Prove the model's properties (with its [prove] lemmas, less those
-    `without` names), or with `depth`, check them to that depth."""
+    """Prove the model's properties (with its [prove] lemmas and
+    [prove.formulas], less those `without` names), or with `depth`, check them to that depth."""
     m = path if isinstance(path, Model) else load_model(path)
     spec = m.instantiate()
     props = m.selected_properties(spec)
     check_sanity(spec.schema, props, accept_vacuous=m.raw.get("vacuous", ()))
     system = System(relation_for(spec))
+    written = written_lemmas(m, spec.schema, taken=system.relation.lemmas)   # [prove.formulas], over the properties' vocabulary
     known = system.relation.lemmas
     asked, more = model_lemmas(m)
     more = list(spec.invariants) if more is None else more
     for name in [*asked, *without]:
-        if name not in known:
+        if name not in known and name not in written:
             raise ModelError(f"{m.path}: unknown lemma {name!r} for spec {spec.name} "
-                             f"(known: {', '.join(known) or 'none'})")
+                             f"(known: {', '.join([*known, *written]) or 'none'})")
     for name in more:
         if name not in spec.invariants:
             raise ModelError(f"{m.path}: [prove] lemmas_from brings property {name!r}, which {spec.name} lacks")
-    lemmas = {n: known[n] for n in asked if n not in without}
-    report = ProveReport(m, system, list(props), list(lemmas),
+    lemmas = {n: known[n] for n in asked if n not in without and n in known}
+    dropped = {*without, *m.raw.get("prove", {}).get("without", [])}
+    texts = {n: f for n, f in written.items() if n not in dropped}   # stated like the properties
+    report = ProveReport(m, system, list(props), [*lemmas, *texts],
                          strengthening=[n for n in more if n not in props])
     if depth is not None:
         report.bounded = bounded(system, props, depth, deadlock=m.deadlock, timeout_ms=timeout_ms,
                                  on_depth=on_depth)
         return report
-    clauses = {**props, **{n: spec.invariants[n] for n in report.strengthening}}
+    clauses = {**props, **{n: spec.invariants[n] for n in report.strengthening}, **texts}
     report.proof = prove(system, clauses, lemmas, timeout_ms)
     if report.proof.verdict != "proved":
         return report

@@ -1,0 +1,289 @@
+"""Houdini: the largest subset of the candidate lemmas that, with the
+model's properties, is inductive; then the fewest of those the proof needs.
+
+`houdini` drops every candidate false in an initial state, then asks Z3
+for a step from a state where every remaining clause holds to one where
+some clause fails (a counterexample to induction); it drops every
+candidate false in that step's second state, and asks again. It ends when
+no such step exists (the remaining set is inductive) or when a step breaks
+only the fixed clauses (the properties, and the cells' declared bounds):
+no candidate is left to blame, so the properties fall.
+
+`needed` then keeps only what the proof uses: each clause's preservation
+has an unsat core over the clauses assumed in the first state; the lemmas
+reachable from the properties through those cores suffice, and each is
+then tried without (greedily) to drop what another lemma already covers.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import z3
+
+from .induction import CTI, invariant, solver
+from .system import System
+
+
+@dataclass
+class Outcome:
+    verdict: str                     # "inductive", "property falls", "deadlock" (inductive, but a state of it has
+                                     # no action enabled, where the model asks for deadlock freedom), "unknown"
+    kept: list[str]
+    dropped_initially: int = 0
+    ctis: int = 0
+    cti: CTI | None = None           # the step that breaks only fixed clauses
+    stuck: dict | None = None        # verdict "deadlock": the state
+    unknown: str = ""
+    seconds: float = 0.0
+    dropped: dict[str, int] = field(default_factory=dict)   # candidate -> the CTI (1, 2, ...) that dropped it
+
+
+class Induction:
+    """One solver holding a step, with every clause assumable in its first
+    state by a literal of its own. The properties and the candidates are
+    formulas over the spec's schema (the properties' vocabulary, stated of
+    a frame through the relation's observation); `given` are lemmas over
+    the relation's state schema (its `lemmas`), fixed like the properties."""
+
+    def __init__(self, system: System, properties: Mapping[str, z3.BoolRef], candidates: Mapping[str, z3.BoolRef],
+                 given: Mapping[str, z3.BoolRef] = {}, timeout_ms: int = 0, deadlock: bool = False) -> None:
+        self.system = system
+        f, g, act = system.frame("h0"), system.frame("h1"), system.act("h0")
+        self.f, self.g, self.act = f, g, act
+        self.now = invariant(system, f, properties, given)
+        self.next = invariant(system, g, properties, given)
+        self.fixed = list(self.now)           # the properties, the given lemmas, the cells' bounds
+        at_f, at_g = Stater(system, f), Stater(system, g)
+        for name, c in candidates.items():
+            self.now[name], self.next[name] = at_f(c), at_g(c)
+        self.lit = {n: z3.Bool(f"assume[{n}]") for n in self.now}
+        self.sv = solver(timeout_ms)       # its queries stop when `prove --max-seconds` runs out
+        self.sv.set("core.minimize", True)
+        self.sv.add(system.step(f, g, act))
+        for n, c in self.now.items():
+            self.sv.add(z3.Implies(self.lit[n], c))
+        # deadlock freedom (a model's `deadlock = true`): a state of the invariant with no action enabled
+        self.stuck_sv = None
+        if deadlock:
+            self.stuck_sv = solver(timeout_ms)
+            self.stuck_sv.set("core.minimize", True)
+            self.stuck_sv.add(z3.Not(system.enabled(f)))
+            for n, c in self.now.items():
+                self.stuck_sv.add(z3.Implies(self.lit[n], c))
+
+    def stuck(self, assume: list[str]):
+        """Deadlock freedom under the clauses assumed: sat with a state that
+        has no action enabled, unsat with the core, or unknown."""
+        r = self.stuck_sv.check(*[self.lit[n] for n in assume])
+        if r == z3.sat:
+            return r, self.stuck_sv.model()
+        if r == z3.unsat:
+            names = {str(x): n for n, x in self.lit.items()}
+            return r, {names[str(x)] for x in self.stuck_sv.unsat_core()}
+        return r, self.stuck_sv.reason_unknown()
+
+    def step(self, assume: list[str], broken: list[str], rlimit: int = 0):
+        """sat with a model, unsat with the core (clause names), or unknown.
+        `rlimit`: give up past that much of Z3's work (its resource count,
+        which, unlike a timeout, is the same on every machine)."""
+        self.sv.push()
+        self.sv.add(z3.Or([z3.Not(self.next[n]) for n in broken]))
+        self.sv.set("rlimit", rlimit)
+        try:
+            r = self.sv.check(*[self.lit[n] for n in assume])
+        finally:
+            self.sv.set("rlimit", 0)
+        if r == z3.sat:
+            out = (r, self.sv.model())
+        elif r == z3.unsat:
+            names = {str(x): n for n, x in self.lit.items()}
+            out = (r, {names[str(x)] for x in self.sv.unsat_core()})
+        else:
+            out = (r, self.sv.reason_unknown())
+        self.sv.pop()
+        return out
+
+    def false_after(self, model: z3.ModelRef, names: list[str]) -> list[str]:
+        return [n for n in names if z3.is_false(model.eval(self.next[n], model_completion=True))]
+
+    def cti(self, model: z3.ModelRef, clause: str, failing: list[str]) -> CTI:
+        return CTI(clause, self.f.read(model), self.system.label(model, self.act), self.g.read(model), failing)
+
+
+class Stater:
+    """A formula over the spec's schema stated of a frame, as
+    `Relation.property` states one, for many formulas: the relation's
+    observation of the frame made once, one call into Z3 a formula
+    (z3.substitute checks every pair each call, which cost more than the
+    solving on thousands of candidates)."""
+
+    def __init__(self, system: System, frame) -> None:
+        pairs = self.pairs = system.relation.observation(frame)   # kept: the arrays below do not own them
+        self.n = len(pairs)
+        self.ctx = pairs[0][0].ctx
+        self.frm = (z3.Ast * self.n)(*[a.as_ast() for a, _ in pairs])
+        self.to = (z3.Ast * self.n)(*[b.as_ast() for _, b in pairs])
+
+    def __call__(self, formula: z3.BoolRef) -> z3.BoolRef:
+        r = z3.Z3_substitute(self.ctx.ref(), formula.as_ast(), self.n, self.frm, self.to)
+        return z3.BoolRef(r, self.ctx)
+
+
+def houdini(ind: Induction, candidates: list[str], initial: Callable[[list[str]], list[str]],
+            say: Callable[[str], None] = lambda _: None) -> Outcome:
+    """`initial(names)` gives the names false in some initial state."""
+    t0 = time.process_time()
+    alive = list(candidates)
+    out = Outcome("inductive", [])
+    while True:
+        bad = initial(alive)
+        if not bad:
+            break
+        out.dropped_initially += len(bad)
+        gone = set(bad)
+        alive = [n for n in alive if n not in gone]
+    size = None                      # clauses asked about per query: all at first
+    while True:
+        clauses = ind.fixed + alive
+        r, got = _search(ind, clauses, size)
+        if r == "split":                 # one query over every clause is too hard for Z3: ask about fewer
+            size = max(1, (size or len(clauses)) // SPLIT)
+            say(f"asking about {size} clause{'s' if size > 1 else ''} per query")
+            continue
+        if r == z3.unsat:
+            break
+        if r != z3.sat:
+            out.verdict, out.unknown = "unknown", str(got)
+            break
+        false = ind.false_after(got, alive)
+        out.ctis += 1
+        if not false:
+            failing = ind.false_after(got, ind.fixed)
+            out.verdict, out.cti = "property falls", ind.cti(got, failing[0], failing)
+            break
+        gone = set(false)
+        for n in false:
+            out.dropped[n] = out.ctis
+        alive = [n for n in alive if n not in gone]
+        say(f"counterexample {out.ctis} to induction ({_label(ind, got)}): {len(false)} candidates "
+            f"dropped, {len(alive)} left")
+    if out.verdict == "inductive" and ind.stuck_sv is not None:
+        r, got = ind.stuck(ind.fixed + alive)
+        if r == z3.sat:
+            out.verdict, out.stuck = "deadlock", ind.f.read(got)
+        elif r != z3.unsat:
+            out.verdict, out.unknown = "unknown", f"deadlock freedom: {got}"
+    out.kept = alive
+    out.seconds = time.process_time() - t0
+    return out
+
+
+RLIMIT = 100_000_000     # Z3's work for one query about several clauses (about a minute), before asking about fewer
+SPLIT = 8
+
+
+def _search(ind: Induction, clauses: list[str], size: int | None):
+    """A step from a state of every clause to one where one of them fails:
+    one query about all of them, or, past RLIMIT, queries about `size` at a
+    time (a query about one clause has no limit but the user's)."""
+    size = size or len(clauses)
+    for i in range(0, len(clauses), size):
+        part = clauses[i:i + size]
+        r, got = ind.step(clauses, part, rlimit=RLIMIT if len(part) > 1 else 0)
+        if r == z3.sat:
+            return r, got
+        if r != z3.unsat:
+            if len(part) > 1 and "canceled" in str(got):
+                return "split", None
+            return r, got
+    return z3.unsat, None
+
+
+def _label(ind: Induction, model) -> str:
+    from .system import show_action
+    return show_action(ind.system.label(model, ind.act))
+
+
+def initial_checker(system: System, formulas: Mapping[str, z3.BoolRef], timeout_ms: int = 0):
+    """names (of formulas over the spec's schema) -> those false in some initial state."""
+    f = system.frame("h0")
+    sv = solver(timeout_ms)
+    sv.add(system.init(f))
+    over, at_f = {}, Stater(system, f)
+
+    def false_initially(names: list[str]) -> list[str]:
+        for n in names:
+            if n not in over:
+                over[n] = at_f(formulas[n])
+        if not names:
+            return []
+        r = sv.check(z3.Or([z3.Not(over[n]) for n in names]))
+        if r != z3.sat:
+            return []
+        m = sv.model()
+        return [n for n in names if z3.is_false(m.eval(over[n], model_completion=True))]
+
+    return false_initially
+
+
+def needed(ind: Induction, lemmas: list[str], say: Callable[[str], None] = lambda _: None,
+           first: tuple[str, ...] = ()) -> list[str]:
+    """The fewest of `lemmas` (an inductive set with the fixed clauses) that
+    the fixed clauses need: the closure of the unsat cores, then each lemma
+    tried without, those in `first` first (the ones to do without if any can
+    be)."""
+    cores: dict[str, set[str]] = {}
+    fails: dict[str, list[set[str]]] = {}     # clause -> allowed sets under which it is not preserved
+
+    def core(clause: str, allowed: set[str]) -> set[str] | None:
+        hit = cores.get(clause)
+        if hit is not None and hit <= allowed | set(ind.fixed):
+            return hit
+        if any(allowed <= a for a in fails.get(clause, ())):
+            return None
+        r, got = ind.step(ind.fixed + sorted(allowed), [clause])
+        if r != z3.unsat:
+            fails.setdefault(clause, []).append(set(allowed))
+            return None
+        cores[clause] = got
+        return got
+
+    def closure(allowed: set[str]) -> set[str] | None:
+        todo, seen = list(ind.fixed), set(ind.fixed)
+        if ind.stuck_sv is not None:          # deadlock freedom needs its own core
+            r, got = ind.stuck(ind.fixed + sorted(allowed))
+            if r != z3.unsat:
+                return None
+            for n in sorted(got - seen):
+                seen.add(n)
+                todo.append(n)
+        while todo:
+            c = core(todo.pop(), allowed)
+            if c is None:
+                return None
+            for n in sorted(c - seen):       # sorted: the queries, so the result, in one order every run
+                seen.add(n)
+                todo.append(n)
+        return seen - set(ind.fixed)
+
+    start = closure(set(lemmas))
+    if start is None:
+        raise RuntimeError("the lemmas given to `needed` are not inductive")
+    say(f"the properties need {len(start)} of the {len(lemmas)} inductive lemmas (unsat cores); "
+        f"trying each without")
+    best = start
+    for sign in (-1, 1):            # two greedy orders; the smaller result wins
+        keep = start
+        for n in sorted(start, key=lambda n: (n not in first, sign * lemmas.index(n))):
+            if n not in keep:
+                continue
+            smaller = closure(keep - {n})
+            if smaller is not None:
+                keep = smaller
+        if (len(keep & set(first)), len(keep)) < (len(best & set(first)), len(best)):
+            best = keep
+    keep = best
+    return [n for n in lemmas if n in keep]

@@ -1,0 +1,284 @@
+"""`txncheck prove MODEL --infer`: the model's properties proved with lemmas
+inferred, not written.
+
+1. If the properties are inductive alone, that is the proof (no lemma).
+2. Sample reachable states: the bfs engine's search of the model and of
+   smaller bounds (samples.py).
+3. By levels, DistAI's order (variables per quantified sort, literals per
+   clause: LEVELS): enumerate the strongest clauses true in every sample
+   (vocabulary.py, candidates.py), write each as a lemma (clause_lemmas.py)
+   and compile it back from its text (so the lemma proved is the one
+   printed), run Houdini (houdini.py).
+4. When a level's set is inductive: keep only the lemmas the proof needs,
+   and prove the properties with them as `prove` would (the final check).
+5. When no level gives a proof: the strongest inductive set of candidates
+   without assuming the properties, the properties' CTI under it, and what
+   the vocabulary did not cover.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ...spec.schema import Bool, Int
+from ..errors import ModelError
+from ..invariants import check_sanity
+from ..model import Model, load_model
+from .candidates import clauses, truth_table
+from .clause_lemmas import Lemma, Writer, canonical, renamed
+from .houdini import Induction, houdini, initial_checker, needed
+from .induction import Proof, prove
+from .lemma_z3 import compile_text
+from .load import relation_for
+from .run import prove_model
+from .samples import PER_INSTANCE, TOTAL, Codes, Instance, Violated, sample
+from .system import System
+from .vocabulary import Sorts, atoms
+
+LEVELS = ((1, 2), (1, 3), (2, 3), (3, 3))    # (variables per quantified sort, literals per clause)
+
+
+@dataclass
+class Level:
+    variables: int
+    literals: int
+    atoms: int = 0
+    tried: int = 0
+    candidates: int = 0          # clauses true in every sample, up to renaming
+    kept: int = 0                # after Houdini
+    ctis: int = 0
+    verdict: str = ""
+    cti: tuple | None = None     # the step that broke only the properties: (clause, action)
+    seconds: float = 0.0
+
+
+@dataclass
+class Inference:
+    model: Model
+    system: System
+    properties: list[str]
+    verdict: str = "unknown"     # prove's: "proved", "not proved", "not inductive", "violation", "unknown"
+    lemmas: list[Lemma] = field(default_factory=list)
+    given: list[str] = field(default_factory=list)           # the given lemmas the proof still needs
+    inductive: list[Lemma] = field(default_factory=list)     # the level's whole inductive set
+    levels: list[Level] = field(default_factory=list)
+    samples: list[Instance] = field(default_factory=list)
+    sorts: Sorts | None = None
+    skipped: list[str] = field(default_factory=list)
+    violated: Violated | None = None
+    proof: Proof | None = None   # the final check's induction (or, failing, the CTI under the strongest set)
+    report: Any = None           # the final check: `prove`'s report (checker/symbolic/run.py)
+    strongest: list[Lemma] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+    unknown: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return {"proved": 0, "violation": 1}.get(self.verdict, 3)
+
+
+def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_instance: int = PER_INSTANCE,
+          total: int = TOTAL, given: dict | None = None, explain: bool = True,
+          say: Callable[[str], None] = lambda _: None) -> Inference:
+    """`given`: the relation's lemmas (name -> formula over its state schema)
+    assumed while inferring, then kept only where the inferred ones cannot
+    replace them. `explain`: when no level proves, look for the strongest
+    inductive set and the properties' CTI under it (one more Houdini)."""
+    m = path if isinstance(path, Model) else load_model(path)
+    spec = m.instantiate()
+    props = m.selected_properties(spec)
+    check_sanity(spec.schema, props, accept_vacuous=m.raw.get("vacuous", ()))
+    system = System(relation_for(spec))
+    schema = spec.schema          # the lemmas' vocabulary: the properties'
+    out = Inference(m, system, list(props))
+    given = dict(given or {})
+    clock = _Clock(out.seconds)
+
+    with clock("prove"):
+        alone = prove(system, props, given, timeout_ms)
+    if alone.verdict in ("violation", "unknown"):
+        out.verdict, out.proof, out.unknown = alone.verdict, alone, alone.unknown
+        say(f"the properties alone: {alone.verdict}")
+        return out
+    if alone.verdict == "proved" and not given:
+        say("the properties are inductive alone")
+        with clock("prove"):
+            _final(out, m, [], timeout_ms)
+        return out
+    if alone.cti is not None:
+        say(f"the properties alone are not inductive ({alone.cti.clause} at {alone.cti.action[0]}): inferring lemmas")
+
+    codes = Codes()
+    with clock("sample"):
+        out.samples, out.violated = sample(m, spec, codes, per_instance=per_instance, total=total, say=say)
+    if out.violated is not None:
+        out.verdict = "violation"
+        return out
+    out.sorts = sorts = Sorts(schema, _asked_sorts(m, schema))
+    out.skipped = sorts.skipped(schema)
+    values = _values(schema, out.samples, codes)
+    formulas_of: dict = {}
+    for variables, literals in levels:
+        lv = Level(variables, literals)
+        out.levels.append(lv)
+        t0 = time.process_time()
+        with clock("enumerate"):
+            vocab = atoms(schema, sorts, variables, values)
+            table = truth_table(vocab, out.samples, sorts, variables, schema, codes)
+            found, lv.tried = clauses(table, schema, codes, values, literals)
+            found = canonical(found, vocab, sorts, variables)
+            writer = Writer(schema, sorts, vocab)
+            lemmas = [writer.lemma(c) for c in found]
+        lv.atoms, lv.candidates = len(vocab), len(lemmas)
+        say(f"level {len(out.levels)} ({variables} variable{'s' if variables > 1 else ''} per sort, "
+            f"{literals} literals): {len(vocab)} atoms, {lv.tried:,} clauses tried, {lv.candidates:,} hold "
+            f"in every sample ({table.rows:,} distinct rows)")
+        with clock("compile"):
+            formulas = {x.name: compile_text(x.text, schema) for x in lemmas}
+        formulas_of = {x.name: (x, formulas[x.name]) for x in lemmas}
+        with clock("houdini"):
+            ind = Induction(system, props, formulas, given, timeout_ms, deadlock=m.deadlock)
+            h = houdini(ind, list(formulas), initial_checker(system, formulas, timeout_ms), say)
+        lv.kept, lv.ctis, lv.verdict = len(h.kept), h.ctis, h.verdict
+        lv.cti = (h.cti.clause, h.cti.action[0]) if h.cti is not None else None
+        lv.seconds = time.process_time() - t0
+        if h.verdict == "unknown":
+            out.verdict, out.unknown = "unknown", h.unknown
+            return out
+        if h.verdict == "inductive":
+            _keep_needed(out, formulas_of, h.kept, given, props, timeout_ms, clock, say)
+            return out
+    out.verdict = "not inductive"
+    if explain:
+        with clock("houdini"):
+            _explain_failure(out, formulas_of, props, timeout_ms, values, say)
+    return out
+
+
+def _keep_needed(out: Inference, formulas_of: dict, kept: list[str], given: dict, props, timeout_ms: int,
+                 clock, say) -> None:
+    """The fewest of the inductive set the proof needs (the given lemmas
+    tried without first), proved as `prove` proves a model file's lemmas:
+    from their text."""
+    system, schema = out.system, out.system.relation.spec.schema
+    say(f"{len(kept)} candidates{' with the given lemmas' if given else ''} and the properties are inductive")
+    with clock("minimise"):
+        ind = Induction(system, props, {n: formulas_of[n][1] for n in kept}, given, timeout_ms,
+                        deadlock=out.model.deadlock)
+        if given:       # the given lemmas become candidates to drop, tried first
+            ind.fixed = [n for n in ind.fixed if n not in given]
+        keep = needed(ind, [*given, *kept], say, first=tuple(given))
+    out.inductive = [formulas_of[n][0] for n in kept]
+    out.lemmas = renamed([formulas_of[n][0] for n in keep if n in formulas_of])
+    out.given = [n for n in keep if n in given]
+    with clock("prove"):
+        _final(out, out.model, out.given, timeout_ms)
+    if out.proof.verdict != "proved":   # Houdini and prove disagree: a bug, never a verdict
+        raise RuntimeError(f"the inferred lemmas are inductive to Houdini, but prove says {out.proof.verdict}")
+
+
+def _final(out: Inference, m: Model, given: list[str], timeout_ms: int) -> None:
+    """The model proved as `txncheck prove` proves it, with the inferred
+    lemmas as its [prove.formulas] (from their text) and `given` (names of
+    the relation's lemmas) as its lemmas, in place of those the file names:
+    so `--infer`'s verdict means what `prove`'s does (the invariant proved,
+    and everything else the model asks decided), and the lemmas it prints
+    prove as they will once written."""
+    table = {k: v for k, v in m.raw.get("prove", {}).items() if k not in ("lemmas", "lemmas_from", "without")}
+    table.update(lemmas=list(given), formulas={x.name: x.text for x in out.lemmas})
+    out.report = prove_model(replace(m, raw={**m.raw, "prove": table}), timeout_ms=timeout_ms)
+    out.proof, out.verdict = out.report.proof, out.report.verdict
+
+
+def _explain_failure(out: Inference, formulas_of: dict, props, timeout_ms: int, values: dict, say) -> None:
+    """The strongest inductive set of the last level's candidates (the
+    properties not assumed), and the properties' CTI under it."""
+    system = out.system
+    formulas = {n: f for n, (_, f) in formulas_of.items()}
+    ind = Induction(system, {}, formulas, {}, timeout_ms)
+    h = houdini(ind, list(formulas), initial_checker(system, formulas, timeout_ms), say)
+    kept = h.kept if h.verdict == "inductive" else []
+    out.strongest = [formulas_of[n][0] for n in kept]
+    out.proof = prove(system, {**props, **{n: formulas[n] for n in kept}}, {}, timeout_ms)
+    out.verdict = "not inductive" if out.proof.verdict == "not inductive" else out.proof.verdict
+    cti = out.proof.cti
+    last = out.levels[-1]
+    out.hints.append(f"a lemma of more than {last.literals} literals or {last.variables} variables per sort "
+                     f"(the largest templates tried), or with an existential quantifier, which templates lack")
+    if out.skipped:
+        out.hints.append(f"a lemma about {', '.join(out.skipped)}, which the templates leave out "
+                         f"(an argument of a sort of more than 16 elements)")
+    if cti is not None:
+        novel = [f"{n}[{','.join(k)}] = {v}" if k else f"{n} = {v}"
+                 for (n, k), v in cti.before.items() if _novel(system, n, v, values)]
+        if novel:
+            out.hints.append("state 1 has values no sampled state shows: " + ", ".join(novel[:6])
+                             + (" ..." if len(novel) > 6 else "") + " (a lemma that rules them out)")
+    idx = ", ".join(out.sorts.index) if out.sorts else ""
+    out.hints.append(f"quantified sorts: {idx or 'none'}; name others in the model file's "
+                     f"[prove.infer] sorts")
+
+
+def _novel(system: System, name: str, v, values: dict) -> bool:
+    seen = values.get(name)
+    sym = system.relation.spec.schema.symbols.get(name)
+    if seen is None or sym is None or isinstance(sym.type, Bool):
+        return False
+    return v not in seen
+
+
+def _asked_sorts(m: Model, schema) -> tuple[str, ...] | None:
+    asked = m.raw.get("prove", {}).get("infer", {}).get("sorts")
+    if asked is None:
+        return None
+    if not isinstance(asked, list) or not all(isinstance(s, str) for s in asked):
+        raise ModelError(f"{m.path}: [prove.infer] sorts must be a list of sort names")
+    for s in asked:
+        if s not in schema.sorts:
+            raise ModelError(f"{m.path}: [prove.infer] sorts: no sort {s!r} in the spec's schema "
+                             f"(sorts: {', '.join(schema.sorts)})")
+    return tuple(asked)
+
+
+def _values(schema, instances: list[Instance], codes: Codes) -> dict[str, list]:
+    """Per symbol, the values its cells take in the samples, sorted."""
+    out: dict[str, set] = {}
+    for inst in instances:
+        by_symbol: dict[str, list[int]] = {}
+        for (name, _), j in inst.columns.items():
+            by_symbol.setdefault(name, []).append(j)
+        for name, cols in by_symbol.items():
+            seen = np.unique(inst.matrix[:, cols])
+            out.setdefault(name, set()).update(int(x) for x in seen)
+    result = {}
+    decode = {c: v for v, c in codes.of.items()}
+    for name, vs in out.items():
+        typ = schema.symbols[name].type if name in schema.symbols else None
+        if isinstance(typ, (Int, Bool)):
+            result[name] = sorted(vs)
+        else:
+            result[name] = sorted(decode[c] for c in vs)
+    return result
+
+
+class _Clock:
+    """CPU seconds per phase, summed into a dict."""
+
+    def __init__(self, into: dict) -> None:
+        self.into = into
+
+    @contextmanager
+    def __call__(self, phase: str):
+        t0 = time.process_time()
+        try:
+            yield
+        finally:
+            self.into[phase] = self.into.get(phase, 0.0) + time.process_time() - t0
+
