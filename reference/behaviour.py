@@ -9,7 +9,8 @@ collected, not aborted, F5 a failed send drops a cache entry nothing else
 holds, F6 dispatch waits for the buffer's recovery, F7 so does the read
 position's sync after a normal publish, F8 an aborted record keeps no prune
 key while an append of its txn is in flight, F9 a new coordinator re-drives
-the fan-out of decided txns with op records left). Each difference is one flag, read in the
+the fan-out of decided txns with op records left, F10 the next owner loads an unloaded segment
+once its closed instance is done). Each difference is one flag, read in the
 one method it changes; there is no second copy of any component.
 """
 
@@ -88,6 +89,18 @@ class Behaviour:
     # F9: a new coordinator, before it serves, re-drives the fan-out of every
     # decided txn whose op records remain (with tc_steps).
     takeover_redrive: bool = False
+    # A decision applied as the merged code runs it (a model's bound `apply =
+    # "steps"`): each reconcile header read, each metadata call of the
+    # buffer's apply chain and the pending-ack store's ACK-op delete is a
+    # task; a closed (unloaded) instance's such tasks go on (apply_chain.py).
+    apply_steps: bool = False
+    # F10: the next owner loads an unloaded segment only once the closed
+    # instance has no task left (its sends, reads and apply chain are done).
+    drain_closed: bool = False
+    # A producer is added only once the segment's transaction buffer has
+    # recovered (`ServerCnx.handleProducer` waits on
+    # `checkIfTransactionBufferRecoverCompletely`; a model's bound `producers`).
+    producers_gated: bool = False
     retention_ms: int = 900_000
     sweep_period_ms: int = 10_000
     txn_timeout_ms: int = 30_000
@@ -109,7 +122,7 @@ MERGED = Behaviour(
 FIXED = MERGED.with_(name="fixed", acks_from_records=True, validate_after_op=True, watermark_before_op=True,
                      collected_not_aborted=True, acks_unchecked=False, drop_cache_on_failed_send=True,
                      dispatch_waits_for_recovery=True, normal_publish_waits_for_recovery=True,
-                     rekey_late_entries=True, takeover_redrive=True)
+                     rekey_late_entries=True, takeover_redrive=True, drain_closed=True)
 
 BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (PIP_TEXT, MERGED, FIXED)}
 

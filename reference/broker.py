@@ -32,6 +32,7 @@ class SegmentBroker:
         self.owner = f"broker:{segment}"
         self.up = False
         self.unloads = 0   # topic unloads so far: names each closed instance
+        self.closed = None   # the last closed instance: (its buffer, its pending-ack stores)
 
     def start(self, restart: bool = False) -> None:
         env = self.env
@@ -51,9 +52,13 @@ class SegmentBroker:
             self.dispatchers[sub] = Dispatcher(self.ledger, cursor, self.tb, consumer, self.pending_acks[sub])
         self.up = True
         if env.behaviour.notify_by_stream:   # subscribe first: events during recovery wait for it
-            env.streams.subscribe(self.owner, segment_events(self.segment), self.cache.on_stream_event)
+            steps = env.behaviour.apply_steps   # an event issues the header reads, each a task
+            tb = self.tb
+            env.streams.subscribe(self.owner, segment_events(self.segment),
+                                  (lambda seq: tb.chain.reconcile()) if steps else self.cache.on_stream_event)
             for sub, pa in self.pending_acks.items():
-                env.streams.subscribe(pa.cache.owner, subscription_events(self.segment, sub), pa.cache.on_stream_event)
+                env.streams.subscribe(pa.cache.owner, subscription_events(self.segment, sub),
+                                      pa.reconcile if steps else pa.cache.on_stream_event)
         if restart and env.behaviour.async_recovery:
             if self.pas_recovers:   # each store replays on its own, not inside the buffer's recovery
                 for sub, pa in self.pending_acks.items():
@@ -127,6 +132,11 @@ class SegmentBroker:
                         self.materialize_acks(sub, txn, state)
                 if txn not in writes:
                     continue
+            if env.behaviour.apply_steps:   # applyHeaderForRecovery: a terminal entry, an abort marked at once
+                if state == ABORTED:
+                    self.tb.aborted.add(txn)
+                self.tb.chain.enqueue(txn, state, found=True)
+                continue
             self.cache.add(txn)
             self.materialize(txn, state)
 
@@ -141,6 +151,9 @@ class SegmentBroker:
         """The participant applies a decision ("Notification mechanism"):
         pending acks, the buffer, then evicts the header and persists the
         read-position watermark."""
+        if self.env.behaviour.apply_steps:   # the buffer's apply chain (split participants only)
+            self.tb.chain.enqueue(txn, state)
+            return
         if not self.env.behaviour.split_participants:
             for pa in self.pending_acks.values():
                 pa.materialize(txn, state)
@@ -154,9 +167,7 @@ class SegmentBroker:
     def materialize_acks(self, sub: str, txn: str, state: str) -> None:
         """split: one pending-ack store applies (or drops) the txn's acks and
         deletes its ACK op records, on its own event."""
-        pa = self.pending_acks[sub]
-        pa.materialize(txn, state)
-        pa.cache.evict(txn)
+        self.pending_acks[sub].apply_terminal(txn, state)
 
     def unload(self) -> None:
         """A topic unload (an ownership change): the buffer is closed, and
@@ -166,8 +177,21 @@ class SegmentBroker:
         if not self.up:
             return
         self.unloads += 1
-        self.tb.close(f"{self.owner}/closed{self.unloads}")
+        closed = f"{self.owner}/closed{self.unloads}"
+        self.tb.close(closed)
+        for pa in self.pending_acks.values():
+            pa.close(closed)
+        self.closed = (self.tb, dict(self.pending_acks))   # what the abstraction reads of the closed instance
         self._go_down()
+
+    def closing(self) -> bool:
+        """The closed instance still has a task (a send, a read, an apply)."""
+        return any(task.owner.startswith(f"{self.owner}/closed") for task in self.env.scheduler.pending())
+
+    def closing_work(self) -> bool:
+        """The closed instance still has a read, an apply or a delete in flight (not only sends)."""
+        return any(task.owner.startswith(f"{self.owner}/closed") and task.label[0] != "publish"
+                   for task in self.env.scheduler.pending())
 
     def crash(self) -> None:
         if not self.up:
@@ -177,6 +201,8 @@ class SegmentBroker:
 
     def _go_down(self) -> None:
         """The broker's tasks and memory go (a crash, or after an unload closed the buffer)."""
+        for pa in self.pending_acks.values():
+            pa.fail_in_flight()
         self.env.forget(self.owner)
         for sub in self.pending_acks:
             self.env.forget(self.pas_owner(sub))

@@ -82,6 +82,8 @@ class Cluster:
         if seg is None or not self.brokers[seg].up:
             return None
         broker = self.brokers[seg]
+        if self.env.behaviour.producers_gated and not broker.tb.ready:
+            return None   # handleProducer adds the producer only once the buffer has recovered
 
         def added(pos: int | None, err: Exception | None) -> None:
             if err is None and broker.up:
@@ -108,11 +110,17 @@ class Cluster:
         `restart` is the next owner's load."""
         self.brokers[segment].unload()
 
-    def restart(self, segment: str) -> None:
-        """After a crash. merged/fixed: the buffer's recovery then runs as the
-        task ("tb-recover", segment); with `recovery_steps`, after the tasks
-        ("tb-recover-watermark", segment) and ("tb-recover-aborted", segment)."""
+    def restart(self, segment: str) -> bool:
+        """After a crash or an unload. merged/fixed: the buffer's recovery then
+        runs as the task ("tb-recover", segment); with `recovery_steps`, after
+        the tasks ("tb-recover-watermark", segment) and ("tb-recover-aborted",
+        segment). F10 (`drain_closed`): False, and nothing is loaded, while
+        an unloaded instance of the segment still has a task."""
+        broker = self.brokers.get(segment)
+        if self.env.behaviour.drain_closed and broker is not None and broker.closing():
+            return False
         self._start_broker(segment, restart=True)
+        return True
 
     def split(self, parents: list[str], children: dict[str, tuple[int, int]]) -> None:
         self.create_children(parents, children)

@@ -93,6 +93,14 @@ class ManagedLedger:
         self.owner = owner
         self.cursors: dict[str, ManagedCursor] = {}
         self.closed = False   # a topic unload closed this handle (the next owner opens its own)
+        self._closed_at = -1  # its last confirmed entry when it was closed
+
+    def close(self) -> None:
+        """A topic unload closes this handle: it refuses appends, and its last
+        confirmed entry stays where it was (the next owner appends through a
+        handle of its own)."""
+        self._closed_at = self.last_confirmed
+        self.closed = True
 
     @property
     def name(self) -> str:
@@ -100,7 +108,7 @@ class ManagedLedger:
 
     @property
     def last_confirmed(self) -> int:
-        return len(self.storage.entries) - 1
+        return self._closed_at if self.closed else len(self.storage.entries) - 1
 
     @property
     def terminated(self) -> bool:

@@ -51,6 +51,7 @@ class MetadataPendingAckStore:
         self.held: dict[str, set[tuple[int, bool]]] = {}  # txn -> {(position, cumulative)} in memory
         self.ready = True   # False while its own replay runs (`replay`)
         self.queued: list[AckRequest] = []   # acks the handle holds until then
+        self.in_flight: dict[str, AckRequest] = {}   # apply_steps: acks whose put is done, not answered yet
 
     def _key(self, txn: str) -> tuple:
         return (self.segment, self.subscription, txn)
@@ -67,6 +68,15 @@ class MetadataPendingAckStore:
 
     def _ack(self, req: AckRequest) -> None:
         txn = req.txn
+        if self.b.acks_unchecked and self.b.apply_steps:
+            # appendAcks puts the op; once the put completes (allOf(appends).thenRun), a task of its own
+            # ("ack-open", segment, subscription, request id), the txn joins the open set
+            req.op_path = self._put_ack_op(req).path
+            req.stage = "op"
+            self.in_flight[req.rid] = req
+            self.env.scheduler.submit(("ack-open", self.segment, self.subscription, req.rid),
+                                      lambda: self._opened(req), owner=self.owner)
+            return
         if self.b.acks_unchecked:
             ok = True  # merged: no header read; the txn joins the open set
             self.cache.add(txn)
@@ -80,14 +90,22 @@ class MetadataPendingAckStore:
             req.stage, req.result = "rejected", CONFLICT
             req.done(req)
             return
-        rec = self.env.store.create_sequential(
-            ops_prefix(txn), {"kind": "ack", "txn": txn, "segment": self.segment,
-                              "subscription": self.subscription, "position": req.position,
-                              "cumulative": req.cumulative},
-            partition_key=txn)
-        req.op_path = rec.path
+        req.op_path = self._put_ack_op(req).path
+        self._opened(req)
+
+    def _put_ack_op(self, req: AckRequest):
+        return self.env.store.create_sequential(
+            ops_prefix(req.txn), {"kind": "ack", "txn": req.txn, "segment": self.segment,
+                                  "subscription": self.subscription, "position": req.position,
+                                  "cumulative": req.cumulative},
+            partition_key=req.txn)
+
+    def _opened(self, req: AckRequest) -> None:
+        """The put completed: the txn is open here, the handle holds the ack, the client has its answer."""
+        self.in_flight.pop(req.rid, None)
+        self.cache.add(req.txn)
         if not self.b.acks_from_records:
-            self.held.setdefault(txn, set()).add((req.position, req.cumulative))
+            self.held.setdefault(req.txn, set()).add((req.position, req.cumulative))
         req.stage = "done"
         req.done(req)
 
@@ -96,7 +114,9 @@ class MetadataPendingAckStore:
 
     def materialize(self, txn: str, state: str) -> None:
         """Commit: apply the txn's acks to the cursor. Abort: drop them. Then
-        range-delete this (segment, subscription)'s ACK op records."""
+        range-delete this (segment, subscription)'s ACK op records (with
+        `apply_steps`, a task of its own: ("pas-delete", segment,
+        subscription, txn))."""
         held = self.held.pop(txn, set())
         paths = self._records(txn)
         if state == COMMITTED:
@@ -109,8 +129,50 @@ class MetadataPendingAckStore:
                     self.cursor.mark_delete(pos)
                 else:
                     self.cursor.individual_ack(pos)
+        if self.b.apply_steps:
+            self.env.scheduler.submit(("pas-delete", self.segment, self.subscription, txn),
+                                      lambda: self._delete_ops(txn), owner=self.owner)
+            return
         for p in paths:
             self.env.store.delete(p)
+
+    def _delete_ops(self, txn: str) -> None:
+        for p in self._records(txn):
+            self.env.store.delete(p)
+
+    # -- apply_steps: triggerReconcile and closeAsync, as the merged code runs them ------
+    def apply_terminal(self, txn: str, state: str) -> None:
+        """`applyTerminal`: the txn leaves the open set, the handle commits or
+        aborts, the ACK ops are deleted."""
+        self.materialize(txn, state)
+        self.cache.evict(txn)
+
+    def reconcile(self, seq: int = 0) -> None:
+        """An event: read the header of every open txn, each a task
+        ("pas-read", segment, subscription, txn); a decided one (missing:
+        ABORTED) runs `applyTerminal` in the read's callback."""
+        for txn in sorted(self.cache.open, key=lambda t: (len(t), t)):
+            self.env.scheduler.submit(("pas-read", self.segment, self.subscription, txn),
+                                      lambda txn=txn: self._read(txn), owner=self.owner)
+
+    def _read(self, txn: str) -> None:
+        state = self.cache.read(txn)
+        if state != OPEN and txn in self.cache:
+            self.apply_terminal(txn, COMMITTED if state == COMMITTED else ABORTED)
+
+    def fail_in_flight(self) -> None:
+        """The broker goes (a crash or an unload): an ack not answered yet fails at the client."""
+        for req in self.in_flight.values():
+            req.stage, req.result = "rejected", "Disconnected"
+            req.done(req)
+        self.in_flight.clear()
+
+    def close(self, owner: str) -> None:
+        """closeAsync sets `closed` and closes the event subscription only:
+        its reads and ACK-op deletes in flight go on, as tasks of `owner`."""
+        for prefix in ("pas-read", "pas-delete"):
+            self.env.scheduler.reassign(self.owner, owner, prefix, self.segment, self.subscription)
+        self.owner = owner
 
     def replay(self, materialize: Callable[[str, str], None]) -> None:
         """replayAsync: scan this (segment, subscription)'s ACK ops, read each

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .apply_chain import ApplyChain
 from .env import Env
 from .header_cache import TxnHeaderCache
 from .ledger import ManagedLedger
@@ -83,6 +84,7 @@ class MetadataTransactionBuffer:
         self.aborted: set[str] = set()
         self.requests: dict[str, PublishRequest] = {}
         self.closed = False   # closeAsync (a topic unload): the sends it took go on
+        self.chain = ApplyChain(self)   # apply_steps: the reconcile reads and `stateTail`
 
     # -- publish -------------------------------------------------------------------
     def append_buffer_to_txn(self, req: PublishRequest) -> None:
@@ -210,14 +212,17 @@ class MetadataTransactionBuffer:
         `closed` only on entry, so the sends past it go on, now as the tasks
         of `owner` (a crash of the segment's next broker does not touch
         them): the op put still lands; the ledger handle is closed, so the
-        append fails. A closed buffer persists no watermark and applies no
-        decision: what it holds in memory is gone with it."""
+        append fails. With `apply_steps` its reconcile reads and apply chain
+        go on as well (apply_chain.py), with its memory as it was and its
+        ledger handle's last confirmed entry where the close left it;
+        otherwise it applies no decision after the close."""
         self.closed = True
         for req in self.requests.values():
             req.closed = True
         self.env.scheduler.reassign(self.owner, owner, "publish", self.segment)
+        self.chain.close(owner)   # apply_steps: its reads and apply chain go on too
         self.owner = owner
-        self.ledger.closed = True
+        self.ledger.close()
 
     def fail_in_flight(self) -> None:
         """The broker is going away: every send it holds fails at the client."""
@@ -256,11 +261,14 @@ class MetadataTransactionBuffer:
         starts there when it exists."""
         self.loaded = 1
         self.watermark_known = True
+        self.chain.reload_watermark()
         rec = self.env.store.get(watermark_path(self.segment))
         if rec is not None:
             self.hold = rec.value["position"]
 
     def recovered(self) -> None:
+        if self.loaded < 1:   # the watermark loads now (recovery in one task, or a first load)
+            self.chain.reload_watermark()
         self.ready = True
         self.hold = None
         self.loaded = 0
@@ -299,18 +307,23 @@ class MetadataTransactionBuffer:
             if self.b.normal_publish_waits_for_recovery:
                 return
             self.hold = self.ledger.last_confirmed
-            if self.b.recovery_steps and not self.watermark_known and rec is not None:
+            if self.b.recovery_steps and not self.b.apply_steps and not self.watermark_known and rec is not None:
                 # the CAS expects no record, and one exists: it fails with a bad
                 # version, and the buffer re-reads the record (Pulsar's
                 # persistWatermarkIfAdvanced), so the next CAS can succeed
                 self.watermark_known = True
                 return
+        if self.b.apply_steps:   # persistWatermarkIfAdvanced: a CAS on the version it knows
+            if not self.chain.persist_watermark() and not self.ready:
+                self.watermark_known = True   # it re-read the record's version
+            return
         position = self._max_read_position()
         if rec is None or position > rec.value["position"]:
             self.env.store.put(watermark_path(self.segment), {"position": position})
 
     def _persist_watermark(self) -> None:
-        self.env.store.put(watermark_path(self.segment), {"position": self._max_read_position()})
+        rec = self.env.store.put(watermark_path(self.segment), {"position": self._max_read_position()})
+        self.chain.mirror, self.chain.version = rec.value["position"], rec.version   # what it wrote
 
     # -- the dispatcher's question -----------------------------------------------------
     def is_txn_aborted(self, txn: str) -> bool:
@@ -330,14 +343,19 @@ class MetadataTransactionBuffer:
         aborted (durably in merged). Then delete this segment's WRITE ops."""
         if state == ABORTED:
             self.aborted.add(txn)
-            if self.b.durable_aborted_records:  # keyed for pruning: its last known entry, else the LAC
-                key = self.last.get(txn, self.ledger.last_confirmed)
-                if self.b.rekey_late_entries and self._appending(txn):
-                    key = None   # F8: keyed once the append in flight lands or fails
-                self.env.store.put(aborted_prefix(self.segment) + txn, {"txn": txn, "position": key})
+            if self.b.durable_aborted_records:
+                self.env.store.put(aborted_prefix(self.segment) + txn, {"txn": txn, "position": self.prune_key(txn)})
         self.forget(txn)
         for _, path in self.env.store.scan(WRITES_BY_SEGMENT.name, (self.segment, txn), (self.segment, txn)):
             self.env.store.delete(path)
+
+    def prune_key(self, txn: str) -> int | None:
+        """The key of txn's aborted record: its last entry this buffer
+        tracked, else the LAC (`persistAbortedRecord`); F8: none while an
+        append of it is in flight (keyed once that lands or fails)."""
+        if self.b.rekey_late_entries and self._appending(txn):
+            return None
+        return self.last.get(txn, self.ledger.last_confirmed)
 
     def _appending(self, txn: str, but: PublishRequest | None = None) -> bool:
         """A request of txn here whose ledger append may still land (none

@@ -99,8 +99,15 @@ def test_every_code_defect_has_a_report_and_every_report_a_defect():
     noted = {p.with_name(p.name.removesuffix(".finding.md") + ".toml") for p in MODELS.rglob("*.finding.md")}
     assert owed - noted == set(), f"defects with no notes (write <model>.finding.md beside each): {sorted(owed - noted)}"
     assert noted - owed - allowed == set(), f"notes beside no model that finds a defect: {sorted(noted - owed - allowed)}"
+    from txncheck.checker.reports.notes import load_notes
+
     for p in noted:
-        assert (FINDINGS / p.parent.name / f"{p.stem}.md").is_file(), f"{p}: no report; run {REGENERATE}"
+        page = FINDINGS / p.parent.name / f"{p.stem}.md"
+        if same := load_notes(p).same_as:   # one report per defect: the named model's, which names this one
+            assert not page.exists(), f"{p}: the same defect as {same}, yet a report of its own"
+            page = FINDINGS / p.parent.name / f"{Path(same).stem}.md"
+            assert page.is_file() and p.stem in page.read_text(), f"{page} does not name {p.stem}; run {REGENERATE}"
+        assert page.is_file(), f"{p}: no report; run {REGENERATE}"
     from txncheck.checker.reports.index import unreported  # the rule `report --all` applies agrees
 
     assert unreported(models, load_model) == []
@@ -269,7 +276,7 @@ a
     (lambda s: s.replace('title = "t"\n', ""), "needs title"),
     (lambda s: s.replace('status = "st"', 'status = "st"\nowner = "x"'), "unknown key 'owner'"),
     (lambda s: s.replace('o/r@0123456789ab"', 'c"'), "must be owner/repo@commit"),
-    (lambda s: s.replace("`o/r@0123456789ab:", "`o/r@fedcba987654:"), "not at the stated commit"),
+    (lambda s: s.replace("`o/r@0123456789ab:", "`o/r@fedcba987654:"), "is not at the commit stated for its file"),
     (lambda s: s.replace("\nk\n", "\n"), "'## Known upstream?' is missing or empty"),
     (lambda s: s.replace("\nt\n", "\n"), "'## Who can trigger it' is missing or empty"),
     (lambda s: s.replace("## Impact", "## Impacts"), "unknown section '## Impacts'"),
@@ -359,14 +366,6 @@ def test_model_digest_ignores_comments_and_docstrings_but_not_code(tmp_path, mon
 from txncheck.checker.reports.notes import load_notes, permalinks, same_commit  # noqa: E402
 
 REPORTS = sorted(p for p in FINDINGS.rglob("*.md") if p.name != "index.md")
-# Reports with no permalink at their system's one commit, with why. The search index keeps a file only
-# at the commits that changed it; PIP-473's are cited at apache/pulsar@ec708a828947, where it holds
-# MetadataTransactionBuffer.java, and these reports cite only files it holds at other commits.
-_PIP473_OTHER_FILES = ("cites only files among MetadataPendingAckStore, PendingAckHandleImpl and "
-                       "TransactionCoordinatorV5, which the search index holds at other commits than "
-                       "apache/pulsar@ec708a828947")
-PERMALINKS_PENDING = {f"pip473/{stem}": _PIP473_OTHER_FILES for stem in (
-    "gc-forced-delete-merged", "late-ack-merged", "merged", "merged-materialize-liveness", "pas-restart-merged")}
 
 
 def _notes_of(report: Path):
@@ -389,23 +388,18 @@ def test_every_report_says_who_can_trigger_it_and_what_is_known_upstream(report)
 
 
 @pytest.mark.parametrize("report", REPORTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_every_report_cites_its_code_by_permalink_at_the_one_stated_commit(report, request):
-    pending = PERMALINKS_PENDING.get(f"{report.parent.name}/{report.stem}")
-    if pending:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=pending))
+def test_every_report_cites_its_code_by_permalink_at_the_commit_stated_for_each_file(report):
+    """Each file at the commit it was read at: the system's `code` commit, or
+    the one the notes' `files` names (the search index keeps a file only at
+    the commits that changed it, so PIP-473's pending-ack store, handle and
+    coordinator are read at others than the buffer's)."""
     notes = _notes_of(report)
     repo, commit = notes.code.split("@")
     links = [link for link in permalinks(_section(report.read_text(encoding="utf-8"), "Where in the code"))
              if link.repo == repo]
     assert links, f"{report}: 'Where in the code' has no permalink into {repo}"
-    assert all(same_commit(link.ref, commit) for link in links if link.is_commit)
-
-
-@pytest.mark.parametrize("name", sorted(PERMALINKS_PENDING))
-def test_a_report_without_permalinks_says_what_it_could_not_link_and_why(name):
-    where = _section((FINDINGS / f"{name}.md").read_text(encoding="utf-8"), "Where in the code")
-    code = _notes_of(FINDINGS / f"{name}.md").code
-    assert "Not linked" in where and code.split("@")[1] in where and "search index" in where, where
+    wrong = [f"{x.path}@{x.ref}" for x in links if x.is_commit and not same_commit(x.ref, notes.files.get(x.path, commit))]
+    assert wrong == [], f"{report}: permalinks not at their file's stated commit"
 
 
 def test_one_commit_per_system():

@@ -42,8 +42,7 @@ VIOLATIONS = {
     "tb-recovery-publish-merged": ("WatermarkSafe", 8),
     "prune-after-trim-merged": ("ReadCommitted", 14),
     "tc-failover-fanout-merged": ("NoMissedDecision", 7),
-    "unload-merged": ("NoOrphanOp", 10),
-    "fixed-unload": ("GcSafety", 10),
+    "unload-merged": ("NoOrphanOp", 12),
 }
 
 SIX = ("Atomicity", "NoLostCommittedAck", "SingleFinalization", "ReadCommitted", "GcSafety",
@@ -155,7 +154,7 @@ def test_fixed_is_merged_plus_its_changes():
     merged, fixed = variants.VARIANTS["merged"], variants.VARIANTS["fixed"]
     differ = {f for f in variants.Flags._fields if getattr(merged, f) != getattr(fixed, f)}
     set_by_fixes = {f for c in variants.FIXES for f in c.sets}
-    assert differ == set_by_fixes and len(variants.FIXES) == 9
+    assert differ == set_by_fixes and len(variants.FIXES) == 10
     assert variants.VARIANTS["pip-text"] == variants.Flags()
 
 
@@ -405,20 +404,66 @@ def test_the_pending_ack_store_replays_without_the_buffer(variant):
     assert c.scheduler.find("tb-recover", "s1") and c.dispatch("s1") == ("delivered" if variant == "merged" else None)
 
 
-def test_an_unload_leaves_an_orphan_op_in_merged_and_a_stalled_buffer_in_fixed(tmp_path):
+def test_an_unload_leaves_an_orphan_op_in_merged_and_fixed_survives_it_with_f10(tmp_path, monkeypatch):
     """Issue 43 item 4 (bound unloads): a send the closed buffer admitted puts
     its op after the new owner's recovery scan. merged leaves it, an orphan
     op the GC re-drives forever (unload-merged.toml); fixed deletes it (F1),
-    so NoOrphanOp holds there, but when the new owner had found the op its
-    buffer then pins the read position for a txn no event will ever name."""
+    and with F10 the new owner loads only after that, so fixed-unload.toml
+    holds; without F10 the new buffer pins the read position for a txn no
+    event will ever name (NoMissedDecision; GcSafety first)."""
     r = check_model(PIP / "unload-merged.toml", out_dir=tmp_path)
-    assert [(v.property, v.length) for v in r.outcome.violations] == [("NoOrphanOp", 10)]
+    assert [(v.property, v.length) for v in r.outcome.violations] == [("NoOrphanOp", 12)]
     actions = [s["action"] for s in read_trace(tmp_path / "unload-merged.itf.json").steps]
     assert actions.index("recoverComplete") < actions.index("publishPutOp")   # the op lands after the scan
+    assert check_model(PIP / "fixed-unload.toml").verdict == "ok"
+    monkeypatch.setitem(variants.VARIANTS, "fixed", variants.without("fixed", "F10"))
     text = (PIP / "fixed-unload.toml").read_text().split("[expect]")[0]
-    for props, want in ((["NoOrphanOp"], []), (["NoMissedDecision"], [("NoMissedDecision", 11)])):
-        path = tmp_path / "fixed.toml"
-        path.write_text(text.replace('properties = ["NoOrphanOp", "NoMissedDecision", "GcSafety"]',
-                                     f"properties = {props!r}".replace("'", '"')))
-        r = check_model(path, out_dir=tmp_path)
-        assert [(v.property, v.length) for v in r.outcome.violations] == want, props
+    path = tmp_path / "fixed.toml"
+    path.write_text(text.replace(text[text.index("properties = "):text.index("\n", text.index("properties = "))],
+                                 'properties = ["NoMissedDecision"]'))
+    r = check_model(path, out_dir=tmp_path)
+    assert [(v.property, v.length) for v in r.outcome.violations] == [("NoMissedDecision", 13)]
+
+
+def test_the_closed_instance_applies_an_abort_between_the_new_owners_scans(tmp_path):
+    """Issue 51 item 1: the closed buffer's queued apply puts the aborted
+    record after the new owner's scan of the records and deletes the op
+    before its scan of the ops (the code's order), so the entry stays
+    exposed after recovery; with the two scans swapped (the ops first) the
+    same bounds hold: the order is the defect."""
+    r = check_model(PIP / "unload-abort-merged.toml", out_dir=tmp_path)
+    (v,) = r.outcome.violations
+    assert (v.property, v.length) == ("AbortHidden", 19)
+    steps = [(s["action"], s["params"]) for s in read_trace(tmp_path / "unload-abort-merged.itf.json").steps]
+    order = [a for a, p in steps if a in ("recoverAborted", "recoverComplete") or p.get("closed") is True
+             and a in ("applyAbortedRecord", "applyDeleteOps")]
+    assert order == ["recoverAborted", "applyAbortedRecord", "applyDeleteOps", "recoverComplete"]
+
+
+def test_the_closed_pending_ack_store_loses_no_ack_once_the_replay_applies_the_records(monkeypatch, tmp_path):
+    """Issue 51 item 1, the pending-ack store's close: merged loses the
+    committed ack at unload-acks-fixed.toml's bounds, but merged with F3
+    alone (the store applies the acks of the records it replays) holds
+    there: the closed store's late delete is not what loses it."""
+    path = tmp_path / "unload-acks-merged.toml"
+    path.write_text((PIP / "unload-acks-fixed.toml").read_text().split("[expect]")[0]
+                    .replace('variant = "fixed"', 'variant = "merged"'))
+    merged = check_model(path)
+    assert [v.property for v in merged.outcome.violations] == ["NoLostCommittedAck"]
+    f3 = [c for c in variants.FIXES if c.name == "F3"]
+    monkeypatch.setitem(variants.VARIANTS, "merged", variants.apply(variants.VARIANTS["merged"], f3))
+    assert check_model(path).verdict == "ok"
+
+
+def test_with_the_producer_gate_f7_is_not_needed(monkeypatch, tmp_path):
+    """Issue 51 item 4, bound producers: if `handleProducer` adds a producer
+    only once the buffer has recovered (`producers = "gated"`), no plain
+    publish lands during recovery, and fixed without F7 holds at
+    tb-recovery-publish-fixed.toml's bounds; ungated it fails there."""
+    monkeypatch.setitem(variants.VARIANTS, "fixed", variants.without("fixed", "F7"))
+    path = tmp_path / "gated.toml"
+    path.write_text((PIP / "tb-recovery-publish-fixed.toml").read_text().split("[expect]")[0]
+                    .replace("[constants]\n", '[constants]\nproducers = "gated"\n'))
+    assert check_model(path).verdict == "ok"
+    ungated = check_model(PIP / "tb-recovery-publish-fixed.toml")
+    assert [(v.property, v.length) for v in ungated.outcome.violations] == [("WatermarkSafe", 10)]

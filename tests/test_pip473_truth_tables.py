@@ -94,6 +94,11 @@ TABLES: dict[str, list[tuple[str, dict, bool]]] = {
         ("an OPEN entry delivered", {"dlv": {("s1", "p2"): "OPEN"}}, False),
         ("an ABORTED entry delivered", {"dlv": {("s3", "p3"): "ABORTED"}}, False),
     ],
+    "AbortedStaysHidden": [
+        ("an OPEN entry delivered (ReadCommitted's other clause)", {"dlv": {("s1", "p2"): "OPEN"}}, True),
+        ("a committed entry delivered", {"dlv": {("s1", "p2"): "COMMITTED"}}, True),
+        ("an entry delivered after its txn's abort", {"dlv": {("s1", "p2"): "ABORTED"}}, False),
+    ],
     "GcSafety": [
         ("collected with nothing left", {"decided": {"t1": "COMMITTED"}, "hdr": {"t1": "GONE"},
                                          "gcops": {"t1": 0}, "gcunmat": {"t1": 0}}, True),

@@ -172,12 +172,17 @@ def _report_all(args, out: Path, formats, figures, factory) -> list[int]:
             raise UsageError(f"{root}: no such folder or model file")
         models += [p for p in find_models(root) if notes_path(p).is_file()]
     codes, rows = [], []
+    from ..reports.notes import load_notes
+
     for model in models:
+        if load_notes(model).same_as:   # the same defect as another model's report, which names this one
+            continue
         folder = out / model.parent.name
         code, f = _report_one(model, folder, formats, figures, args.check_fix, factory, name=model.stem,
                               shown_dir=Path(args.as_dir) / model.parent.name if args.as_dir else None)
         codes.append(code)
         rows.append((f, folder / f"{model.stem}.md"))
+        figures.save()   # a fix model's check can take many minutes: keep each figure as soon as it exists
     write_text_atomic(out / "index.md", findings_index(rows, out))
     for model in unreported([p for root in roots for p in find_models(root)], load_model):
         print(f"note: {model} finds a defect of the code but has no notes beside it "

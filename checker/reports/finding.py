@@ -31,8 +31,10 @@ from .digest import model_digest
 from ..model import Model, ModelError, load_model
 from ..render.mermaid import render_mermaid
 from ..render.table import changed_fields, fmt_value
+from .explain import also_found_by, bound_rows, explained, fault_step, mark_fault, property_sentence, spec_of
 from .figures import Figures
 from .notes import Notes, fix_model_path, load_notes
+from .reproduce import commands, has_reference, reproduce_sentence
 
 
 @dataclass
@@ -50,6 +52,8 @@ class Finding:
     fix: str = ""                        # the fix model's verdict and figures, one sentence
     links_from: Path | None = None       # the folder the page is written to (for relative links)
     extra_commands: list[str] = field(default_factory=list)
+    spec: object = None                  # the model's spec, for its words (explain.py)
+    also: list[Path] = field(default_factory=list)   # models whose notes say they find this defect
 
     @property
     def title(self) -> str:
@@ -124,12 +128,6 @@ def describe_replay(res) -> str:
     if res.also_fails:
         text += "; also failing there: " + ", ".join(f"{n} from step {k}" for n, k in sorted(res.also_fails.items()))
     return text
-
-
-def has_reference(trace: Trace) -> bool:
-    from ...counterexamples.replay import BRIDGES
-
-    return trace.meta.get("spec") in BRIDGES
 
 
 def replay_on_reference(f: Finding) -> None:
@@ -236,6 +234,8 @@ def build_finding(trace_path: str | Path, *, trace: Trace | None = None, model_p
         if f.model is not None:
             f.model_shown = shown(mp)
             f.notes = load_notes(mp)
+            f.spec = spec_of(f.model)
+            f.also = also_found_by(mp)
     replay_on_reference(f)
     if zk_factory is not None:
         replay_on_zookeeper(f, figures, zk_factory)
@@ -257,8 +257,9 @@ def _cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def steps_markdown(trace: Trace) -> str:
-    """The step table as Markdown (the same rows as `txncheck show`)."""
+def steps_markdown(trace: Trace, fault: int | None = None) -> str:
+    """The step table as Markdown (the same rows as `txncheck show`); `fault`:
+    the step the notes name as the fault."""
     from ..render.html import breaking_step
 
     breaking = breaking_step(trace)
@@ -268,6 +269,8 @@ def steps_markdown(trace: Trace) -> str:
         changes = changed_fields(trace.states[k - 1] if k else None, state)
         cells = "<br>".join(_cell(f"`{n} = {v}`") for n, v in changes) or "(no change)"
         action = step["action"]
+        if k == fault and k != breaking:
+            action = f"**{action}** ⚑ the fault"
         if k == breaking:
             action = f"**{action}** ✗ breaks {trace.meta.get('property')}"
         if trace.loop is not None and k == trace.loop:
@@ -294,7 +297,9 @@ def summary_rows(f: Finding) -> list[tuple[str, str]]:
     rows.append(("spec, variant", f"`{m.get('spec')}`, `{m.get('variant')}`"))
     kind = "temporal property (a lasso: a cycle that never reaches the goal)" if f.trace.loop is not None \
         else f"{f.kind}"
-    rows.append(("property", f"`{f.prop}`, {kind}"))
+    said = property_sentence(f.spec, f.prop, f.model)
+    rows.append(("property", f"`{f.prop}`, {kind}" + (f": {said}" if said else "")))
+    rows += bound_rows(f.spec, m.get("bounds", {}))
     if f.trace.loop is not None:
         rows.append(("trace", f"{f.trace.length} states: a stem, then a cycle from state {f.trace.loop} that repeats "
                               "forever"))
@@ -304,33 +309,10 @@ def summary_rows(f: Finding) -> list[tuple[str, str]]:
     rows.append(("bounds", f"`{bounds}`" if bounds else "(none)"))
     if f.model_shown:
         rows.append(("model", f"[{f.model_shown}]({f.link(f.model_shown)})"))
+    if f.also:
+        rows.append(("also found by", ", ".join(f"[{shown(p)}]({f.link(p)})" for p in f.also)
+                     + " (the same defect, not a separate one)"))
     return rows
-
-
-def commands(f: Finding) -> list[str]:
-    t = f.trace_shown
-    out = []
-    if f.model_shown:
-        out.append(f"txncheck check {f.model_shown}            # finds the trace again (exit 1: violation)")
-    out.append(f"txncheck show {t}")
-    out.append(f"txncheck show {t} --format html -o trace.html")
-    if has_reference(f.trace):
-        out.append(f"txncheck replay {t}            # on reference/ (exit 1: reproduced)")
-        out.append(f"txncheck replay {t} --store zookeeper")
-    if f.fix_shown:
-        out.append(f"txncheck check {f.fix_shown}            # the fix (exit 0: every property holds)")
-    src = f.model_shown or t
-    out.append(f"txncheck report {src} -o findings/")
-    return out + f.extra_commands
-
-
-def reproduce_sentence(f: Finding) -> str:
-    """What "reproduce" means here: inside txncheck, never on a running broker."""
-    where = ("the model check finds the trace again and `txncheck replay` runs it on the reference "
-             "implementation in `reference/`" if has_reference(f.trace) else
-             "the model check finds the trace again (`reference/` has no implementation of this spec to replay it on)")
-    return (f"These commands reproduce the finding inside txncheck: {where}. None of them runs the real system: "
-            "no broker, controller or client was run for this report.")
 
 
 DIAGRAM, STEPS = object(), object()  # where the two pages differ: the diagram and the step table
@@ -347,6 +329,7 @@ def blocks(f: Finding) -> list:
     out += [f"| {k} | {_cell(v)} |" for k, v in summary_rows(f)]
     out += ["", "## Sequence diagram", "", DIAGRAM, ""]
     out += ["## Steps", "", STEPS, ""]
+    out += explained(f)
     if notes:
         for name in ("Where in the code", "Known upstream?", "Who can trigger it", "Why the upstream tests miss it"):
             out += [f"## {name}", "", notes.section(name), ""]
@@ -383,11 +366,12 @@ def blocks(f: Finding) -> list:
 
 def render_markdown(f: Finding) -> str:
     parts = []
+    fault = fault_step(f.trace, f.notes.fault if f.notes else None)
     for b in blocks(f):
         if b is DIAGRAM:
-            parts.append("```mermaid\n" + render_mermaid(f.trace).rstrip("\n") + "\n```")
+            parts.append("```mermaid\n" + mark_fault(render_mermaid(f.trace), f.trace, fault).rstrip("\n") + "\n```")
         elif b is STEPS:
-            parts.append(steps_markdown(f.trace))
+            parts.append(steps_markdown(f.trace, fault))
         else:
             parts.append(b)
     return "\n".join(parts) + "\n"

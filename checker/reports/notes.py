@@ -11,6 +11,12 @@ with TOML between `+++` lines, then has level-2 sections:
     code = "apache/pulsar@ec708a828947"                  # the ONE commit the code was read at (per system)
     status = "found by the model; ..."                   # one line, for the index
     fix = "late-write-fixed.toml"                        # optional: the model of the fix
+    files = ["apache/pulsar@442b4cd20c3e:pulsar-broker/src/.../MetadataPendingAckStore.java"]
+                                                         # optional: other files read, each at its own commit
+    fault = "publishPutOp"                               # optional: the action whose (last) step is the fault,
+                                                         #   when the property only fails later
+    same_as = "pas-restart-merged.toml"                  # optional: the same defect as that model's report:
+                                                         #   no page of its own; that page names this model
     +++
 
     ## Impact                            (one paragraph, required)
@@ -27,8 +33,10 @@ with TOML between `+++` lines, then has level-2 sections:
 so regenerating a report never loses them.
 
 Code is cited by permalink, `owner/repo@commit:path#L123` (or `#L12-L20`), every
-one of them at the front matter's `code` commit: `load_notes` refuses a note
-whose permalinks into that repository name another commit, and
+one of them at the front matter's `code` commit, or, for a file `files` lists,
+at the commit it names for that file (the search index keeps each file at the
+commits that changed it, so not every file exists at `code`): `load_notes`
+refuses a note whose permalinks into that repository name another commit, and
 tests/test_findings.py checks that every report has some, at one commit per system. A release that the current code no longer has is cited by
 its tag (`apache/kafka@3.9.0-rc3:path#L1`), which is not a commit and so is not
 held to `code`. Everything else in the page (the
@@ -48,7 +56,8 @@ from ..itf import read_untrusted_text
 from ..model import ModelError
 
 SUFFIX = ".finding.md"
-KEYS = {"title", "system", "code", "status", "fix"}
+KEYS = {"title", "system", "code", "status", "fix", "files", "fault", "same_as"}
+FILE = re.compile(r"(?P<repo>[\w.-]+/[\w.-]+)@(?P<commit>[0-9a-f]{12,40}):(?P<path>[\w./-]+)\Z")
 REQUIRED_KEYS = ("title", "system", "code", "status")
 SECTIONS = ("Impact", "Where in the code", "Known upstream?", "Who can trigger it", "Why the upstream tests miss it",
             "What the model abstracts away", "The fix")
@@ -94,6 +103,9 @@ class Notes:
     status: str
     fix: str | None = None
     sections: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)   # path -> the commit it was read at (other than `code`)
+    fault: str | None = None
+    same_as: str | None = None
 
     def section(self, name: str) -> str:
         return self.sections.get(name, "")
@@ -133,8 +145,17 @@ def parse_notes(text: str, path: Path) -> Notes:
     for k in REQUIRED_KEYS:
         if not isinstance(head.get(k), str) or not head[k].strip():
             bad(f"the front matter needs {k} = \"...\" (non-empty text)")
-    if "fix" in head and (not isinstance(head["fix"], str) or not head["fix"].endswith(".toml")):
-        bad("fix must name a model file (.toml) beside this one")
+    for key in ("fix", "same_as"):
+        if key in head and (not isinstance(head[key], str) or not head[key].endswith(".toml")):
+            bad(f"{key} must name a model file (.toml) beside this one")
+    if "fault" in head and (not isinstance(head["fault"], str) or not head["fault"].isidentifier()):
+        bad("fault must name an action")
+    files = {}
+    for entry in head.get("files", []) if isinstance(head.get("files", []), list) else [None]:
+        f = FILE.match(entry.strip()) if isinstance(entry, str) else None
+        if not f:
+            bad(f"files: {entry!r} must be owner/repo@commit:path (a commit of 12 to 40 hex digits)")
+        files[f["path"]] = f["commit"]
     sections: dict[str, str] = {}
     current = None
     for line in m.group(2).splitlines():
@@ -151,18 +172,19 @@ def parse_notes(text: str, path: Path) -> Notes:
         elif line.strip():
             bad("text before the first '## ' section")
     sections = {k: v.strip() for k, v in sections.items()}
-    for s in REQUIRED_SECTIONS:
+    for s in REQUIRED_SECTIONS if "same_as" not in head else ("Impact",):
         if not sections.get(s):
             bad(f"section '## {s}' is missing or empty")
     code = CODE.match(head["code"].strip())
     if not code:
         bad(f"code = {head['code']!r} must be owner/repo@commit (12 to 40 hex digits)")
     for link in permalinks("\n".join(sections.values())):
-        if link.repo == code["repo"] and link.is_commit and not same_commit(link.ref, code["commit"]):
-            bad(f"permalink {link.repo}@{link.ref}:{link.path}#L{link.line} is not at the stated commit "
-                f"{head['code'].strip()} (one commit per report)")
+        want = files.get(link.path, code["commit"])
+        if link.repo == code["repo"] and link.is_commit and not same_commit(link.ref, want):
+            bad(f"permalink {link.repo}@{link.ref}:{link.path}#L{link.line} is not at the commit stated for its "
+                f"file ({code['repo']}@{want}: `code`, or its entry in `files`)")
     return Notes(path, head["title"].strip(), head["system"].strip(), head["code"].strip(), " ".join(head["status"].split()),
-                 head.get("fix"), sections)
+                 head.get("fix"), sections, files, head.get("fault"), head.get("same_as"))
 
 
 def fix_model_path(model_path: str | Path, notes: Notes | None) -> Path | None:

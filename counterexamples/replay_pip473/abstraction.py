@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...reference.records import OPEN, header_path, ops_prefix, segment_events, subscription_events
 from ...spec.pip473.properties import worst_deliveries
-from .conventions import IN_FLIGHT, RECOVERED, SUBS, UNIT_MS, UNKEYED, is_decision
+from .conventions import FOUND, IN_FLIGHT, RECOVERED, SUBS, UNIT_MS, UNKEYED, is_decision
 from .step import Bridge
 
 
@@ -99,6 +99,12 @@ def observe(b: Bridge) -> dict:
             pins.add((seg, b.names[tid]))
     inflight = {(r.txn and b.names[r.txn], r.segment) for r in b.requests.values()
                 if r.stage in IN_FLIGHT}
+    if b.behaviour.apply_steps:   # a closed instance's read, queued apply or delete of a txn
+        for seg, z in zip(sn, _closed(b, lambda tid: b.names[tid])):
+            if z is not None:
+                p = z[1]
+                for t in (*p[16], *(c[0] for c in p[17]), *p[18], *p[19]):   # reads, chain, areads, adel
+                    inflight.add((t, seg))
     owed = [*c.scheduler.pending("tc-list"), *c.scheduler.pending("tc-publish")]
     return {
         "hdr": hdr,
@@ -203,6 +209,9 @@ def spec_state(b: Bridge) -> dict:
         seq = int(req.op_path.rsplit("/", 1)[1]) if req.op_path else -1
         pos = (0 if req.position is None else req.position + 1)
         closed = getattr(req, "closed", False) and req.stage in IN_FLIGHT   # the spec's CLOSED stages
+        if getattr(req, "closed", False) and req.stage == "rejected" and b.spec.stock_client:
+            pubs.append(("todo", -1, 0, -1))   # its answer never came: the stock client resends it
+            continue
         pubs.append(("closed-" + req.stage if closed else req.stage, si[req.segment], pos, seq))
     k = b.spec.constants
     return {
@@ -223,6 +232,7 @@ def spec_state(b: Bridge) -> dict:
         "plain": b.plain_sent,
         "retained": tuple(c.ledgers[seg].first_retained + 1 if seg in c.ledgers else 1 for seg in b.seg_names),
         **({"rd2": tuple(rds[1])} if len(rds) > 1 else {}),
+        **({"zomb": _closed(b, idx)} if b.behaviour.apply_steps else {}),
     }
 
 
@@ -237,24 +247,66 @@ def _events(b: Bridge, owner: str, idx) -> tuple:
 
 
 def _part(b: Bridge, broker, idx) -> tuple:
-    tb = broker.tb
+    return _instance(b, broker.tb, broker.pending_acks, idx, broker.owner,
+                     {sub: broker.pas_owner(sub) for sub in broker.pending_acks})
+
+
+def _instance(b: Bridge, tb, pending_acks, idx, owner: str | None, pas_owners: dict) -> tuple:
+    """A participant instance as the spec's `Part`: the live one (its events
+    under `owner`), or a closed one (`owner` None: its subscriptions are
+    closed, no event reaches it)."""
     split = b.behaviour.split_participants
+    sched = b.cluster.scheduler
     per_sub = []   # (acache, aevents, packs, ready) of each subscription's pending-ack store
     for sub in _subs(b):
-        pa = broker.pending_acks[sub]
+        pa = pending_acks[sub]
         per_sub.append((frozenset(idx(tid) for tid in pa.cache.open) if split else frozenset(),
-                        _events(b, broker.pas_owner(sub), idx) if split else (),
+                        _events(b, pas_owners[sub], idx) if split and owner else (),
                         frozenset((idx(tid), pos + 1, cum) for tid, held in pa.held.items() for pos, cum in held),
                         pa.ready))
     second = per_sub[1] if len(per_sub) > 1 else (frozenset(), (), frozenset(), True)
+    steps = (frozenset(), (), frozenset(), frozenset(), -1, False)   # the spec's defaults, apply = atomic
+    if b.behaviour.apply_steps:   # the reads, apply chain and deletes in flight, as the spec keeps them
+        mine = [task for task in sched.pending() if task.owner == tb.owner]
+        chain = tb.chain
+        items = []
+        for i, (tid, state, found) in enumerate(chain.queue):
+            if i == 0 and chain.head is not None:
+                stage, key = chain.head
+                items.append((idx(tid), state, stage, UNKEYED if key is None else key + 1))
+            elif (found or tid in tb.cache.open) and all(q[0] != tid for q in chain.queue[:i]):
+                # (else a no-op when its turn comes: an earlier apply of it, or none, dropped the entry)
+                items.append((idx(tid), state, "mem", FOUND if found else 0))
+        store = b.cluster.store.get(f"/txn-watermark/{tb.segment}")
+        steps = (frozenset(idx(t.label[2]) for t in mine if t.label[0] == "tb-read"), tuple(items),
+                 frozenset(idx(t.label[3]) for t in mine if t.label[0] == "pas-read"),
+                 frozenset(idx(t.label[3]) for t in mine if t.label[0] == "pas-delete"),
+                 -1 if chain.mirror is None else chain.mirror + 1,
+                 (-1 if store is None else store.version) != chain.version)
+    aborted = b.behaviour.durable_aborted_records and not b.behaviour.apply_steps
     return (
-        frozenset(idx(tid) for tid in broker.cache.open),
+        frozenset(idx(tid) for tid in tb.cache.open),
         frozenset({(idx(tid), p + 1) for tid, p in tb.first.items()} | {(idx(tid), 0) for tid in tb.in_flight}
                   | {(idx(tid), RECOVERED) for tid in tb.recovery_discovered}),
-        frozenset() if b.behaviour.durable_aborted_records else frozenset(idx(tid) for tid in tb.aborted),
-        per_sub[0][2], _events(b, broker.owner, idx), -1 if tb.hold is None else tb.hold + 1, tb.ready,
+        frozenset() if aborted else frozenset(idx(tid) for tid in tb.aborted),
+        per_sub[0][2], _events(b, owner, idx) if owner else (), -1 if tb.hold is None else tb.hold + 1, tb.ready,
         per_sub[0][0], per_sub[0][1], tb.loaded, tb.watermark_known, *second[:3], per_sub[0][3], second[3],
+        *steps,
     )
+
+
+def _closed(b: Bridge, idx) -> tuple:
+    """apply = steps: per segment, the unloaded instance with work left, as
+    the spec's `S.zomb` keeps it: (its ledger's length at the close, its Part)."""
+    out = []
+    for seg in b.seg_names:
+        broker = b.cluster.brokers.get(seg)
+        if broker is None or broker.closed is None or not broker.closing_work():
+            out.append(None)
+            continue
+        tb, pas = broker.closed
+        out.append((tb.ledger.last_confirmed + 1, _instance(b, tb, pas, idx, None, {})))
+    return tuple(out)
 
 
 def _pending(b: Bridge, broker) -> bool:
@@ -262,8 +314,9 @@ def _pending(b: Bridge, broker) -> bool:
     for task in b.cluster.scheduler.pending():
         if task.owner not in owners:
             continue
-        if task.label[0] in ("stream", "tb-recover", "tb-recover-watermark", "tb-recover-aborted", "pas-recover") or (
+        if task.label[0] in ("stream", "tb-recover", "tb-recover-watermark", "tb-recover-aborted", "pas-recover",
+                             "tb-read", "tb-apply", "pas-read", "pas-delete") or (
                 task.label[0] == "watch" and is_decision(task.payload)):
-            return True   # an event to handle, or a recovery or replay to finish
+            return True   # an event to handle, a recovery or replay to finish, a read, apply or delete in flight
     return False
 

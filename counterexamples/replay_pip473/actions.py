@@ -34,6 +34,7 @@ HANDLERS: dict[str, Callable[[Bridge, Step], None]] = {
     "publishOpFails": sends.publish_op_fails,
     "publishPlain": sends.publish_plain,
     "appendAck": sends.append_ack,
+    "appendAckOpen": sends.append_ack_open,
     # the coordinator and the clock
     "newTxn": coordinator.new_txn,
     "endTxn": coordinator.end_txn,
@@ -57,6 +58,13 @@ HANDLERS: dict[str, Callable[[Bridge, Step], None]] = {
     "dispatch": brokers.dispatch,
     "trimLedger": brokers.trim_ledger,
     "pruneAborted": brokers.prune_aborted,
+    # bound apply = steps: the stages of a decision's apply, live or closed instance
+    "reconcileRead": brokers.reconcile_read,
+    "applyAbortedRecord": brokers.apply_aborted_record,
+    "applyWatermark": brokers.apply_watermark,
+    "applyDeleteOps": brokers.apply_delete_ops,
+    "ackReconcileRead": brokers.ack_reconcile_read,
+    "ackDeleteOps": brokers.ack_delete_ops,
     # the segment controller's split or merge
     "createChildren": controller.create_children,
     "terminateParents": controller.terminate_parents,

@@ -37,7 +37,8 @@ class Pip473Bridge:
         self.behaviour = lookup_behaviour(spec.variant).with_(
             txn_timeout_ms=c["timeout"] * UNIT_MS, retention_ms=c["retention"] * UNIT_MS,
             tc_steps=c.get("tc") == "steps", split_participants=c.get("participants") == "split",
-            recovery_steps=c.get("recovery") == "steps")
+            recovery_steps=c.get("recovery") == "steps", apply_steps=c.get("apply") == "steps",
+            producers_gated=c.get("producers") == "gated")
 
     # -- validation of an untrusted trace -------------------------------------------------
     def validate(self, name: str, params: Mapping[str, Any]) -> str | None:

@@ -62,7 +62,8 @@ def recover(b: Bridge, step: Step) -> None:
     broker = b.cluster.brokers.get(seg)
     if broker is None or broker.up:
         raise StepRefused(f"the broker of {seg} is not down")
-    b.cluster.restart(seg)
+    if not b.cluster.restart(seg):
+        raise StepRefused(f"the unloaded instance of {seg} is not done (F10): the next owner waits")
 
 
 def recover_watermark(b: Bridge, step: Step) -> None:
@@ -120,3 +121,57 @@ def prune_aborted(b: Bridge, step: Step) -> None:
     b.live_broker(seg)
     if not b.cluster.prune_aborted(seg):
         raise StepRefused(f"no aborted record of {seg} is below its first retained entry")
+
+
+# -- bound apply = "steps": a decision applied in the code's stages, by the live or the closed instance --
+
+def _run_stage(b: Bridge, step: Step, *label, every: bool = False) -> None:
+    """Run the runnable task with this label owned by the segment's live
+    instance, or (`closed`) by its unloaded one; `every`: each such task (two
+    reads of one header in flight, issued by two events, return together as
+    the spec's one read: the second finds the first's apply queued)."""
+    seg = step.params["seg"]
+    broker = b.cluster.brokers.get(seg)
+    if broker is None:
+        raise StepRefused(f"no broker of {seg}")
+    closed = step.params["closed"]
+    ran = False
+    for task in b.cluster.scheduler.runnable():
+        mine = task.owner.startswith(f"{broker.owner}/closed") if closed else task.owner == broker.owner
+        if mine and task.label == label:
+            b.cluster.scheduler.run(task)
+            ran = True
+            if not every:
+                return
+    if not ran:
+        raise StepRefused(f"the {'closed' if closed else 'live'} instance of {seg} has no runnable task {label}")
+
+
+def reconcile_read(b: Bridge, step: Step) -> None:
+    """Run the buffer's ("tb-read", seg, txn) task: its reconcile read of the header returns."""
+    _run_stage(b, step, "tb-read", step.params["seg"], step.tid, every=True)
+
+
+def apply_aborted_record(b: Bridge, step: Step) -> None:
+    """Run the apply chain's ("tb-apply", seg, txn, "record") task: the aborted record's put."""
+    _run_stage(b, step, "tb-apply", step.params["seg"], step.tid, "record")
+
+
+def apply_watermark(b: Bridge, step: Step) -> None:
+    """Run the apply chain's ("tb-apply", seg, txn, "watermark") task: the watermark CAS."""
+    _run_stage(b, step, "tb-apply", step.params["seg"], step.tid, "watermark")
+
+
+def apply_delete_ops(b: Bridge, step: Step) -> None:
+    """Run the apply chain's ("tb-apply", seg, txn, "delete") task: the WRITE ops' delete."""
+    _run_stage(b, step, "tb-apply", step.params["seg"], step.tid, "delete")
+
+
+def ack_reconcile_read(b: Bridge, step: Step) -> None:
+    """Run the pending-ack store's ("pas-read", seg, sub, txn) task (apply = steps: one subscription)."""
+    _run_stage(b, step, "pas-read", step.params["seg"], "sub", step.tid, every=True)
+
+
+def ack_delete_ops(b: Bridge, step: Step) -> None:
+    """Run the pending-ack store's ("pas-delete", seg, sub, txn) task: its ACK ops' delete."""
+    _run_stage(b, step, "pas-delete", step.params["seg"], "sub", step.tid)

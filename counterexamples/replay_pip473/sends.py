@@ -82,5 +82,12 @@ def append_ack(b: Bridge, step: Step) -> None:
     req = b.cluster.ack(seg, step.tid, pos, step.params["cumulative"], sub)
     b.requests[step.params["op"]] = req
     b.run("ack", seg, sub, req.rid)
-    if req.stage == "done":
+    if req.stage in ("done", "op"):   # admitted ("op": merged with apply = steps, its put done)
         b.note_admission(step.txn)
+
+
+def append_ack_open(b: Bridge, step: Step) -> None:
+    """merged, apply = steps: run the ack request's ("ack-open", seg, sub, req) task: the put completed,
+    the txn joins the store's open set."""
+    req = _sent(b, step.params["op"])
+    b.run("ack-open", step.params["seg"], sub_of(step.params), req.rid)

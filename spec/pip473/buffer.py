@@ -14,19 +14,30 @@ model keeps the lower of the two: it may hold longer, never expose more.
 "aborted" for an unknown txnId (Recovery, "Broker crash mid-publish");
 merged/fixed consult the durable aborted records, an unknown txnId is visible;
 like the merged `isTxnAborted`, it ignores the record's position (its prune key).
+With bound `apply = "steps"` it answers, as the code does (L652-L659), from the
+buffer's in-memory aborted set (`Part.abrt`), which recovery's scan of the
+records fills and each applied abort extends (before its record's put lands);
+a record another instance puts after that scan is not in it.
 """
 
 from __future__ import annotations
 
+from ..api import replace_at as _put
 from .state import ABORTED, GONE, IN_FLIGHT, NONE, OPPUT, RECOVERED, UNKEYED, VALID, Part, S
 from .store import header_state, streams
 
 
 def max_read(s: S, j: int, p: Part) -> int:
     """The buffer's `maxReadPosition` field: what the watermark persists."""
+    return ceiling(p, len(s.ledger[j]))
+
+
+def ceiling(p: Part, lac: int) -> int:
+    """maxReadPosition of a buffer whose ledger's last confirmed entry is
+    `lac` (a closed instance's ledger handle stopped where it was closed)."""
     if not p.ready:   # recovering: the constructor's LAC, the watermark once loaded, or a plain send's LAC
         return p.hold
-    v = len(s.ledger[j])
+    v = lac
     for _, pos in p.tpos:
         if 0 < pos <= v:
             v = pos - 1
@@ -47,6 +58,8 @@ def read_limit(m, s: S, j: int, p: Part) -> int:
 def is_txn_aborted(m, s: S, j: int, p: Part, t: int) -> bool:
     if not p.ready and p.loaded < 2:
         return False   # recovering: the aborted set is not loaded yet
+    if m.apply_steps:   # the in-memory aborted set (`abortedTxns`), which recovery's scan loaded
+        return t in p.abrt
     if m.flags.durable_aborts:
         return any(a[0] == j and a[1] == t for a in s.arec)
     if t in p.abrt:
@@ -87,7 +100,7 @@ def forget(p: Part, t: int) -> Part:
     return p._replace(cache=p.cache - {t}, tpos=tpos, hold=p.hold if _held(tpos) else -1)
 
 
-def release_failed(m, s: S, j: int, p: Part, t: int, but: int) -> Part:
+def release_failed(m, s: S, j: int, p: Part, t: int, but: int, stages=None) -> Part:
     """fixed F5: after a failed send (plan operation `but`), a broker that
     holds no op, no tracked position and no other send of t in progress
     forgets its cache entry, which no event would ever clear (no op there,
@@ -99,7 +112,8 @@ def release_failed(m, s: S, j: int, p: Part, t: int, but: int) -> Part:
     if not m.flags.drop_failed or t not in p.cache or any(x[0] == t and x[1] != 0 for x in p.tpos):
         return p
     pubs = s.pubs
-    if any(k != but and w.txn == t and pubs[k].seg == j and pubs[k].stage in IN_FLIGHT
+    stages = IN_FLIGHT if stages is None else stages
+    if any(k != but and w.txn == t and pubs[k].seg == j and pubs[k].stage in stages
            for k, w in enumerate(m.writes)):
         return p
     if (j, "events") in streams(m, s, t):
@@ -113,10 +127,16 @@ def prune_aborted(m, s: S, j: int):
     aborted records whose key is below the ledger's first retained position
     (the merged `pruneTrimmedAbortedTxns`; its scan and deletes are one step
     here). It runs whether or not the buffer's recovery has completed."""
-    if s.part[j] is None:
+    p = s.part[j]
+    if p is None:
         return None
     gone = [a for a in s.arec if a[0] == j and a[2] < s.retained[j]]
-    return s._replace(arec=s.arec - set(gone)) if gone else None
+    if not gone:
+        return None
+    if m.apply_steps and p.abrt:   # and drops them from the in-memory set
+        p = p._replace(abrt=p.abrt - {a[1] for a in gone})
+        s = s._replace(part=_put(s.part, j, p))
+    return s._replace(arec=s.arec - set(gone))
 
 
 def appending(m, s: S, j: int, t: int, but: int = -1) -> bool:
@@ -146,7 +166,7 @@ def rekey(m, s: S, j: int, t: int, pos: int, but: int) -> frozenset:
     return s.arec if new == old else s.arec - {mine[0]} | {(j, t, new)}
 
 
-def prune_key(m, s: S, j: int, p: Part, t: int) -> int:
+def prune_key(m, s: S, j: int, p: Part, t: int, lac: int | None = None) -> int:
     """The key of t's aborted record on segment j (the merged
     `persistAbortedRecord`): the last position of t this buffer tracked,
     else the LAC. Every entry of t since its first tracked one was tracked
@@ -157,7 +177,7 @@ def prune_key(m, s: S, j: int, p: Part, t: int) -> int:
         return UNKEYED
     if any(x[0] == t and x[1] > 0 for x in p.tpos):
         return max(i + 1 for i, tag in enumerate(s.ledger[j]) if tag == t)
-    return len(s.ledger[j])
+    return len(s.ledger[j]) if lac is None else lac
 
 
 def drop_in_flight(p: Part, t: int) -> Part:

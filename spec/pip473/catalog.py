@@ -48,6 +48,7 @@ class Action(NamedTuple):
 
 SEND = (("op", str), ("txn", str), ("seg", str))
 SUB = (("sub", str),)
+STAGE = (("seg", str), ("txn", str), ("closed", bool))   # closed: the step of an unloaded (closed) instance
 
 ACTIONS = (
     # -- the txn's life at the coordinator ------------------------------------------
@@ -102,6 +103,14 @@ ACTIONS = (
            "Components / MetadataPendingAckStore",
            (Message(CLIENT, PAS, "ack({txn}, {op}, {pos}, {cumulative})"),
             Message(PAS, STORE, "put /txn-op/{txn}/<seq> ack")), optional=SUB),
+    Action("appendAckOpen", (("op", str), ("txn", str), ("seg", str), ("pos", int), ("cumulative", bool)), "ack",
+           "publish.ack_open",
+           "merged, bound `apply = steps`: the ack's op put completed; only now does the txn join the pending-ack "
+           "store's open set and the handle's memory (`allOf(appends).thenRun(openTxns.add)`), and the client "
+           "has its answer",
+           "`MetadataPendingAckStore.appendAcks`",
+           (Message(PAS, PAS, "openTxns.add({txn})"), Message(PAS, CLIENT, "ack({txn}, {op}) done", True)),
+           fair=True, optional=SUB),
     # -- end-txn ----------------------------------------------------------------------
     Action("endTxn", (("txn", str), ("decision", str)), "end-txn", "coordinator.end_txn",
            "client END_TXN; TC does the single CAS OPEN->decision (merged/fixed: then lists ops and appends "
@@ -142,6 +151,39 @@ ACTIONS = (
            "WRITE ops)", "notes \"Merged-code mechanisms\" (two kinds of participant)",
            (Message(STORE, PAS, "subscription event fires", True),
             Message(PAS, STORE, "apply or drop the acks, delete own ack ops")), fair=True, optional=SUB),
+    # -- bound apply = "steps": a decision applied in the code's stages (apply.py) ------
+    Action("reconcileRead", STAGE, "end-txn", "apply.read_header",
+           "bound `apply = steps`: a header read the buffer's reconcile issued (`deliverEvent`) returns; a "
+           "decided (or missing: ABORTED) header enqueues the apply on the buffer's chain, whose in-memory "
+           "part runs now if the chain is idle: the entry dropped, an abort added to the in-memory aborted "
+           "set, maxReadPosition recomputed. `closed`: the closed instance's read, after an unload",
+           "`MetadataTransactionBuffer.triggerReconcile`, `enqueueApplyTerminal`, `applyTerminalNow` (L419-L478)",
+           (Message(STORE, TB, "getHeader({txn}) returns", True),), fair=True),
+    Action("applyAbortedRecord", STAGE, "end-txn", "apply.put_aborted_record",
+           "bound `apply = steps`: the head of the buffer's apply chain, an abort: its aborted record's put "
+           "lands, keyed at the position its in-memory part captured (the txn's last entry, else the LAC)",
+           "`MetadataTransactionBuffer.persistAbortedRecord` (L508-L510, L529-L541)",
+           (Message(TB, STORE, "put aborted record of {txn}"),), fair=True),
+    Action("applyWatermark", STAGE, "end-txn", "apply.cas_watermark",
+           "bound `apply = steps`: the chain's watermark CAS lands: maxReadPosition persisted if above the "
+           "stored watermark (a closed instance's is capped by its closed ledger handle)",
+           "`MetadataTransactionBuffer.persistWatermarkIfAdvanced` (L511)",
+           (Message(TB, STORE, "CAS the watermark"),), fair=True),
+    Action("applyDeleteOps", STAGE, "end-txn", "apply.delete_write_ops",
+           "bound `apply = steps`: the chain's delete of the txn's WRITE ops on the segment lands; the next "
+           "queued apply's in-memory part runs in the same callback",
+           "`MetadataTransactionBuffer.applyTerminalNow` (L512-L514)",
+           (Message(TB, STORE, "delete WRITE ops of {txn}"),), fair=True),
+    Action("ackReconcileRead", STAGE, "end-txn", "apply.read_ack_header",
+           "bound `apply = steps`: a header read of the pending-ack store's reconcile returns; a decided one "
+           "runs `applyTerminal`: the txn leaves the open set and the handle commits (acks to the cursor) "
+           "or aborts at once, and the delete of its ACK ops is issued",
+           "`MetadataPendingAckStore.triggerReconcile`, `applyTerminal`",
+           (Message(STORE, PAS, "getHeader({txn}) returns", True),), fair=True),
+    Action("ackDeleteOps", STAGE, "end-txn", "apply.delete_ack_ops",
+           "bound `apply = steps`: the pending-ack store's delete of the txn's ACK ops lands",
+           "`MetadataPendingAckStore.applyTerminal` (`deleteAckOpsForSegmentSubscriptionAndTxn`)",
+           (Message(PAS, STORE, "delete ACK ops of {txn}"),), fair=True),
     # -- dispatch ---------------------------------------------------------------------
     Action("dispatch", (("seg", str),), "dispatch", "dispatcher.dispatch",
            "the dispatcher of one subscription (`sub`, named only for sub2; bound `subs`) reads the next "
@@ -302,7 +344,7 @@ def markdown() -> str:
         out.append(f"| {f.name} | {_cell(f.section)} | {acts} | {_cell(f.text)} |")
     out += ["", "## Variants", "",
             "A variant is a list of named changes (`variants.py`): pip-text has none, merged the first "
-            "table's, fixed merged's and F1-F9. A fix names the model that fails without it.", "",
+            "table's, fixed merged's and F1-F10. A fix names the model that fails without it.", "",
             "| change | variant | flags | where | what | fails without it |", "|---|---|---|---|---|---|"]
     for variant, changes in (("merged", MERGED), ("fixed", FIXES)):
         for c in changes:
@@ -330,7 +372,7 @@ TAIL = [
     "right now (checked in every state by Atomicity), so it needs no extra state.",
     "",
     "Named state predicates (`self.predicates`), for each txn `t` (t1, t2, ...):",
-    "`Started_<t>`, `Finalized_<t>`, `Committed_<t>`, `MaterializedByLive_<t>`,",
+    "`Started_<t>`, `Finalized_<t>`, `Committed_<t>`, `Aborted_<t>`, `Decided_<t>`, `AbortHidden_<t>`, `MaterializedByLive_<t>`,",
     "`Collected_<t>`, `NoOpsLeft_<t>`.",
     "",
     "Actions that deserve weak fairness (liveness): "

@@ -165,7 +165,9 @@ def m_ops(m):
     return [(w.name, w.txn) for w in m.writes] + [(x.name, x.txn) for x in m.acks]
 
 
-def footprints(m) -> dict:
+def footprints(m) -> dict | None:
+    if m.apply_steps:   # not declared for the decision's stages: --por explores every interleaving
+        return None
     tn, sn, topo = m.txn_names, m.seg_names, m.topo
     F = _Fields(m)
     a, fp = m._a, {}
@@ -212,9 +214,9 @@ def footprints(m) -> dict:
         if m.flags.cas_finalizes:   # the CAS writes finalizedAt too
             decide_r |= {("_now",), ("_fincnt", t)}
             decide_w |= {("_hdr", t, "fin"), ("_fincnt", t)}
-        # the stock client waits for the answers to its sends and acks
+        # the stock client waits for the answers to its sends and acks, and aborts once one failed
         waits = {("_pubs", n) for n, x in m_ops(m) if x == m.txn_index[t]} if m.stock_client else set()
-        for d in m.decisions:
+        for d in m.decisions + (("ABORTED",) if m.stock_client and "ABORTED" not in m.decisions else ()):
             fp[a("endTxn", txn=t, decision=d)] = F.fp(
                 decide_r | waits | {("_client", t), ("_tcp", t)}, decide_w | {("_client", t, "phase")})
         fp[a("timeoutSweep", txn=t)] = F.fp(decide_r | {("_hdr", t), ("_now",)}, decide_w)

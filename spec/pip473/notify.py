@@ -16,6 +16,10 @@ Materialization: commit evicts the cache entry and applies the acks to the
 cursor; abort marks the txn aborted and drops the acks; then the participant
 deletes the op records it owns (`/txn-op/<txnId>/<seq>` on its segment).
 
+Bound `apply = "steps"` (merged/fixed): an event only issues the header
+reads; each read's return, the buffer's apply chain and the store's delete
+of its ACK ops are steps of their own, as the code runs them (apply.py).
+
 Bound `participants = "split"`: the transaction buffer and the pending-ack
 store are separate participants, each with its own cache and events (the
 merged code's two streams: one per written segment, one per (segment,
@@ -28,6 +32,7 @@ event comes.
 from __future__ import annotations
 
 from ..api import replace_at as _put
+from .apply import apply_acks, enqueue
 from .buffer import forget, max_read, prune_key
 from .pendingack import acks_to_apply, apply_to_cursor
 from .state import ABORTED, COMMITTED, OPEN, SUB_FIELDS, S
@@ -65,12 +70,19 @@ def fanout(m, s: S, t: int, new_state: str) -> tuple:
     return tuple(part)
 
 
-def materialize(m, s: S, j: int, t: int, decision: str, tb: bool = True, pas: bool = True, sub: int = 0) -> S:
+def materialize(m, s: S, j: int, t: int, decision: str, tb: bool = True, pas: bool = True, sub: int = 0,
+                found: bool = False) -> S:
     """The participant of segment j applies t's decision: the pending-ack
     store of subscription `sub` (`pas`: acks to its cursor or dropped, its
     ACK ops deleted) and the transaction buffer (`tb`: aborted record or
     mark, evict, its WRITE ops deleted, the watermark). Joint participants
-    always do both."""
+    always do both. With bound `apply = "steps"` the buffer's apply joins
+    its chain and the store's delete is a step of its own (apply.py);
+    `found`: recovery found the txn decided (its entry is its own)."""
+    if m.apply_steps:
+        if pas:
+            s = apply_acks(m, s, j, t, decision)
+        return enqueue(m, s, j, t, decision, found=found) if tb else s
     p = s.part[j]
     arec, wmark = s.arec, s.wmark
     f = SUB_FIELDS[sub]
@@ -106,6 +118,10 @@ def deliver_event(m, s: S, j: int, acks: bool = False, sub: int = 0) -> S:
     cache, field = (SUB_FIELDS[sub]["acache"], SUB_FIELDS[sub]["aevents"]) if acks else ("cache", "events")
     who = {"tb": not acks, "pas": acks or not m.split, "sub": sub}
     if m.flags.coalesced:
+        if m.apply_steps:   # triggerReconcile: a read of every OPEN header it caches, each returning later
+            reads = "areads" if acks else "reads"
+            return s._replace(part=_put(s.part, j, p._replace(
+                **{field: (), reads: getattr(p, reads) | getattr(p, cache)})))
         s = s._replace(part=_put(s.part, j, p._replace(**{field: ()})))
         for t in sorted(getattr(p, cache)):
             st = header_state(s, t)

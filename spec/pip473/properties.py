@@ -111,6 +111,10 @@ def _build(m, sc, f) -> None:
         z3.Implies(f["told"](t) == V("told-aborted"), decided(t) == V("ABORTED"))))
     inv["ReadCommitted"] = sc.forall(("Seg", "Pos"), lambda s, p: z3.And(
         dlv(s, p) != V("OPEN"), dlv(s, p) != V("ABORTED")))
+    # ReadCommitted's second clause alone: no entry is delivered once its txn
+    # is aborted (a buffer that knows the abort hides it), so a model can tell
+    # a lost abort from an entry delivered before its txn was decided.
+    inv["AbortedStaysHidden"] = sc.forall(("Seg", "Pos"), lambda s, p: dlv(s, p) != V("ABORTED"))
     # The ghost gcsnap is what the store held when the header was deleted
     # (ops left, live participants still pinning the txn), recorded beside
     # the GC's own check, so a GC that skips its check breaks this.
@@ -166,6 +170,10 @@ def _build(m, sc, f) -> None:
         pr[f"Started_{n}"] = hdr(t) != V("NONE")
         pr[f"Finalized_{n}"] = z3.And(z3.Or(hdr(t) == V("COMMITTED"), hdr(t) == V("ABORTED")), f["fin"](t))
         pr[f"Committed_{n}"] = decided(t) == V("COMMITTED")
+        pr[f"Aborted_{n}"] = decided(t) == V("ABORTED")
+        pr[f"Decided_{n}"] = decided(t) != V("")
+        # every entry of t on a live segment is one its buffer hides (isTxnAborted)
+        pr[f"AbortHidden_{n}"] = entries_of(t, lambda s, p: z3.Implies(up(s), f["skipped"](s, p)))
         pr[f"MaterializedByLive_{n}"] = matlive(t)
         pr[f"Collected_{n}"] = hdr(t) == V("GONE")
         pr[f"NoOpsLeft_{n}"] = f["opsleft"](t) == 0
@@ -280,8 +288,10 @@ def _participants(m, s: S) -> dict:
             continue
         seg = m.seg_names[j]
         up.add(seg)
-        if p.events or p.aevents or p.aevents2 or not (p.ready and p.aready and p.aready2):
-            # an event to handle, or a recovering buffer or store that will read its ops and headers
+        if p.events or p.aevents or p.aevents2 or not (p.ready and p.aready and p.aready2) or (
+                p.reads or p.chain or p.areads or p.adel):
+            # an event to handle, a recovering buffer or store that will read its ops and headers,
+            # or (apply = steps) header reads, an apply chain or an ACK-op delete in flight
             pending.add(seg)
         for t in chain(p.cache, p.acache, p.acache2):
             tracks.add((seg, tn[t]))
@@ -297,9 +307,15 @@ def _max_read(m, s: S) -> dict:
 
 
 def _in_flight(m, s: S) -> dict:
-    # a closed instance's send counts too: it may still delete its op
-    return {"inflight": {(m.txn_names[m.op_txn[k]], m.seg_names[pub.seg])
-                         for k, pub in enumerate(s.pubs) if pub.stage in UNANSWERED}}
+    # a closed instance's send counts too: it may still delete its op; and (apply =
+    # steps) a closed instance's read, apply or delete of the txn's ops there
+    out = {(m.txn_names[m.op_txn[k]], m.seg_names[pub.seg]) for k, pub in enumerate(s.pubs) if pub.stage in UNANSWERED}
+    for j, z in enumerate(s.zomb):
+        if z is not None:
+            p = z[1]
+            for t in chain(p.reads, (c[0] for c in p.chain), p.areads, p.adel):
+                out.add((m.txn_names[t], m.seg_names[j]))
+    return {"inflight": out}
 
 
 def _acks_written(m, s: S) -> dict:
@@ -333,7 +349,7 @@ PARTS = (
     (("cursor", "cursor2"), _acked),
     (("part",), _participants),
     (("part", "ledger"), _max_read),
-    (("pubs",), _in_flight),
+    (("pubs", "zomb"), _in_flight),
     (("ackw",), _acks_written),
     (("dlv",), lambda m, s: {"dlv": worst_deliveries(((m.seg_names[j], m.pos_names[pos - 1]), st)
                                                      for (j, pos, st) in s.dlv)}),
@@ -346,3 +362,43 @@ def observe(m, s: S) -> dict:
     for _, part in PARTS:
         out.update(part(m, s))
     return out
+
+
+# Each property and state predicate in one sentence, in Pulsar's terms, for
+# the finding reports (`Spec.property_text`, checker/reports/explain.py).
+PROPERTY_TEXT = {
+    "Atomicity": "no entry of an aborted transaction is delivered, no live transaction buffer hides an entry of a "
+                 "committed one, and no send or ack is admitted after the coordinator decided its transaction",
+    "NoAbortedDelivered": "no consumer receives an entry of a transaction that aborted",
+    "CommittedVisible": "no live transaction buffer filters out (`isTxnAborted`) an entry of a committed transaction",
+    "NoLateAdmission": "no send or ack of a transaction is admitted after the coordinator decided it",
+    "NoLostCommittedAck": "a committed transaction's ack reaches the subscription's cursor before its ACK op record "
+                          "is deleted",
+    "NoAbortedAck": "every position a cursor covers was acknowledged by a committed transaction",
+    "AcksFixedAtDecision": "no ACK op record is written after its transaction was decided",
+    "SingleFinalization": "a header never leaves its first decision, `finalizedAt` is written once, and the client "
+                          "is told the decision that was made",
+    "ReadCommitted": "no consumer receives an entry of a transaction that is still OPEN or was aborted",
+    "AbortedStaysHidden": "no consumer receives an entry after its transaction aborted",
+    "GcSafety": "the GC deletes a header only once the transaction is decided and no op record and no live "
+                "participant that holds it remain",
+    "MaxReadPositionSafe": "a live buffer's `getMaxReadPosition()` is below the first entry of every OPEN "
+                           "transaction on its segment",
+    "WatermarkSafe": "the persisted watermark is below the first entry of every OPEN transaction on its segment "
+                     "(the next recovery trusts it)",
+    "ParentFenced": "no entry lands in a parent segment after it was terminated",
+    "NoOrphanOp": "every op record of a decided transaction is held by a live participant that will delete it, or "
+                  "by a send still running, or has an event pending",
+    "NoMissedDecision": "a participant that pins the read position for a decided transaction has an event pending, "
+                        "a send of it running, or a fan-out the coordinator still owes",
+    # state predicates (the temporal properties' parts), per txn
+    "Started": "the transaction's header exists",
+    "Finalized": "the header is decided and finalized",
+    "Committed": "the transaction committed",
+    "Aborted": "the transaction aborted",
+    "Decided": "the coordinator decided the transaction",
+    "AbortHidden": "every live transaction buffer filters out (`isTxnAborted`) each entry of the transaction",
+    "MaterializedByLive": "no live participant holds the transaction any more (each applied its decision)",
+    "Collected": "the GC deleted the transaction's header",
+    "NoOpsLeft": "no op record of the transaction is left",
+}

@@ -47,16 +47,18 @@ prune the record while an entry of the txn is readable.
 from __future__ import annotations
 
 from ..api import replace_at as _put
+from .apply import wrote_watermark
 from .buffer import drop_in_flight, max_read, rekey, release_failed, track_in_flight, track_position
 from .notify import materialize
 from .pendingack import pas_ready
 from .segments import route
 from .state import (
     ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, CLOSED, COMMITTED, ABORTED, DONE, OPEN, OPPUT, PLAIN, REJECTED,
-    SUB_FIELDS, TODO, VALID, Pub, S,
+    PUB_TODO, SUB_FIELDS, TODO, VALID, Pub, S,
 )
 from .store import header_state, put_op
 
+CLOSED_STAGES = tuple(CLOSED.values())
 SENDING = (C_OPEN,) + tuple(C_ENDING.values())   # the client may still send (the late-write race)
 
 
@@ -157,6 +159,11 @@ def put_write_op(m, s: S, k: int):
         if m.flags.watermark_before_op and not any(o.txn == t and o.seg == j and o.kind == "write" for o in s.ops):
             # F2: t's first op on the segment (its entry since the header read has no position)
             changed["wmark"] = _put(s.wmark, j, max_read(s, j, p))
+            if m.apply_steps:   # the instance knows what it wrote; a closed one's version is stale now
+                p = p._replace(wmirror=max_read(s, j, p))
+                changed["part"] = _put(s.part, j, p)
+                if s.zomb[j] is not None:
+                    changed["zomb"] = _put(s.zomb, j, (s.zomb[j][0], s.zomb[j][1]._replace(wstale=True)))
         if t in p.cache:
             changed["part"] = _put(s.part, j, track_in_flight(s, j, p, t))
         return _pub(s, k, pub._replace(stage=OPPUT, seq=s.seqs[t]), **changed)
@@ -210,6 +217,14 @@ def ack(m, s: S, k: int):
     if s.part[j] is None or not pas_ready(m, s.part[j], a.sub) or getattr(s, f["rd"])[j] <= a.pos:
         return None   # the handle queues acks until its store's replay (or, joint, the recovery) completes
     field = f["acache"] if m.split else "cache"
+    if m.flags.acks_unchecked and m.apply_steps:
+        # merged, apply = steps: `appendAcks` puts the op; only once the put
+        # completes (`allOf(appends).thenRun`) does the txn join the store's
+        # open set and the handle's memory (`ack_open`)
+        changed = {"late": s.late | {t}} if header_state(s, t) != OPEN else {}
+        after = header_state(s, t) != OPEN
+        return _pub(s, i, Pub(OPPUT, j, a.pos, s.seqs[t]), ackw=s.ackw | {(t, j, a.pos, after, a.sub)},
+                    **changed, **put_op(s, t, "ack", j, a.pos, a.cumulative, a.sub))
     if m.flags.acks_unchecked:
         # merged: the pending-ack store writes the op without reading the
         # header, then counts the txn among its open ones (the cache)
@@ -231,6 +246,25 @@ def ack(m, s: S, k: int):
     return _pub(s, i, Pub(DONE, j, a.pos, s.seqs[t]), ackw=s.ackw | {(t, j, a.pos, after, a.sub)}, **changed)
 
 
+def ack_open(m, s: S, k: int):
+    """appendAckOpen (merged, apply = steps): the ack's op put completed:
+    the txn joins the store's open set (`openTxns.add`), the handle keeps
+    the ack in memory, and the client has its answer. An event that reached
+    the store between the put and now found the txn missing from its
+    snapshot (`triggerReconcile` reads only the open set)."""
+    a = m.acks[k]
+    i = len(m.writes) + k
+    pub = s.pubs[i]
+    if pub.stage != OPPUT or s.part[a.seg] is None:
+        return None
+    f = SUB_FIELDS[a.sub]
+    p = s.part[a.seg]
+    p = p._replace(**{f["acache"]: getattr(p, f["acache"]) | {a.txn}})
+    if m.flags.memory_acks:
+        p = p._replace(**{f["packs"]: getattr(p, f["packs"]) | {(a.txn, a.pos, a.cumulative)}})
+    return _pub(s, i, pub._replace(stage=DONE), part=_put(s.part, a.seg, p))
+
+
 def plain(m, s: S, k: int):
     """publishPlain: a non-transactional send, routed by its key, appended,
     then syncMaxReadPositionForNormalPublish (merged/fixed)."""
@@ -238,6 +272,8 @@ def plain(m, s: S, k: int):
         return None
     j = route(m.topo, s, m.plain_keys[k])
     if j is None or s.part[j] is None:   # mid-reshape, or the broker is down: the producer waits
+        return None
+    if m.producers_gated and not s.part[j].ready:   # handleProducer waits for the buffer's recovery
         return None
     pos = len(s.ledger[j]) + 1
     s = s._replace(ledger=_put(s.ledger, j, s.ledger[j] + (PLAIN,)), plain=k + 1)
@@ -248,13 +284,44 @@ def plain(m, s: S, k: int):
         if m.flags.sync_waits:
             return s                    # F7: recovery's completion recomputes
         p = p._replace(hold=pos)        # no txn loaded yet: the recompute gives the LAC
-        if m.recovery_steps and not p.wknown and s.wmark[j] >= 0:
+        if m.recovery_steps and not m.apply_steps and not p.wknown and s.wmark[j] >= 0:
             # the CAS expects no record (version -1) and fails; the buffer
             # re-reads the record's version, so the next CAS can succeed
             return s._replace(part=_put(s.part, j, p._replace(wknown=True)))
         s = s._replace(part=_put(s.part, j, p))
     v = max_read(s, j, p)
+    if m.apply_steps:   # persistWatermarkIfAdvanced: a CAS above the watermark it knows
+        if v <= p.wmirror:
+            return s
+        if p.wstale:   # lost on a version it does not know (a record it has not loaded, or the other
+            # instance's write), which it re-reads
+            p = p._replace(wstale=False, wmirror=s.wmark[j], wknown=p.wknown or not p.ready)
+            return s._replace(part=_put(s.part, j, p))
+        return wrote_watermark(s._replace(part=_put(s.part, j, p._replace(wmirror=v))), j, v)
     return s._replace(wmark=_put(s.wmark, j, v)) if v > s.wmark[j] else s
+
+
+def _closed_end(m, pub: Pub) -> Pub:
+    """A closed instance's send ends (its append failed, or its op put or
+    check rejected it). Its answer never reaches the client, whose connection
+    the unload closed: the stock client's producer resends the message to the
+    new owner (`ProducerImpl.resendMessages` on reconnect), so the operation
+    starts again; a permissive client sees the error. The model resends once
+    the closed send has ended (the producer may resend sooner; with fixed F10
+    the new owner takes no send before then)."""
+    return PUB_TODO if m.stock_client else pub._replace(stage=REJECTED)
+
+
+def _closed_memory(m, s: S, j: int, update) -> S:
+    """apply = steps: a closed instance kept for its reads and apply chain
+    (`S.zomb`) also sees its own sends' effects on its memory (the hold its
+    op put makes, what a failed append or op write releases), since its
+    watermark CAS reads it. Without such an instance nothing observes that
+    memory."""
+    if not m.apply_steps or s.zomb[j] is None:
+        return s
+    lac, p = s.zomb[j]
+    return s._replace(zomb=_put(s.zomb, j, (lac, update(p))))
 
 
 def closed_put_op(m, s: S, k: int):
@@ -267,7 +334,9 @@ def closed_put_op(m, s: S, k: int):
     w, pub = m.writes[k], s.pubs[k]
     if pub.stage != CLOSED[CHECKED]:
         return None
-    return _pub(s, k, pub._replace(stage=CLOSED[OPPUT], seq=s.seqs[w.txn]), **put_op(s, w.txn, "write", pub.seg, 0))
+    j, t = pub.seg, w.txn
+    s = _closed_memory(m, s, j, lambda p: track_in_flight(s, j, p, t) if t in p.cache else p)
+    return _pub(s, k, pub._replace(stage=CLOSED[OPPUT], seq=s.seqs[t]), **put_op(s, t, "write", j, 0))
 
 
 def closed_op_fails(m, s: S, k: int):
@@ -275,7 +344,8 @@ def closed_op_fails(m, s: S, k: int):
     pub = s.pubs[k]
     if not m.op_fail or pub.stage != CLOSED[CHECKED]:
         return None
-    return _pub(s, k, pub._replace(stage=REJECTED))
+    s = _pub(s, k, _closed_end(m, pub))
+    return _closed_memory(m, s, pub.seg, lambda p: release_failed(m, s, pub.seg, p, m.writes[k].txn, k, CLOSED_STAGES))
 
 
 def closed_validate(m, s: S, k: int):
@@ -287,7 +357,7 @@ def closed_validate(m, s: S, k: int):
         return None
     if header_state(s, w.txn) == OPEN:
         return _pub(s, k, pub._replace(stage=CLOSED[VALID]))
-    return _pub(s, k, pub._replace(stage=REJECTED),
+    return _pub(s, k, _closed_end(m, pub),
                 ops=frozenset(o for o in s.ops if not (o.txn == w.txn and o.seq == pub.seq)))
 
 
@@ -303,7 +373,9 @@ def closed_append(m, s: S, k: int):
         changed["ops"] = frozenset(o for o in s.ops if not (o.txn == w.txn and o.seq == pub.seq))
     if m.flags.rekey_late:
         changed["arec"] = rekey(m, s, pub.seg, w.txn, 0, k)
-    return _pub(s, k, pub._replace(stage=REJECTED), **changed)
+    s = _pub(s, k, _closed_end(m, pub), **changed)
+    j, t = pub.seg, w.txn
+    return _closed_memory(m, s, j, lambda p: release_failed(m, s, j, drop_in_flight(p, t), t, k, CLOSED_STAGES))
 
 
 # The steps a send may take from each unfinished stage, in the order `next`

@@ -78,10 +78,34 @@ def unload(m, s: S, j: int) -> S:
     on (stage CLOSED): `MetadataTransactionBuffer.internalAppend` checks
     `closed` only on entry, so a send past that check still puts its op,
     possibly after the new owner's recovery scanned the ops; its ledger
-    append fails (publish.closed_append). Pruning: as a crash, only while
-    the broker holds something to lose, or while it has such a send."""
-    pubs = tuple(p._replace(stage=CLOSED[p.stage]) if p.seg == j and p.stage in CLOSED else p for p in s.pubs)
-    return s._replace(part=_put(s.part, j, None), pubs=pubs, unloads=s.unloads - 1)
+    append fails (publish.closed_append). With bound `apply = "steps"` its
+    reconcile reads and apply chain, and its pending-ack store's, go on too
+    (`closeAsync` waits for neither): the closed instance is kept in
+    `S.zomb` with the ledger's length at the close, until it has nothing
+    left to do (apply.py). A buffer still recovering has no reads or chain
+    yet (its events wait), and the model does not run the rest of its
+    recovery after the close (the reference's recovery tasks go with the
+    broker too); its pending-ack store's deletes in flight go on. Pruning: as a crash, only while the broker holds something to
+    lose, or while it has such a send."""
+    nw = len(m.writes)   # an ack in flight (apply = steps: its put done, not answered) fails with the connection
+    pubs = tuple((p._replace(stage=CLOSED[p.stage]) if k < nw else p._replace(stage=REJECTED))
+                 if p.seg == j and p.stage in CLOSED else p for k, p in enumerate(s.pubs))
+    old = s.part[j]
+    s = s._replace(part=_put(s.part, j, None), pubs=pubs, unloads=s.unloads - 1)
+    if m.apply_steps and (old.reads or old.chain or old.areads or old.adel):
+        # its event subscriptions are closed: the events pending for it are gone
+        s = s._replace(zomb=_put(s.zomb, j, (len(s.ledger[j]), old._replace(events=(), aevents=(), aevents2=()))))
+    return s
+
+
+def closing(m, s: S, j: int) -> bool:
+    """The closed instance of segment j still has work: a send past its
+    check (stage CLOSED), or, with apply = steps, reads or an apply chain.
+    fixed F10 makes the new owner's load wait for it."""
+    return any(p.seg == j and p.stage in CLOSED_STAGES for p in s.pubs) or (m.apply_steps and s.zomb[j] is not None)
+
+
+CLOSED_STAGES = frozenset(CLOSED.values())
 
 
 def recover(m, s: S, j: int) -> S:
@@ -92,6 +116,8 @@ def recover(m, s: S, j: int) -> S:
     completes later (`recover_complete`), with dispatch running meanwhile."""
     if m.flags.async_recovery:
         p = EMPTY_PART._replace(hold=len(s.ledger[j]), ready=False)
+        if m.apply_steps and s.wmark[j] >= 0:   # it knows no watermark yet: a CAS would expect none
+            p = p._replace(wstale=True)
         if m.pas_recovers:   # each pending-ack store replays on its own (recover_acks)
             p = p._replace(aready=False, aready2=m.subs < 2)
         return s._replace(part=_put(s.part, j, p))
@@ -103,14 +129,23 @@ def recover_watermark(m, s: S, j: int) -> S:
     starts there when it exists (F6 gates only the getter, `read_limit`)."""
     p = s.part[j]
     hold = p.hold if s.wmark[j] < 0 else s.wmark[j]
-    return s._replace(part=_put(s.part, j, p._replace(loaded=1, hold=hold, wknown=True)))
+    p = p._replace(loaded=1, hold=hold, wknown=True)
+    if m.apply_steps:
+        p = p._replace(wstale=False, wmirror=s.wmark[j])
+    return s._replace(part=_put(s.part, j, p))
 
 
 def recover_aborted(m, s: S, j: int) -> S:
     """recovery = steps, step 2: load the segment's aborted records into the
     aborted set (F8: re-key the waiting ones at the LAC)."""
-    p = s.part[j]
-    return _rekey_waiting(m, s._replace(part=_put(s.part, j, p._replace(loaded=2))), j)
+    p = s.part[j]._replace(loaded=2)
+    if m.apply_steps:   # the in-memory aborted set is what this scan finds
+        p = p._replace(abrt=_aborted_here(s, j))
+    return _rekey_waiting(m, s._replace(part=_put(s.part, j, p)), j)
+
+
+def _aborted_here(s: S, j: int) -> frozenset:
+    return frozenset(a[1] for a in s.arec if a[0] == j)
 
 
 def _rekey_waiting(m, s: S, j: int) -> S:
@@ -133,8 +168,11 @@ def recover_complete(m, s: S, j: int) -> S:
     if old is None:
         p = EMPTY_PART
     elif own:   # the buffer's fields anew (nothing reached them while it recovered), the stores' kept
-        p = old._replace(cache=frozenset(), tpos=frozenset(), abrt=frozenset(), hold=-1, ready=True, loaded=0,
+        abrt = old.abrt if m.apply_steps and old.loaded >= 2 else frozenset()   # apply = steps: loaded by its scan
+        p = old._replace(cache=frozenset(), tpos=frozenset(), abrt=abrt, hold=-1, ready=True, loaded=0,
                          wknown=False)
+        if m.apply_steps and old.loaded < 1:   # recovery = atomic: it loads the watermark now
+            p = p._replace(wstale=False, wmirror=s.wmark[j])
     else:
         p = EMPTY_PART._replace(events=old.events, aevents=old.aevents, aevents2=old.aevents2)
     wrote = {o.txn for o in writes}
@@ -168,11 +206,18 @@ def recover_complete(m, s: S, j: int) -> S:
             p = p._replace(tpos=p.tpos | {(t, RECOVERED)}, hold=hold if p.hold < 0 else min(p.hold, hold))
         else:
             p = p._replace(tpos=p.tpos | {(t, min(mine))})
+    loaded = old is not None and old.loaded >= 2
+    if m.apply_steps:
+        # recovery = atomic: the aborted set loads now; applyHeaderForRecovery adds an
+        # ABORTED txn at once, before its apply runs on the chain
+        p = p._replace(abrt=(p.abrt if loaded else _aborted_here(s, j))
+                       | {t for t, d in decided if d == ABORTED and t in wrote})
     s = s._replace(part=_put(s.part, j, p))
-    if not (old is not None and old.loaded >= 2):   # recovery = atomic: the aborted set loads now
+    if not loaded:   # recovery = atomic: the aborted set loads now
         s = _rekey_waiting(m, s, j)
     for t, d in decided:
-        s = materialize(m, s, j, t, d, **({"tb": t in wrote, "pas": t in acked} if m.split else {}))
+        s = materialize(m, s, j, t, d, found=True,
+                        **({"tb": t in wrote, "pas": t in acked} if m.split else {}))
         if t in acked2:   # the second subscription's pending-ack store (split only)
             s = materialize(m, s, j, t, d, tb=False, pas=True, sub=1)
     return s
@@ -199,6 +244,8 @@ def recover_acks(m, s: S, j: int, sub: int = 0) -> S:
         else:
             decided.append((t, COMMITTED if st == COMMITTED else ABORTED))
     p = s.part[j]
+    if m.apply_steps:   # every txn found joins the open set; `applyTerminal` then takes the decided out
+        opened |= {t for t, _ in decided}
     s = s._replace(part=_put(s.part, j, p._replace(**{f["acache"]: getattr(p, f["acache"]) | opened,
                                                        f["aready"]: True})))
     for t, d in decided:

@@ -7,7 +7,10 @@ properties' symbols computed from the cells as `observe` computes them
 
 It states the bounds the corpus and the standard models use: the three
 variants, split participants, one subscription, point watches, topic
-unloads, no trimming; other bounds are refused with one line.
+unloads (with F10's drain in fixed; the stock client's resend only where
+F1 deletes the closed send's op), no trimming, a decision applied in one
+step (`apply = atomic`), ungated producers; other bounds are refused with
+one line.
 """
 
 from __future__ import annotations
@@ -42,7 +45,10 @@ class Pip473Relation(Relation):
         c = m.constants
         for bound, ok in (("participants", c["participants"] == "split"), ("subs", c["subs"] == 1),
                           ("trim", not m.trim), ("watches", not m.oneshot or not m.flags.coalesced),
-                          ("replies", not m.owed)):
+                          ("replies", not m.owed), ("apply", not m.apply_steps),
+                          ("producers", not m.producers_gated),
+                          # a resent send leaves its closed op behind without F1: two op records of one send
+                          ("client", not (c["unloads"] and m.stock_client and not m.flags.validate_after_op))):
             if not ok:
                 raise self.unsupported(f"bound {bound} = {c[bound]!r}")
         self.lay = Layout(m)

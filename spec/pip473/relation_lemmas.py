@@ -94,7 +94,18 @@ def lemmas(rel) -> dict:
             Implies(stage(k, "op", "valid"), And(s.v("ppos", k) == 0, s.v("pseq", k) >= 1)),
             Implies(stage(k, "done"), And(s.v("ppos", k) >= 1, s.v("pseq", k) >= 1)),
             Implies(stage(k, "rejected"), s.v("ppos", k) == 0),
+            # bound unloads: a closed instance's send, as its live stage (its append fails: no position)
+            Implies(stage(k, "closed-checked"), And(s.v("ppos", k) == 0, s.v("pseq", k) == -1)),
+            Implies(stage(k, "closed-op", "closed-valid"), And(s.v("ppos", k) == 0, s.v("pseq", k) >= 1)),
             Not(stage(k, "appended"))) for k in W)
+    if m.constants["unloads"] and f.drain_closed:
+        # F10: a closed instance's send runs only while its segment has no owner (the next one loads after it
+        # ends), an unload was spent for it, and before its put it has no op record
+        closed = lambda k: stage(k, "closed-checked", "closed-op", "closed-valid")
+        out["ClosedSendsAtAnUnloadedSegment"] = each(Implies(closed(k), And(
+            Or([And(s.v("pseg", k) == j, Not(s.v("up", j))) for j in J]),
+            s.v("unloads") < m.constants["unloads"],
+            Implies(stage(k, "closed-checked"), Not(s.v("opx", k))))) for k in W)
     out["OpOfAPutSend"] = each(Implies(s.v("opx", k), And(s.v("pseq", k) >= 1, Not(stage(k, "checked")))) for k in K)
     out["SeqsCountThePuts"] = each(
         s.v("seqs", t) == 1 + z3.Sum([z3.If(s.v("pseq", k) >= 1, 1, 0) for k in lay.ops_of[t]] or [z3.IntVal(0)])
@@ -109,7 +120,8 @@ def lemmas(rel) -> dict:
     out["OpenTxnsKeepTheirOps"] = each(Implies(And(stage(k, "done"), hst_is(s, m.op_txn[k], "OPEN")), s.v("opx", k))
                                        for k in K)
     out["CollectedLeavesNoAdmittedOp"] = each(
-        Implies(And(hst_is(s, m.op_txn[k], "GONE"), s.v("opx", k)), stage(k, "op", "rejected")) for k in K)
+        Implies(And(hst_is(s, m.op_txn[k], "GONE"), s.v("opx", k)), stage(k, "op", "rejected", "closed-op"))
+        for k in K)
 
     # -- the ledgers, the merge and the dispatcher ------------------------------------------------
     out["LedgerIsAPrefix"] = each(And((s.v("tag", j, i) != NO_TAG) == (i <= s.v("llen", j)),
@@ -175,7 +187,12 @@ def lemmas(rel) -> dict:
     out["HoldAndWatermarkWithinTheLedger"] = each(
         And(s.v("hold", j) <= s.v("llen", j), s.v("wmark", j) <= s.v("llen", j)) for j in J)
     if f.watermark_before_op:
-        out["WatermarkPersistedBeforeTheFirstOp"] = each(Implies(write_op_on(s, t, j), s.v("wmark", j) >= 0)
+        # (a closed instance's send puts its op without F2's watermark: its append will fail, and F10 keeps
+        # the next owner's recovery from reading the segment until the send has ended and deleted its op)
+        live_op = lambda t, j: Or([And(s.v("opx", k), s.v("pseg", k) == j,
+                                       Not(stage(k, "closed-checked", "closed-op", "closed-valid")))
+                                   for k in lay.ops_of[t] if k < lay.W] or [FALSE])
+        out["WatermarkPersistedBeforeTheFirstOp"] = each(Implies(live_op(t, j), s.v("wmark", j) >= 0)
                                                          for j in J for t in T)
     if m.split:
         out["AckOpsAreCached"] = each(Implies(And(s.v("up", j), s.v("aready", j), ack_op_on(s, t, j)),
@@ -210,10 +227,10 @@ def lemmas(rel) -> dict:
         for j in J for t in T)
 
     # -- crash and recovery --------------------------------------------------------------------
-    budget = m.constants["crashes"]
+    budget = m.constants["crashes"] + m.constants["unloads"]   # an unload takes a broker down as a crash does
     out["CrashBudget"] = z3.Sum([z3.If(Or(And(Not(status(j, "ABSENT")), Not(s.v("up", j))),
                                          And(s.v("up", j), Not(s.v("ready", j)))), 1, 0) for j in J]) \
-        + s.v("crashes") <= budget
+        + s.v("crashes") + (s.v("unloads") if m.constants["unloads"] else 0) <= budget
     out["RecoveringBufferKnowsNothing"] = each(Implies(And(s.v("up", j), Not(s.v("ready", j))), And(
         [Not(s.v(x, j, t)) for x in ("cache", "abrt") for t in T]
         + [Not(s.v("tpos", j, t, q)) for t in T for q in range(RECOVERED, lay.L + 1)])) for j in J)

@@ -129,6 +129,13 @@ def ack(s: St, k: int):
 # -- bound unloads: the sends of a closed buffer instance (publish.closed_*) ------------
 
 
+def closed_end(s: St, k: int) -> St:
+    """publish._closed_end: the stock client resends the send (back to todo); a permissive one sees it fail."""
+    if s.ctx.m.stock_client:
+        return pub(s, k, TODO, seg=-1, pos=0, seq=-1)
+    return pub(s, k, REJECTED)
+
+
 def closed_put_op(s: St, k: int, j: int):
     t = s.ctx.m.writes[k].txn
     guard = z3.And(stage_is(s, k, CLOSED[CHECKED]), s.v("pseg", k) == j)
@@ -138,14 +145,14 @@ def closed_put_op(s: St, k: int, j: int):
 def closed_op_fails(s: St, k: int, j: int):
     m = s.ctx.m
     guard = z3.And(stage_is(s, k, CLOSED[CHECKED]), s.v("pseg", k) == j) if m.op_fail else FALSE
-    return guard, pub(s, k, REJECTED)
+    return guard, closed_end(s, k)
 
 
 def closed_validate(s: St, k: int, j: int):
     m = s.ctx.m
     t = m.writes[k].txn
     guard = z3.And(stage_is(s, k, CLOSED[OPPUT]), s.v("pseg", k) == j) if m.flags.validate_after_op else FALSE
-    rejected = pub(delete_own_op(s, t, k), k, REJECTED)
+    rejected = closed_end(delete_own_op(s, t, k), k)
     return guard, St.ite(s.v("hst", t) == E(s, "HSt", "OPEN"), pub(s, k, CLOSED[VALID]), rejected)
 
 
@@ -159,7 +166,7 @@ def closed_append(s: St, k: int, j: int):
         out = delete_own_op(out, t, k)
     if f.rekey_late:
         out = rekey(out, j, t, 0, k)
-    return guard, pub(out, k, REJECTED)
+    return guard, closed_end(out, k)
 
 
 def plain(s: St, k: int, j: int):

@@ -74,6 +74,9 @@ def unload(s: St, j: int):
 def recover(s: St, j: int):
     m = s.ctx.m
     guard = z3.And(z3.Not(s.v("up", j)), s.v("status", j) != E(s, "Status", "ABSENT"))
+    if m.flags.drain_closed and m.constants["unloads"]:   # F10: the closed instance's sends have ended
+        guard = z3.And(guard, z3.Not(any_of(z3.And(s.v("pseg", k) == j, stage_is(s, k, *CLOSED.values()))
+                                            for k in range(s.ctx.W))))
     if m.flags.async_recovery:   # the constructor's LAC (F6 gates the getter: relation_parts.read_limit)
         part = {("up", j): TRUE, ("hold", j): s.v("llen", j), ("ready", j): FALSE}
         if m.pas_recovers:       # the pending-ack store replays on its own (recover_acks)

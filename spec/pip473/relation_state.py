@@ -97,7 +97,9 @@ class Layout:
         for name, values in (("HSt", HST), ("Status", STATUS), ("Client", CLIENT), ("Stage", stages), ("Dec", DEC)):
             sc.enum(name, values)
         b, i = Bool(), lambda lo, hi: Int(lo, hi)
-        maxseq = 1 + max((len(x) for x in self.ops_of), default=0)
+        # a put per op slot, and per unload one more for each send the stock client resends (publish._closed_end)
+        resends = m.constants["unloads"] if m.stock_client else 0
+        maxseq = 1 + max((len(x) + resends * sum(k < self.W for k in x) for x in self.ops_of), default=0)
         for name, typ in (("now", i(0, ticks)), ("reshape", i(0, 3)), ("crashes", i(0, m.constants["crashes"])),
                           ("failovers", i(0, m.constants["failovers"])), ("unloads", i(0, m.constants["unloads"])),
                           ("plain", i(0, len(m.plain_keys)))):

@@ -94,9 +94,15 @@ def end_txn(s: St, t: int, d: str):
     m = s.ctx.m
     cl = s.v("client", t)
     waiting = any_of(z3.Not(stage_is(s, k, DONE, REJECTED)) for k in m.op_slots[t]) if m.stock_client else FALSE
+    # the stock client aborts once a send or ack of the txn failed, whatever the model's decisions
+    failed = any_of(stage_is(s, k, REJECTED) for k in m.op_slots[t]) if m.stock_client else FALSE
     busy = any_of(s.v("tcp", t, step, r) for step in s.ctx.steps for r in REPLY)
-    guard = z3.And(z3.Not(z3.And(client_is(s, t, "open"), waiting)),
-                   z3.Or(client_is(s, t, "open"), z3.And(cl == E(s, "Client", ENDING[d]), z3.Not(busy))))
+    opened = z3.And(client_is(s, t, "open"), z3.Not(waiting))
+    if d == COMMITTED:
+        opened = z3.And(opened, z3.Not(failed))
+    if d not in m.decisions:   # only the stock client's forced abort
+        opened = z3.And(opened, failed)
+    guard = z3.Or(opened, z3.And(cl == E(s, "Client", ENDING[d]), z3.Not(busy)))
     step = LIST if m.tc_steps else "fin"
     ending = {("client", t): E(s, "Client", ENDING[d])}
     opened = add_work(decide(s, t, d), t, step, d).set(ending)

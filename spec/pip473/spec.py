@@ -91,9 +91,11 @@ Variants (flags in `variants.py`, read inside the action bodies):
   keeps the header while ops remain; recovery holds maxReadPosition at the
   watermark or the LAC; the pending-ack handle applies only in-memory acks
   and its replay re-seeds only txn ids.
-* fixed: merged plus nine changes, the smallest set found that makes every
-  safety property hold at the standard bounds (models/pip473/fixed.toml)
-  and with crashes anywhere (fixed-crash-anywhere.toml):
+* fixed: merged plus ten changes, the smallest set found that makes every
+  safety property hold at the standard bounds (models/pip473/fixed.toml),
+  with crashes anywhere (fixed-crash-anywhere.toml) and across a topic
+  unload whose closed instance keeps working (fixed-unload.toml,
+  unload-*-fixed.toml):
   F1 (publishValidate) admission moves after the op put: a linearizable
      header re-read (not the cache) admits the write; a decided header
      rejects it, and the broker deletes its op and materializes the decision
@@ -126,6 +128,14 @@ Variants (flags in `variants.py`, read inside the action bodies):
      re-drives the fan-out of every decided txn whose ops remain: a failover
      between the decision CAS and the publish otherwise leaves the
      participants pinned until the GC's retention passes.
+  F10 (recovery, bound `unloads`) the new owner loads an unloaded segment
+     only once the closed instance is done: its sends past their check have
+     ended, its reconcile reads have returned and its apply chain is empty
+     (Pulsar: `closeAsync` completes only then, and the topic's close, which
+     the ownership release waits for, waits for it). Otherwise the closed
+     instance's op put, aborted record, watermark CAS and op delete land
+     between the new owner's scans: a stalled buffer, an aborted entry
+     delivered, a lost watermark CAS that leaves an op for good.
   Each change is necessary: `variants.FIXES` names the model that fails
   without it, with the property and the trace's length (ACTIONS.md prints
   the table; tests/test_pip473.py checks each).
@@ -134,6 +144,18 @@ Recovery keeps its hold: a txn recovery finds OPEN is tracked at the
 position RECOVERED (state.py), as Pulsar's TxnEntry.recoveryDiscovered, and a
 later append of the same txn does not re-key it; re-keying released the hold
 on the earlier entry (fixed failed MaxReadPositionSafe in 12 states).
+
+Bound `apply` (merged/fixed): `atomic` (the default) joins an event's
+header reads and each participant's apply with its metadata calls in the
+event's step; `steps` runs them as the code does, each a step (apply.py):
+the reads return one by one, the buffer's apply chain (`stateTail`) puts
+the aborted record, CASes the watermark and deletes the WRITE ops, the
+pending-ack store deletes its ACK ops after its handle applied them;
+isTxnAborted answers from the in-memory aborted set. With `unloads`, the
+closed instance (`S.zomb`) goes on with its reads and chain. Atomic is a
+claim: docs/pip473.md's atomicity table says why each join is sound where
+no instance is closed, and tests/test_apply_audit.py checks it at small
+bounds.
 
 Extra properties beyond the issue's six: NoOrphanOp (an op record of a
 decided txn that no live participant will ever materialize: the GC re-drives
@@ -154,21 +176,21 @@ from functools import partial
 from ..api import Bound, Spec, SpecError
 from . import catalog
 from . import coordinator as tc
-from . import publish, recovery, segments
+from . import apply, publish, recovery, segments
 from .buffer import prune_aborted
 from .dispatcher import dispatch
 from .footprints import footprints
 from .notify import deliver_event
 from .store import header_state
 from .plan import parse_acks, parse_plain, parse_writes
-from .properties import PARTS, declare, observe
+from .properties import PARTS, PROPERTY_TEXT, declare, observe
 from .symmetry import getter, op_slots, permute, plan_classes, signatures
 from .state import (
     ABSENT, ABORTED, CLOSED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO,
     SUB_NAMES, S,
 )
 from .variants import BOUND_NEEDS, VARIANTS
-from .view import state_vars
+from .view import LEGEND, state_vars
 
 
 class Pip473(Spec):
@@ -184,7 +206,7 @@ class Pip473(Spec):
     # properties see those only through their effects.
     observed_fields = ("hdr", "ops", "arec", "wmark", "ledger", "status", "cursor", "part", "pubs",
                        "client", "fincnt", "decided", "late", "dlv", "ackw", "gcsnap", "fence", "retained", "tcp",
-                       "cursor2")
+                       "cursor2", "zomb")
     bounds = {
         "txns": Bound(2, "number of transactions (t1, t2, ...)", lo=1, hi=3),
         "writes": Bound("t1:0", "transactional sends, txn:routing-key each (keys 0..3)"),
@@ -192,9 +214,12 @@ class Pip473(Spec):
         "plain": Bound("", "non-transactional sends, a routing key each (keys 0..3), sent in order"),
         "reshape": Bound("merge", "one split or merge during the run", choices=("none", "merge", "split")),
         "decisions": Bound("commit", "what clients ask endTxn for", choices=("commit", "abort", "both")),
-        "client": Bound("permissive", "stock = the stock client: it sends endTxn only once every send and ack "
-                        "of the txn has its answer, and sends nothing after; permissive = sends and acks may "
-                        "still arrive at a broker after endTxn (a resend after a reconnect, another client)",
+        "client": Bound("stock", "stock = the Java client (TransactionImpl, ProducerImpl): it sends endTxn only "
+                        "once every send and ack of the txn has its answer, aborts instead of committing once "
+                        "one failed, sends nothing after endTxn, and resends a send whose answer an unload cut "
+                        "off to the new owner; permissive = sends and acks may still arrive at a broker after "
+                        "endTxn (a broker that goes on with a send the client gave up on, a client that does "
+                        "not track its sends), and a failed send does not force an abort",
                         choices=("permissive", "stock")),
         "crashes": Bound(1, "participant broker crashes", lo=0, hi=2),
         "failovers": Bound(1, "TC failovers", lo=0, hi=2),
@@ -202,6 +227,20 @@ class Pip473(Spec):
                          "is closed and a new owner loads the segment, while the sends the closed instance took "
                          "go on (their op puts land, their appends fail)",
                          lo=0, hi=2),
+        "apply": Bound("atomic", "merged/fixed: how a participant applies a decision; atomic = an event's header "
+                       "reads, the buffer's apply and the pending-ack store's, with their metadata calls, in "
+                       "the event's step; steps = the code's stages, each a step: each header read returns, "
+                       "the buffer's apply chain (its in-memory part, the aborted record's put, the "
+                       "watermark CAS, the WRITE ops' delete) and the store's ACK-op delete; isTxnAborted "
+                       "answers from the in-memory aborted set; and an unloaded instance's reads and chain go "
+                       "on after its close (needs participants = split and subs = 1)",
+                       choices=("atomic", "steps")),
+        "producers": Bound("ungated", "merged/fixed: who may publish a non-transactional entry while the "
+                           "segment's transaction buffer recovers; ungated = any producer (a path that does not "
+                           "wait for the buffer); gated = none: `ServerCnx.handleProducer` adds a producer only "
+                           "after `checkIfTransactionBufferRecoverCompletely`, whose PIP-473 buffer answers "
+                           "`recoveryFuture` for every producer (docs/pip473.md, the producer gate)",
+                           choices=("ungated", "gated")),
         "ticks": Bound(0, "logical clock units; 0 = deadlines and retention may pass at any moment", lo=0, hi=4),
         "timeout": Bound(0, "txn timeout, in clock units", lo=0, hi=4),
         "retention": Bound(0, "GC retention window after finalization, in clock units", lo=0, hi=4),
@@ -262,6 +301,10 @@ class Pip473(Spec):
         self.recovery_steps = c["recovery"] == "steps" and self.flags.async_recovery
         # the pending-ack stores replay on their own, not inside the buffer's recovery (recovery.recover_acks)
         self.pas_recovers = self.split and self.flags.async_recovery
+        self.apply_steps = c["apply"] == "steps" and self.flags.coalesced
+        self.producers_gated = c["producers"] == "gated" and self.flags.async_recovery
+        if self.apply_steps and (not self.split or self.subs > 1):
+            raise SpecError("bound apply = \"steps\" needs participants = \"split\" and subs = 1")
         self.oneshot = c["watches"] == "zk-oneshot" and not self.flags.coalesced
         self.topo = segments.TOPOLOGIES[c["reshape"]]
         self.timeout, self.retention = c["timeout"], c["retention"]
@@ -303,11 +346,12 @@ class Pip473(Spec):
         self.seg_labels.update({(name, 1): tuple(a(name, seg=x, sub=SUB_NAMES[1]) for x in self.seg_names)
                                 for name in ("recoverAcks", "deliverAckEvent", "dispatch")})
         self.end_labels = {(t, d): a("endTxn", txn=x, decision=d)
-                           for t, x in enumerate(self.txn_names) for d in self.decisions}
+                           for t, x in enumerate(self.txn_names) for d in (COMMITTED, ABORTED)}
         self.ack_labels = tuple(a("appendAck", op=ak.name, txn=self.txn_names[ak.txn], seg=self.seg_names[ak.seg],
                                   pos=ak.pos, cumulative=ak.cumulative,
                                   **({"sub": SUB_NAMES[ak.sub]} if ak.sub else {}))
                                 for ak in self.acks)
+        self.ack_open_labels = tuple(("appendAckOpen",) + label[1:] for label in self.ack_labels)
         declare(self)
 
     @classmethod
@@ -338,7 +382,7 @@ class Pip473(Spec):
             reshape=0,
             part=tuple(EMPTY_PART if st != ABSENT else None for st in status),
             crashes=self.constants["crashes"], tcp=frozenset(), failovers=self.constants["failovers"],
-            unloads=self.constants["unloads"],
+            unloads=self.constants["unloads"], zomb=(None,) * nseg if self.apply_steps else (),
             client=(C_NONE,) * n, pubs=(PUB_TODO,) * len(self.op_txn),
             fincnt=(0,) * n, decided=("",) * n, late=frozenset(), dlv=frozenset(), ackw=frozenset(),
             gcsnap=((),) * n, fence=(-1,) * nseg, plain=0, retained=(1,) * nseg,
@@ -376,17 +420,27 @@ class Pip473(Spec):
             t2 = publish.ack(self, s, k)
             if t2 is not None:
                 yield self.ack_labels[k], t2
+            elif self.apply_steps:
+                t2 = publish.ack_open(self, s, k)
+                if t2 is not None:
+                    yield self.ack_open_labels[k], t2
         # Client endTxn (and its retry after a TC failover lost the answer).
         # The stock client first waits for the answers to its sends and acks.
+        # The stock client also aborts once a send or ack of the txn failed (TransactionImpl.commit).
         for t in range(len(tn)):
             cl = s.client[t]
-            if self.stock_client and cl == C_OPEN and any(
-                    s.pubs[k].stage not in ("done", "rejected") for k in self.op_slots[t]):
-                continue
-            if cl == C_OPEN or cl in C_ENDING.values() and not any(x[0] == t for x in s.tcp):
-                for d in self.decisions:
-                    if cl == C_OPEN or cl == C_ENDING[d]:
-                        yield self.end_labels[t, d], tc.end_txn(self, s, t, d)
+            failed = False
+            if self.stock_client and cl == C_OPEN:
+                stages = [s.pubs[k].stage for k in self.op_slots[t]]
+                if any(x not in ("done", "rejected") for x in stages):
+                    continue
+                failed = "rejected" in stages
+            if cl == C_OPEN:
+                for d in (ABORTED,) if failed else self.decisions:
+                    yield self.end_labels[t, d], tc.end_txn(self, s, t, d)
+            elif cl in C_ENDING.values() and not any(x[0] == t for x in s.tcp):
+                d = COMMITTED if cl == C_ENDING[COMMITTED] else ABORTED
+                yield self.end_labels[t, d], tc.end_txn(self, s, t, d)
         for (t, step, d) in sorted(s.tcp):
             if step == "fin":
                 if not self.owed:
@@ -411,8 +465,14 @@ class Pip473(Spec):
         for j, p in enumerate(s.part):
             if s.status[j] == ABSENT:
                 continue
+            if self.apply_steps:   # a closed instance's reads and apply chain go on (apply.py)
+                z = s.zomb[j]
+                if z is not None:
+                    for name, t, t2 in apply.steps(self, s, j, closed=True):
+                        yield a(name, seg=sn[j], txn=tn[t], closed=True), t2
             if p is None:
-                yield by_seg["recover"][j], recovery.recover(self, s, j)
+                if not (self.flags.drain_closed and recovery.closing(self, s, j)):   # F10
+                    yield by_seg["recover"][j], recovery.recover(self, s, j)
                 continue
             if not p.ready:
                 if self.recovery_steps and p.loaded < 2:
@@ -424,6 +484,9 @@ class Pip473(Spec):
                     yield by_seg["recoverComplete"][j], recovery.recover_complete(self, s, j)
             elif p.events:
                 yield by_seg["deliverEvent"][j], deliver_event(self, s, j)
+            if self.apply_steps:
+                for name, t, t2 in apply.steps(self, s, j, closed=False):
+                    yield a(name, seg=sn[j], txn=tn[t], closed=False), t2
             # each pending-ack store: its own replay, then its events (pas_ready)
             if self.pas_recovers:
                 if not p.aready:
@@ -441,11 +504,14 @@ class Pip473(Spec):
                     yield by_seg["deliverAckEvent", 1][j], deliver_event(self, s, j, acks=True, sub=1)
             # A crash only matters when the broker holds something to lose; an
             # unload also while a send of the closing instance can still act.
-            holds = not self.prune or (p.cache or p.events or p.abrt or p.packs or p.acache or p.aevents
-                                       or p.packs2 or p.acache2 or p.aevents2)
+            # (with durable aborted records the in-memory set is the records', reloaded by recovery)
+            holds = not self.prune or (p.cache or p.events or p.abrt and not self.flags.durable_aborts or p.packs
+                                       or p.acache or p.aevents or p.packs2 or p.acache2 or p.aevents2
+                                       or p.reads or p.chain or p.areads or p.adel)
             if s.crashes > 0 and holds:
                 yield by_seg["crash"][j], recovery.crash(self, s, j)
-            if s.unloads > 0 and (holds or any(pub.seg == j and pub.stage in CLOSED for pub in s.pubs)):
+            if s.unloads > 0 and (holds or any(pub.seg == j and pub.stage in CLOSED for pub in s.pubs)) and (
+                    not self.apply_steps or s.zomb[j] is None):   # one closed instance at a time
                 yield by_seg["unload"][j], recovery.unload(self, s, j)
         # Ledger trimming and the pruning of aborted records.
         if self.trim:
@@ -476,6 +542,17 @@ class Pip473(Spec):
                 t2 = dispatch(self, s, j, 1)
                 if t2 is not None:
                     yield by_seg["dispatch", 1][j], t2
+
+    # The finding reports' words (checker/reports/explain.py): each property in
+    # one sentence, the trace's fields in Pulsar's names, and the client a run needs.
+    property_text = PROPERTY_TEXT
+    legend = LEGEND
+    report_bounds = {"client": {
+        "stock": "the stock Java client: `TransactionImpl` ends a txn only once every send and ack has its "
+                 "answer, and aborts it when one failed; its producer resends a send an unload cut off",
+        "permissive": "not the stock Java client: a send or ack reaches a broker after `endTxn`, or a txn "
+                      "commits although a send failed (a client that does not wait for its sends' answers, "
+                      "or a broker still processing a send its client gave up on)"}}
 
     def observe(self, s: S):
         return observe(self, s)

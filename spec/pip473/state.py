@@ -118,6 +118,21 @@ class Part(NamedTuple):
             runs on its own, not after the buffer's recovery: its acks, its
             events and its dispatcher (a consumer is let back in only once
             the store is ready) wait for it; True otherwise
+    Bound apply = "steps" (merged/fixed; notify.py, apply.py): the stages the
+    code runs a decision in, each a step:
+    reads:  txns whose header the buffer's reconcile is reading (`triggerReconcile`
+            issued the reads; each returns in a step of its own)
+    chain:  the buffer's apply chain (`stateTail`), in order: (txn, decision,
+            stage, prune key); the head's stage is the metadata call in flight
+            (REC the aborted record's put, WM the watermark CAS, DEL the WRITE
+            ops' delete), a later item waits (MEM) for its in-memory update
+    areads: txns whose header the pending-ack store's reconcile is reading
+    adel:   txns whose ACK ops the pending-ack store is deleting (its handle
+            already committed or aborted them)
+    wmirror, wstale: apply = steps: the watermark this instance last read or
+            wrote (-1: none), and whether the record's version has moved
+            since (the other instance, closed or new, wrote it): its next
+            watermark CAS then fails
     """
 
     cache: frozenset
@@ -136,7 +151,17 @@ class Part(NamedTuple):
     packs2: frozenset = frozenset()
     aready: bool = True
     aready2: bool = True
+    reads: frozenset = frozenset()
+    chain: tuple = ()
+    areads: frozenset = frozenset()
+    adel: frozenset = frozenset()
+    wmirror: int = -1
+    wstale: bool = False
 
+
+# Stages of an item of the buffer's apply chain (Part.chain), bound apply = "steps":
+# its in-memory update not run yet, then the metadata calls of applyTerminalNow in order.
+MEM, REC, WM, DEL = "mem", "record", "watermark", "delete"
 
 EMPTY_PART = Part(frozenset(), frozenset(), frozenset(), frozenset(), (), -1)
 
@@ -195,6 +220,10 @@ class S(NamedTuple):
     rd2: tuple = ()
     # topic unloads left (bound `unloads`)
     unloads: int = 0
+    # bound apply = "steps" with unloads: per seg, the closed buffer instance
+    # (a Part) whose reconcile reads and apply chain, and its pending-ack
+    # store's, go on after closeAsync; None when it has nothing left. () otherwise
+    zomb: tuple = ()
 
 
 # Per subscription (0, 1), the names of its fields in S and in Part.

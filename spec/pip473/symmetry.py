@@ -106,7 +106,9 @@ class _Renaming:
     def part(self, x: Part | None) -> Part | None:
         p, moved = self.p, self.moved
         if x is None or (moved.isdisjoint(x.cache) and moved.isdisjoint(x.abrt) and moved.isdisjoint(x.acache)
-                         and moved.isdisjoint(x.acache2)
+                         and moved.isdisjoint(x.acache2) and moved.isdisjoint(x.reads)
+                         and moved.isdisjoint(x.areads) and moved.isdisjoint(x.adel)
+                         and not any(c[0] in moved for c in x.chain)
                          and not (x.tpos and any(t in moved for t, _ in x.tpos))
                          and not (x.packs and any(t in moved for t, _, _ in x.packs))
                          and not (x.packs2 and any(t in moved for t, _, _ in x.packs2))
@@ -118,7 +120,9 @@ class _Renaming:
                     frozenset(p[t] for t in x.abrt), frozenset((p[t], pos, c) for t, pos, c in x.packs),
                     queue(x.events), x.hold, x.ready, frozenset(p[t] for t in x.acache), queue(x.aevents),
                     x.loaded, x.wknown, frozenset(p[t] for t in x.acache2), queue(x.aevents2),
-                    frozenset((p[t], pos, c) for t, pos, c in x.packs2), x.aready, x.aready2)
+                    frozenset((p[t], pos, c) for t, pos, c in x.packs2), x.aready, x.aready2,
+                    frozenset(p[t] for t in x.reads), tuple((p[t], *rest) for t, *rest in x.chain),
+                    frozenset(p[t] for t in x.areads), frozenset(p[t] for t in x.adel), x.wmirror, x.wstale)
 
     def tcp(self, tcp: frozenset) -> frozenset:
         p = self.p
@@ -145,13 +149,14 @@ class _Renaming:
         move, memo = self.per_txn, self._memo
         (now, hdr, seqs, ops, arec, wmark, status, ledger, cursor, rd, reshape, part, crashes,
          tcp, failovers, client, pubs, fincnt, decided, late, dlv, ackw, gcsnap, fence, plain, retained,
-         cursor2, rd2, unloads) = s
+         cursor2, rd2, unloads, zomb) = s
         return _new(S, (
             now, _kept(move(hdr), hdr), _kept(move(seqs), seqs), memo("ops", ops), memo("arec", arec),
             wmark, status, memo("ledger", ledger), cursor, rd, reshape, memo("part", part), crashes,
             memo("tcp", tcp), failovers, _kept(move(client), client), _kept(self.pubs(pubs), pubs),
             _kept(move(fincnt), fincnt), _kept(move(decided), decided), memo("late", late),
-            dlv, memo("ackw", ackw), _kept(move(gcsnap), gcsnap), fence, plain, retained, cursor2, rd2, unloads))
+            dlv, memo("ackw", ackw), _kept(move(gcsnap), gcsnap), fence, plain, retained, cursor2, rd2, unloads,
+            _kept(tuple(z if z is None else (z[0], self.part(z[1])) for z in zomb), zomb)))
 
 
 _new = tuple.__new__
@@ -196,8 +201,10 @@ def signatures(m, s: S) -> dict:
             t in p.acache,
             () if m.flags.coalesced else tuple((i, st) for i, (u, st) in enumerate(p.aevents) if u == t),
             t in p.acache2, tuple(sorted((pos, c) for u, pos, c in p.packs2 if u == t)),
-            () if m.flags.coalesced else tuple((i, st) for i, (u, st) in enumerate(p.aevents2) if u == t))
-            for p in s.part)
+            () if m.flags.coalesced else tuple((i, st) for i, (u, st) in enumerate(p.aevents2) if u == t),
+            t in p.reads, tuple((i, *rest) for i, (u, *rest) in enumerate(p.chain) if u == t), t in p.areads,
+            t in p.adel)
+            for p in s.part + tuple(z and z[1] for z in s.zomb))
         out[t] = out[t] + (
             tuple(sorted(o[1:] for o in s.ops if o.txn == t)),
             tuple(sorted((j, key) for j, u, key in s.arec if u == t)), led, parts,

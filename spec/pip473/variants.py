@@ -5,12 +5,14 @@ pip-text  the document as written: every flag off.
 merged    pip-text plus the shipped code's departures (protocol-notes.md,
           "PIP-473 as written versus as merged"), its recovery facts and the
           merged-code mechanisms modelled so far: `MERGED` below.
-fixed     merged plus F1-F9, the smallest change set found to make every
-          safety property hold at the standard bounds and with crashes
-          anywhere: `FIXES` below, each with the model that fails without it
-          (tests/test_pip473.py drops each in turn and checks that model).
+fixed     merged plus F1-F10, the smallest change set found to make every
+          safety property hold at the standard bounds, with crashes
+          anywhere, and (F10) across a topic unload whose closed instance
+          keeps working: `FIXES` below, each with the model that fails
+          without it (tests/test_pip473.py drops each in turn and checks
+          that model).
 
-A variant is its list of changes, so "fixed = merged + F1..F9" is true by
+A variant is its list of changes, so "fixed = merged + F1..F10" is true by
 construction; ACTIONS.md prints the table (spec/pip473/catalog.py).
 """
 
@@ -38,6 +40,7 @@ class Flags(NamedTuple):
     sync_waits: bool = False            # F7
     rekey_late: bool = False            # F8
     takeover_redrive: bool = False      # F9 (tc = steps)
+    drain_closed: bool = False          # F10 (unloads)
 
 
 class Evidence(NamedTuple):
@@ -134,6 +137,11 @@ FIXES = (
            "with tc = steps, a new TC re-drives the fan-out of every decided txn whose ops remain before "
            "it serves",
            (Evidence("tc-failover-fanout-fixed", "NoMissedDecision", 8),)),
+    Change("F10", {"drain_closed": True}, "recovery",
+           "on a topic unload the new owner loads the segment only once the closed instance is done: its "
+           "sends past their check have failed and deleted their ops (F1), its reconcile reads have "
+           "returned and its apply chain is empty (`closeAsync` completes then)",
+           (Evidence("fixed-unload", "GcSafety", 12), Evidence("unload-abort-fixed", "Atomicity", 19))),
 )
 
 
@@ -165,4 +173,6 @@ BOUND_NEEDS = {
     "recovery": ("async_recovery", True),  # the text recovers in one step
     "watches": ("coalesced", False),      # header watches: the point-watch variant only
     "unloads": ("op_first", True),        # the text's send appends first: a closed ledger leaves nothing
+    "apply": ("coalesced", True),         # the text's point watches apply a decision in one step
+    "producers": ("async_recovery", True),  # the text's buffer recovers in one step
 }

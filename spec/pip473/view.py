@@ -23,6 +23,11 @@ from .state import PLAIN, RECOVERED, SUB_NAMES, UNKEYED, Header, S
 _NO_KEY = "unkeyed"   # an aborted record with no prune key yet (F8: UNKEYED)
 
 
+def _key(key: int) -> object:
+    """A chain item's prune key: none yet (FOUND, an entry recovery made), unkeyed (F8)."""
+    return {-2: "-", UNKEYED: _NO_KEY}.get(key, key)
+
+
 def _pos(tpos: int) -> object:
     """A tracked position: 0 is an append in flight, RECOVERED one recovery found."""
     return {0: "in-flight", RECOVERED: "recovered"}.get(tpos, tpos)
@@ -50,15 +55,20 @@ def state_vars(m, s: S) -> dict:
     def acks(packs):
         return frozenset(Record(txn=txn(t), pos=pos, cumulative=cum) for t, pos, cum in packs)
 
+    def chain(items):
+        return tuple(Record(txn=txn(t), decision=d, stage=stage, key=_key(key)) for t, d, stage, key in items)
+
     def part(p):
         if p is None:
             return "down"
+        steps = {"reads": txns(p.reads), "chain": chain(p.chain), "areads": txns(p.areads),
+                 "adel": txns(p.adel), "wmirror": p.wmirror, "wstale": p.wstale} if m.apply_steps else {}
         return Record(
             cache=txns(p.cache), tpos=frozenset(Record(txn=txn(t), pos=_pos(pos)) for t, pos in p.tpos),
             abrt=txns(p.abrt),
             packs=acks(p.packs), events=events(p.events), hold=p.hold, ready=p.ready, acache=txns(p.acache),
             aevents=events(p.aevents), loaded=p.loaded, wknown=p.wknown, acache2=txns(p.acache2),
-            aevents2=events(p.aevents2), packs2=acks(p.packs2), aready=p.aready, aready2=p.aready2)
+            aevents2=events(p.aevents2), packs2=acks(p.packs2), aready=p.aready, aready2=p.aready2, **steps)
 
     def pub(p):
         return Record(stage=p.stage, seg=sn[p.seg] if p.seg >= 0 else "-", pos=p.pos, seq=p.seq)
@@ -96,7 +106,60 @@ def state_vars(m, s: S) -> dict:
         "retained": per_seg(s.retained),
         "unloads": s.unloads,
     }
+    if m.apply_steps:   # bound apply = steps: the closed instances still at work
+        out["zomb"] = per_seg(s.zomb, lambda z: "-" if z is None else Record(lac=z[0], instance=part(z[1])))
     if s.cursor2:   # bound subs = 2
         out["cursor2"] = per_seg(s.cursor2, cursor)
         out["rd2"] = per_seg(s.rd2)
     return out
+
+
+# The trace's fields in Pulsar's names, for the finding reports' legends
+# (`Spec.legend`, checker/reports/explain.py): what each is in the merged
+# code; docs/pip473-state.md says what each holds and how it is encoded.
+LEGEND = {
+    "hdr": "the header record `/txn/<txnId>` (`TxnHeader`: state, `timeoutMs`, `finalizedAt`)",
+    "seqs": "the store's sequential-key counter under `/txn-op/<txnId>/`",
+    "ops": "the op records `/txn-op/<txnId>/<seq>` (`TxnOp`: WRITE with placeholder positions, or ACK)",
+    "arec": "the aborted records `/txn/segment-state/<segment>/aborted/<txnId>`, each keyed for pruning",
+    "wmark": "the persisted watermark `/txn/segment-state/<segment>/watermark` (`SegmentWatermark`)",
+    "status": "the segment's state in the scalable topic's layout (PIP-460/468)",
+    "ledger": "the segment's managed ledger, entry by entry",
+    "cursor": "the subscription's managed cursor (mark-delete position and individual acks)",
+    "rd": "the dispatcher's read position",
+    "part": "the broker that owns the segment: its `MetadataTransactionBuffer` and `MetadataPendingAckStore`",
+    "part.cache": "`MetadataTransactionBuffer.txns`, its OPEN entries",
+    "part.tpos": "`TxnEntry.firstPosition`, or `recoveryDiscovered` (pos `recovered`), or none yet (`in-flight`)",
+    "part.abrt": "`MetadataTransactionBuffer.abortedTxns` (with `apply = steps`)",
+    "part.packs": "the acks `PendingAckHandleImpl` holds in memory",
+    "part.events": "a segment event (`subscribeSegmentEvents`) not yet handled",
+    "part.hold": "`maxReadPosition` as the buffer holds it (recovery, an append in flight)",
+    "part.ready": "`recoveryFuture` completed",
+    "part.acache": "`MetadataPendingAckStore.openTxns`",
+    "part.aevents": "a subscription event (`subscribeSubscriptionEvents`) not yet handled",
+    "part.loaded": "how far `recover()` has got: 1 the watermark, 2 the aborted records",
+    "part.wknown": "a recovering buffer knows the watermark record's version",
+    "part.aready": "`MetadataPendingAckStore.recoveryFuture` completed (the handle is ready)",
+    "part.reads": "the `getHeader` reads `triggerReconcile` has in flight",
+    "part.chain": "`stateTail`: the `applyTerminalNow` calls queued, the head's metadata call in flight",
+    "part.areads": "the pending-ack store's `getHeader` reads in flight",
+    "part.adel": "`deleteAckOpsForSegmentSubscriptionAndTxn` calls in flight",
+    "part.wmirror": "`MetadataTransactionBuffer.watermark`, the watermark it last read or wrote",
+    "part.wstale": "`watermarkVersion` is not the record's version any more (its next CAS fails)",
+    "zomb": "the buffer instance a topic unload closed (`closeAsync`), still running its reads and apply chain",
+    "crashes": "broker crashes the model still allows",
+    "unloads": "topic unloads the model still allows",
+    "tcp": "`TransactionCoordinatorV5`'s in-memory work: the fan-out it owes, the answer it owes",
+    "failovers": "coordinator failovers the model still allows",
+    "client": "the client's `TransactionImpl` state, and what it was told",
+    "pubs": "each send (`appendBufferToTxn`) and ack (`appendAcks`) of the plan, stage by stage",
+    "now": "the coordinator's clock, in timeout units",
+    "fincnt": "ghost: how often `finalizedAt` was written",
+    "decided": "ghost: the transaction's first decision",
+    "late": "ghost: transactions with a send or ack admitted after their decision",
+    "dlv": "ghost: each delivery to a consumer, with the header's state then",
+    "ackw": "ghost: each ACK op record written, and whether it came after the decision",
+    "gcsnap": "ghost: what the GC left when it deleted the header",
+    "fence": "ghost: a parent's ledger length when it was terminated",
+    "retained": "the managed ledger's first retained entry (after trimming)",
+}
