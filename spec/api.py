@@ -143,6 +143,10 @@ class Spec:
         self.witnesses: dict[str, z3.BoolRef] = {}
         # Named state predicates for temporal properties in model files.
         self.predicates: dict[str, z3.BoolRef] = {}
+        # Lemmas for `txncheck prove` (a model file's [prove] lemmas names those its proof
+        # assumes): each a Z3 formula over `schema`, as an invariant is, or a predicate of
+        # the state, `lambda s: ...`, in the spec's own terms (it runs as `next` does).
+        self.lemmas: dict[str, Any] = {}
         self.setup()
 
     # -- to implement -------------------------------------------------------

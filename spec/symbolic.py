@@ -285,6 +285,14 @@ class Relation:
         """A property (over the spec's schema) stated of a frame."""
         return z3.substitute(formula, *self.observation(f))
 
+    def frame(self, tag: str) -> Frame:
+        """One copy of the state symbols (System makes one per tag)."""
+        return Frame(self.schema, tag)
+
+    def lemma(self, f: Frame, formula: z3.BoolRef) -> z3.BoolRef:
+        """A lemma (over the state schema) stated of a frame."""
+        return f.over(formula)
+
     def unsupported(self, what: str) -> SpecError:
         return SpecError(f"the symbolic relation of {self.spec.name} does not state {what}")
 

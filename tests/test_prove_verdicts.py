@@ -86,16 +86,16 @@ def test_a_dead_action_is_named_unless_the_model_declares_it(capsys, tmp_path):
 
 
 def test_a_dropped_action_is_found_by_the_dead_action_check(capsys, monkeypatch):
-    from txncheck.spec.classic import twophase_relation
+    from txncheck.checker.symbolic.derive import DerivedRelation
     from txncheck.spec.symbolic import Act
 
-    real = twophase_relation.TwoPhaseRelation.actions
+    real = DerivedRelation.actions
 
     def without_abort(self):
         return [a if a.label[0] != "TMAbort" else Act(a.label, lambda f, step=a.step: (False, step(f)[1]))
                 for a in real(self)]
 
-    monkeypatch.setattr(twophase_relation.TwoPhaseRelation, "actions", without_abort)
+    monkeypatch.setattr(DerivedRelation, "actions", without_abort)
     rc, out, _ = run(capsys, "prove", TWOPHASE)
     assert rc == 3 and "action that can never fire under the invariant" in out and ": TMAbort" in out
 
@@ -203,8 +203,15 @@ def test_a_relation_that_agrees_is_recorded_and_then_proves_or_refutes(capsys, t
 
 
 def test_a_stale_agreement_is_not_a_proof(capsys, tmp_path):
+    """TwoPhase beside a hand-written relation (here the derived one, posing
+    as hand-written) whose recorded agreement is of other code."""
+    (tmp_path / "tp.py").write_text("from txncheck.spec.classic import twophase\n\n\n"
+                                    "class TwoPhase(twophase.TwoPhase):\n    pass\n")
+    (tmp_path / "tp_relation.py").write_text("from txncheck.checker.symbolic.derive import DerivedRelation\n\n\n"
+                                            "class TwoPhaseRelation(DerivedRelation):\n    derived = False\n")
     model = tmp_path / "tp.toml"
-    model.write_text(re.sub(r'(?m)^agreement = .*$', 'agreement = "0000000000000000"', TWOPHASE.read_text()))
+    model.write_text(TWOPHASE.read_text().replace('spec = "twophase"', 'spec = "tp.py:TwoPhase"')
+                     + 'agreement = "0000000000000000"\n')
     rc, out, _ = run(capsys, "prove", model)
     assert rc == 3 and "the relation's recorded agreement is of other code or bounds" in out
 

@@ -18,6 +18,12 @@ SPEC = '''"""{cls}: two processes share a lock (written by `txncheck new`).
 In variant "racy" a process checks that the lock is free and takes it in a
 second step, so both can pass the check: MutualExclusion fails. In "fixed"
 the check and the take are one atomic step.
+
+`txncheck prove {name}.toml` proves the fixed lock's properties for every
+reachable state from this code: LockHasAHolder is inductive by itself;
+MutualExclusion needs the lemma CritHoldsTheLock, which the model's [prove]
+table names (drop it, with --without, to see the counterexample to
+induction that calls for it).
 """
 
 from __future__ import annotations
@@ -46,10 +52,14 @@ class {cls}(Spec):
         sc.enum("Proc", self.procs)
         sc.enum("Pc", ("idle", "checked", "crit"))
         pc = sc.fun("pc", "Proc", Enum("Pc"))
-        sc.var("lock", Bool())    # observed too: a proof's lemmas name every field (txncheck prove --infer)
+        lock = sc.var("lock", Bool())    # observed too: a proof's lemmas name every field (txncheck prove --infer)
         crit = sc.const("Pc", "crit")
         self.invariants["MutualExclusion"] = sc.forall(
             ("Proc", "Proc"), lambda a, b: z3.Implies(z3.And(a != b, pc(a) == crit), pc(b) != crit))
+        # the lock is taken only by a process that enters the critical section
+        self.invariants["LockHasAHolder"] = z3.Implies(lock, sc.exists("Proc", lambda p: pc(p) == crit))
+        # Lemmas, for `txncheck prove`: facts the proof assumes and proves with the properties.
+        self.lemmas["CritHoldsTheLock"] = sc.forall("Proc", lambda p: z3.Implies(pc(p) == crit, lock))
 
     def init_states(self):
         yield State(("idle",) * len(self.procs), False)
@@ -83,7 +93,7 @@ variant = "{variant}"
 procs = 2
 [expect]
 {expect}
-'''
+{prove}'''
 
 
 def register(sub) -> None:
@@ -104,11 +114,13 @@ def run(args) -> int:
     files = {
         f"{name}.py": SPEC.format(cls=cls, name=name),
         f"{name}.toml": MODEL.format(name=name, cls=cls, variant="fixed", expect='verdict = "ok"',
-                                     desc="the lock taken atomically: mutual exclusion holds"),
+                                     desc="the lock taken atomically: mutual exclusion holds",
+                                     prove='[prove]  # txncheck prove: the lemmas its proof assumes (and proves)\n'
+                                           'lemmas = ["CritHoldsTheLock"]\n'),
         f"{name}-racy.toml": MODEL.format(
             name=name, cls=cls, variant="racy",
             expect='verdict = "violation"\nproperty = "MutualExclusion"\nlength = 5',
-            desc="check, then take: both processes reach the critical section"),
+            desc="check, then take: both processes reach the critical section", prove=""),
     }
     folder.mkdir(parents=True)
     for fname, text in files.items():
@@ -116,4 +128,5 @@ def run(args) -> int:
     print(f"wrote {folder}/: {', '.join(files)}")
     print(f"next: txncheck check {folder / (name + '-racy.toml')}   (finds the planted bug)")
     print(f"      txncheck check --all {folder}                (both models meet their [expect])")
+    print(f"      txncheck prove {folder / (name + '.toml')}           (the fixed lock, proved for every state)")
     return 0

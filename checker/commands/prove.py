@@ -60,6 +60,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..errors import UsageError
+    from ..symbolic.cti import write_cti
     from ..symbolic.induction import z3_deadline
     from ..symbolic.run import prove_model, write_bounded_trace
 
@@ -92,6 +93,7 @@ def run(args) -> int:
     error = None
     try:
         write_bounded_trace(report, args.out)
+        report.cti_file = write_cti(report, args.out)
     except OSError as exc:
         error = f"{exc.filename or args.out}: cannot write the counterexample trace ({exc.strerror or exc})"
     print(json.dumps(report.to_json()) if args.json else human(report), flush=True)
@@ -143,6 +145,8 @@ def _proof_lines(r: ProveReport) -> list[str]:
     if p.verdict == "not inductive":
         out.append(f"inductive step: {p.cti.clause} is not preserved ({p.step_seconds:.2f}s)")
         out += show_cti(schema, p.cti)
+        if getattr(r, "cti_file", None):
+            out.append(f"  written to {r.cti_file} (see it with: txncheck show {r.cti_file})")
         out.append("verdict: not inductive (state 1 may be unreachable: add a lemma that rules it out, "
                    "or look for a real violation with --bounded K)")
         return out

@@ -122,7 +122,7 @@ class Agreement:
             terms.append(guard)
             terms += [v for key, v in changes.items()]
             parts = conjuncts(guard)
-            self.coverage.conjuncts[i] = [str(c) for c in parts]
+            self.coverage.conjuncts[i] = [_text(c) for c in parts]
             self.coverage.fields[i] = list(range(len(terms), len(terms) + len(parts)))
             terms += parts
         Agreement._bundles += 1
@@ -240,6 +240,14 @@ class Agreement:
             if (lo is not None and v < lo) or (hi is not None and v > hi):
                 bad.append(f"{name}{list(key) if key else ''} = {v} is outside [{lo}, {hi}]")
         return [Disagreement("type", None, s, "; ".join(bad))] if bad else []
+
+
+def _text(c: z3.ExprRef, most: int = 160) -> str:
+    """A conjunct as the coverage report names it: Z3's own printer (z3py's
+    lays a term out as a tree, which costs seconds for a derived guard that
+    shares its subterms), cut short."""
+    text = " ".join(c.sexpr().split())
+    return text if len(text) <= most else text[:most - 3] + "..."
 
 
 def _constant(v: z3.ExprRef) -> bool:

@@ -159,7 +159,7 @@ def show_cti(schema, cti: CTI) -> list[str]:
     lines += [f"    {x}" for x in show_valuation(schema, cti.before)]
     lines.append(f"  action {show_action(cti.action)}")
     lines.append("  state 2 (what changed):")
-    lines += [f"    {x}" for x in show_valuation(schema, cti.after, only=changed)] or ["    (nothing)"]
+    lines += [f"    {x}" for x in show_valuation(schema, cti.after, only=changed, before=cti.before)] or ["    (nothing)"]
     lines.append(f"  clauses that fail in state 2: {', '.join(cti.failing)}")
     return lines
 

@@ -1,35 +1,57 @@
-"""Where a spec's relation comes from: a module beside the spec's, named for
-it, that defines `<SpecClass>Relation`:
+"""Where a spec's relation comes from: its own code (derive/, ADR 0011).
 
-    spec/classic/twophase.py        -> spec/classic/twophase_relation.py: TwoPhaseRelation
+`relation_for(spec)` derives the symbolic relation from the spec's `next`,
+`init_states` and `observe`; the relation of an equal spec (same class,
+code, variant and bounds) is derived once per process.
+
+A spec may still come with a hand-written relation, a class
+`<SpecClass>Relation` (a subclass of spec/symbolic.py's `Relation`) in a
+module beside the spec's, named for it, or in its package's `relation.py`:
+
     spec/pip473/spec.py (a package)  -> spec/pip473/relation.py: Pip473Relation
     examples/x/x.py (a spec file)    -> examples/x/x_relation.py
 
-A spec without one cannot be proved or checked symbolically (exit 2)."""
+Then that one is used (and `prove` wants its agreement with the spec
+recorded: agreement_run.py), unless `derived=True` asks for the derivation.
+"""
 
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from pathlib import Path
 
-from ...spec.api import Spec, SpecError
+from ...spec.api import Spec
 from ...spec.registry import _import_file
+from ...spec.source import code_files, file_digest
 from ...spec.symbolic import Relation
+from .derive import derive
+
+_DERIVED: dict[tuple, Relation] = {}
 
 
-def relation_class(spec_cls: type[Spec]) -> type[Relation]:
+def relation_for(spec: Spec, derived: bool = False) -> Relation:
+    if not derived:
+        cls = hand_written(type(spec))
+        if cls is not None:
+            return cls(spec)
+    code = tuple((str(p), file_digest(str(p))) for p in code_files(type(spec)))
+    key = (type(spec), code, spec.variant, json.dumps(spec.constants, sort_keys=True, default=str))
+    rel = _DERIVED.get(key)
+    if rel is None:
+        rel = _DERIVED[key] = derive(spec)
+    return rel
+
+
+def hand_written(spec_cls: type[Spec]) -> type[Relation] | None:
+    """The spec's hand-written relation class, or None."""
     want = f"{spec_cls.__name__}Relation"
     for mod in _candidates(spec_cls):
         cls = getattr(mod, want, None)
         if isinstance(cls, type) and issubclass(cls, Relation):
             return cls
-    raise SpecError(f"spec {spec_cls.name} has no symbolic relation (a class {want} in a module "
-                    f"{_module_file(spec_cls).stem}_relation.py beside the spec's, or relation.py in its package)")
-
-
-def relation_for(spec: Spec) -> Relation:
-    return relation_class(type(spec))(spec)
+    return None
 
 
 def _module_file(spec_cls) -> Path:

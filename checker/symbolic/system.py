@@ -39,7 +39,7 @@ class System:
         tag = str(tag)
         f = self._frames.get(tag)
         if f is None:
-            f = self._frames[tag] = Frame(self.relation.schema, tag)
+            f = self._frames[tag] = self.relation.frame(tag)
         return f
 
     def act(self, tag: str | int) -> z3.ArithRef:
@@ -94,7 +94,7 @@ class System:
         """Properties (over the spec's schema) and lemmas (over the state
         schema), stated of a frame."""
         out = {n: self.relation.property(f, p) for n, p in properties.items()}
-        out.update({n: f.over(p) for n, p in lemmas.items()})
+        out.update({n: self.relation.lemma(f, p) for n, p in lemmas.items()})
         return out
 
     def label(self, model: z3.ModelRef, act: z3.ArithRef) -> Action:
@@ -106,9 +106,15 @@ def show_action(label: Action) -> str:
     return f"{name}({', '.join(f'{k}={v}' for k, v in params)})" if params else name
 
 
-def show_valuation(schema, cells: Mapping[Key, Any], only: set[str] | None = None) -> list[str]:
+def show_valuation(schema, cells: Mapping[Key, Any], only: set[str] | None = None,
+                   before: Mapping[Key, Any] | None = None) -> list[str]:
     """One line per symbol: `tmState = init`, `rmState = {r1: working, ...}`,
-    a set as its members, a function's default values left out."""
+    a set as its members, a function's default values left out. A derived
+    relation's cells are shown as the spec's state (cti.py): with `before`,
+    what changed from it."""
+    render = getattr(schema, "render", None)
+    if render is not None:
+        return render(cells, only, before)
     lines = []
     for sym in schema.symbols.values():
         if only is not None and sym.name not in only:

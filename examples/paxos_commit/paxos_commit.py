@@ -99,6 +99,16 @@ class PaxosCommit(Spec):
         self.invariants["TCConsistent"] = sc.forall(("RM", "RM"), lambda a, b: z3.Not(z3.And(
             rm_state(a) == z3.StringVal("aborted"), rm_state(b) == z3.StringVal("committed"))))
         self.witnesses["SomeCommitted"] = sc.exists("RM", lambda r: rm_state(r) == z3.StringVal("committed"))
+        # Lemmas for `txncheck prove` (examples/paxos_commit/prove-typeok.toml): PaxosCommit_proof.tla
+        # in tlaplus/Examples (specifications/transaction_commit, commit 77b15b44) proves PCTypeOK with
+        # the invariant PCTypeOK /\ AccInv /\ MsgInv1b /\ IsFiniteSet(msgs); the last holds here as
+        # every message is built from the constants.
+        # AccInv: an acceptor has voted (bal # -1) exactly when it holds a value
+        self.lemmas["AccInv"] = sc.forall(("RM", "Acceptor"), lambda r, a: (val(r, a) == z3.StringVal("none"))
+                                          == (bal(r, a) == -1))
+        # MsgInv1b: a phase 1b message that reports a vote reports a value (msgs is not observed,
+        # so this lemma reads the state as next does)
+        self.lemmas["MsgInv1b"] = self.msg_inv_1b
 
     def _acts(self) -> None:
         """The actions, built once."""
@@ -108,7 +118,19 @@ class PaxosCommit(Spec):
                           for r in self.rms] for b in self.ballots]
         self.a_decide = ("Decide", ())
         self.a_acc = [(("Phase1b", (("acc", a),)), ("Phase2b", (("acc", a),))) for a in self.accs]
-        self.r_index = {r: i for i, r in enumerate(self.rms)}
+        # The messages an action may read (the TLA+ `\E m \in msgs` over the Message set), built
+        # once: `m in msgs` for each, not a scan of msgs, so that every test is one a reader (and
+        # txncheck prove) can see. A phase 1b message reports a vote of a lower ballot than its
+        # own (-1 and "none" for no vote); phase 2a proposes "prepared" or "aborted".
+        voted = tuple((x, v) for x in self.ballots for v in VALUES[:2])
+        self.m_1a = tuple((k, b, ("phase1a", rm, b)) for k, rm in enumerate(self.rms) for b in self.ballots[1:])
+        self.m_2a = tuple((k, b, v, ("phase2a", rm, b, v)) for k, rm in enumerate(self.rms)
+                          for b in self.ballots for v in VALUES[:2])
+        self.m_2a_of = {(rm, b): tuple(("phase2a", rm, b, v) for v in VALUES[:2])
+                        for rm in self.rms for b in self.ballots}
+        self.m_1b_of = {(rm, b): tuple(("phase1b", rm, b, x, v, acc) for x, v in ((-1, "none"),) + voted if x < b
+                                       for acc in self.accs)
+                        for rm in self.rms for b in self.ballots}
 
     def init_states(self):
         blank = ((0, -1, "none"),) * len(self.accs)
@@ -123,16 +145,6 @@ class PaxosCommit(Spec):
     def next(self, s: State):
         rm_state, a_state, msgs = s
         rms = self.rms
-        phase1a, phase2a, sent2a, phase1b = [], [], set(), {}
-        for m in msgs:
-            t = m[0]
-            if t == "phase1a":
-                phase1a.append(m)
-            elif t == "phase2a":
-                phase2a.append(m)
-                sent2a.add((m[1], m[2]))
-            elif t == "phase1b":
-                phase1b.setdefault((m[1], m[2]), []).append(m)
 
         # \E rm \in RM: RMPrepare(rm) \/ RMChooseToAbort(rm) \/ RMRcvCommitMsg(rm) \/ RMRcvAbortMsg(rm)
         committed, aborted = COMMIT in msgs, ABORT in msgs
@@ -153,14 +165,14 @@ class PaxosCommit(Spec):
             for i, rm in enumerate(rms):
                 a_1a, a_2a = self.a_leader[b][i]
                 yield a_1a, State(rm_state, a_state, msgs | {("phase1a", rm, b)})
-                if (rm, b) in sent2a:
+                if any(m in msgs for m in self.m_2a_of[rm, b]):   # ~\E m \in msgs: a phase 2a of (rm, b)
                     continue
-                got = phase1b.get((rm, b), ())
+                got = {m for m in self.m_1b_of[rm, b] if m in msgs}
                 for ms in self.majorities:  # \E MS \in Majority
-                    mset = [m for m in got if m[5] in ms]
+                    mset = {m for m in got if m[5] in ms}
                     # \A ac \in MS: \E m \in mset: m.acc = ac; one binding at most, as an acceptor
                     # sends one phase 1b per ballot (its mbal rises past it)
-                    if any(all(m[5] != ac for m in mset) for ac in ms):
+                    if not all(any(m[5] == ac for m in mset) for ac in ms):
                         continue
                     maxbal = max((m[3] for m in mset), default=-1)
                     # CHOOSE m \in mset: m.bal = maxbal; all such m carry one value (one 2a per ballot)
@@ -179,23 +191,22 @@ class PaxosCommit(Spec):
                     yield self.a_decide, t
 
         # \E acc \in Acceptor: Phase1b(acc) \/ Phase2b(acc)
-        r_index = self.r_index
         for j, acc in enumerate(self.accs):
             a_1b, a_2b = self.a_acc[j]
-            for m in phase1a:  # \E m \in msgs: m.type = "phase1a" /\ ...
-                _, ins, b = m
-                k = r_index[ins]
-                mbal, bal, val = a_state[k][j]
-                if mbal < b:
-                    row = _put(a_state[k], j, (b, bal, val))
-                    yield a_1b, State(rm_state, _put(a_state, k, row),
-                                      msgs | {("phase1b", ins, b, bal, val, acc)})
-            for m in phase2a:  # \E m \in msgs: m.type = "phase2a" /\ ...
-                _, ins, b, v = m
-                k = r_index[ins]
-                if a_state[k][j][0] <= b:
+            for k, b, m in self.m_1a:  # \E m \in msgs: m.type = "phase1a" /\ ...
+                if m in msgs:
+                    mbal, bal, val = a_state[k][j]
+                    if mbal < b:
+                        row = _put(a_state[k], j, (b, bal, val))
+                        yield a_1b, State(rm_state, _put(a_state, k, row),
+                                          msgs | {("phase1b", m[1], b, bal, val, acc)})
+            for k, b, v, m in self.m_2a:  # \E m \in msgs: m.type = "phase2a" /\ ...
+                if m in msgs and a_state[k][j][0] <= b:
                     row = _put(a_state[k], j, (b, b, v))
-                    yield a_2b, State(rm_state, _put(a_state, k, row), msgs | {("phase2b", ins, b, v, acc)})
+                    yield a_2b, State(rm_state, _put(a_state, k, row), msgs | {("phase2b", m[1], b, v, acc)})
+
+    def msg_inv_1b(self, s: State) -> bool:
+        return not any(m[0] == "phase1b" and m[3] != -1 and m[4] == "none" for m in s.msgs)
 
     def observe(self, s: State):
         cells = [((r, a), x) for r, row in zip(self.rms, s.aState) for a, x in zip(self.accs, row)]

@@ -62,6 +62,7 @@ class TwoPhase(Spec):
         self.predicates["AllDecided"] = sc.forall(
             "RM", lambda r: one_of(rm_state(r), ("committed", "aborted"))
         )
+        self._lemmas(sc)
         # Actions, built once.
         self._a_commit = ("TMCommit", ())
         self._a_abort = ("TMAbort", ())
@@ -71,6 +72,43 @@ class TwoPhase(Spec):
             for r in self.rms
         ]
         self._prepared_msg = [("Prepared", r) for r in self.rms]
+
+    def _lemmas(self, sc) -> None:
+        """The inductive invariant of TwoPhase_proof.tla in tlaplus/Examples
+        (specifications/transaction_commit, commit 77b15b44), one clause per
+        lemma, in our words: with TPTypeOK and TCConsistent they are inductive
+        at every bound (`txncheck prove models/classic/twophase-rm3.toml`)."""
+        import z3
+
+        V = z3.StringVal
+        rm_state, tm_state = sc.symbols["rmState"], sc.symbols["tmState"].ref
+        tm_prepared, msgs = sc.symbols["tmPrepared"], sc.symbols["msgs"]
+        commit, abort = msgs(sc.const("Msg", "Commit")), msgs(sc.const("Msg", "Abort"))
+        prep = {r: msgs(sc.const("Msg", f"Prepared_{r}")) for r in self.rms}
+        rm = {r: sc.const("RM", r) for r in self.rms}
+        every = self.rms
+        self.lemmas.update({
+            # the TM sends at most one decision
+            "OneDecisionSent": z3.Not(z3.And(commit, abort)),
+            # the TM's state says which decision it has sent, if any
+            "TMStateMatchesSent": z3.And(
+                z3.Implies(tm_state == V("init"), z3.And(z3.Not(commit), z3.Not(abort))),
+                z3.Implies(tm_state == V("committed"), commit),
+                z3.Implies(tm_state == V("aborted"), abort)),
+            # the TM counts an RM as prepared only after its Prepared message
+            "TMPreparedWasSent": z3.And([z3.Implies(tm_prepared(rm[r]), prep[r]) for r in every]),
+            # an RM that sent Prepared is no longer working
+            "PreparedLeftWorking": z3.And([
+                z3.Implies(prep[r], rm_state(rm[r]) != V("working")) for r in every]),
+            # an RM commits only after the TM sent Commit
+            "CommittedAfterCommitSent": z3.And([
+                z3.Implies(rm_state(rm[r]) == V("committed"), commit) for r in every]),
+            # Commit is sent only once every RM sent Prepared
+            "CommitAfterAllPrepared": z3.Implies(commit, z3.And([prep[r] for r in every])),
+            # an aborted RM heard Abort, or aborted on its own before preparing
+            "AbortedWhy": z3.And([
+                z3.Implies(rm_state(rm[r]) == V("aborted"), z3.Or(abort, z3.Not(prep[r]))) for r in every]),
+        })
 
     def init_states(self):
         yield TPState(("working",) * len(self.rms), "init", frozenset(), frozenset())

@@ -1,0 +1,94 @@
+"""Where a derivation spends its rounds (ADR 0011): per widening round of
+`derive(spec)`, the CPU seconds and peak memory so far, and each place of
+the state the round's successors did not fit (by field name, the kind of
+value that did not fit, and a sequence's capacity or a set's universe size
+after widening). A shape that
+never settles shows the same places widening round after round.
+
+    .venv/bin/python bench/derive_rounds.py MODEL [--rounds N]
+
+Issue 52's measurement of PIP-473:
+    .venv/bin/python bench/derive_rounds.py models/pip473/append-before-op-fixed.toml --rounds 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+from txncheck.checker.model import load_model
+from txncheck.checker.symbolic.derive import relation
+from txncheck.checker.symbolic.derive.shapes import Record, Seq, Set, Union
+
+
+def place(shape, path: tuple) -> tuple[str, object]:
+    """(a readable name of `path` in `shape`, the shape there)."""
+    name = ""
+    for step in path:
+        if isinstance(shape, Record):
+            fields = getattr(shape.cls, "_fields", None)
+            name += f".{fields[step]}" if fields else f"[{step}]"
+            shape = shape.items[step]
+        elif isinstance(shape, Seq):
+            name += "[i]"
+            shape = shape.elem
+        elif isinstance(shape, Union):
+            name += f"<alt {step}>"
+            shape = shape.alts[step]
+    return name.lstrip(".") or "state", shape
+
+
+def size(shape) -> str:
+    if isinstance(shape, Seq):
+        return f"capacity {shape.cap}"
+    if isinstance(shape, Set):
+        return f"{len(shape.universe)} elements"
+    return type(shape).__name__
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model")
+    ap.add_argument("--rounds", type=int, default=relation.MAX_ROUNDS)
+    args = ap.parse_args()
+    relation.MAX_ROUNDS = args.rounds
+    spec = load_model(args.model).instantiate()
+    t0 = time.process_time()
+    widened: dict = {}
+    real = relation.widen_at
+
+    def widen_at(shape, path, v):
+        out = real(shape, path, v)
+        widened[path] = (out, type(v).__name__)
+        return out
+
+    def report(n: int) -> None:
+        mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+        print(f"round {n}: {time.process_time() - t0:.1f} CPU s, {mb} MB", flush=True)
+        for path, (shape, kind) in sorted(widened.items(), key=str):
+            name, there = place(shape, path)
+            print(f"  widened {name} (by a {kind}): {size(there)}")
+        widened.clear()
+
+    relation.widen_at = widen_at
+    real_layout, rounds = relation.Layout, [0]
+
+    def layout(shape, *a, **kw):
+        if rounds[0]:
+            report(rounds[0])
+        rounds[0] += 1
+        return real_layout(shape, *a, **kw)
+
+    relation.Layout = layout
+    try:
+        rel = relation.derive(spec)
+        print(f"derived: {len(rel.actions())} actions, {len(rel.schema.symbols)} cells, "
+              f"{time.process_time() - t0:.1f} CPU s")
+    except Exception as exc:      # the spec's one-line error (SpecError) or the shape's
+        report(rounds[0])
+        print(f"not derived: {str(exc).splitlines()[0]}")
+
+
+if __name__ == "__main__":
+    main()

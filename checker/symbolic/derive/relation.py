@@ -1,0 +1,275 @@
+"""`derive(spec)`: the spec's transition relation, from its own code.
+
+1. The shape of the state (shapes.py) is inferred from states of the model
+   (the initial ones, a breadth-first prefix and random walks).
+2. `next` runs on the symbolic state over the shape's cells, every path
+   explored (explore.py). A successor the shape cannot hold widens it, and
+   the derivation starts again, until every successor fits.
+3. The events become actions: the yields of one label at one node, the
+   k-th of that label on their path, are one action (their paths exclude
+   each other), whose guard is the disjunction of theirs and whose update
+   gives each cell an If-chain of its new values. A path on which `next`
+   raises becomes an action that sets the cell "next raises", which the
+   invariant's `Types` clause says is false: the proof shows no reachable
+   state makes `next` raise.
+4. `observe` and the spec's lemmas run the same way (observation.py).
+
+The result is a `Relation` (spec/symbolic.py) with `derived = True`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import z3
+
+from ....spec.api import Action, Spec, SpecError
+from ....spec.symbolic import Act, Frame, Relation
+from ..cti import render
+from .cells import fit, widen_at
+from .explore import Exploration
+from .join import Reach, join_values
+from .layout import RAISED, DerivedFrame, Layout, Renamer
+from .observation import lemma_value, observed_term, property_cells
+from .oracle import OutsideSubset
+from .rewrite import rewritten
+from .sample import sample_states
+from .shapes import infer
+from .values import Sym
+
+MAX_ROUNDS = 12
+
+
+class DerivedRelation(Relation):
+    derived = True
+    merge = True          # explore.py's merging (off: every path, for the audit)
+    samples = 2_000       # states of the model the shape is first inferred from
+
+    def state_schema(self):
+        spec = self.spec
+        self.modules = spec_modules(spec)
+        self.files = {m.__file__ for m in self.modules}
+        shape = infer(sample_states(spec, self.samples))
+        self.stats = {"rounds": 0, "runs": 0}
+        for _ in range(MAX_ROUNDS):
+            self.stats["rounds"] += 1
+            self.layout = Layout(shape)
+            widen = self._derive_next()
+            if not widen:
+                break
+            for path, v in widen:
+                shape = widen_at(shape, path, v)
+        else:
+            raise SpecError(f"the derivation of {spec.name}'s relation: the state's shape did not settle "
+                            f"in {MAX_ROUNDS} rounds")
+        if self._raises:
+            self.layout = Layout(shape, raised=True)
+        self.layout.schema.render = lambda cells, only=None, before=None: render(self, cells, only, before)
+        return self.layout.schema
+
+    def setup(self) -> None:
+        lay = self.layout
+        self._acts = self._make_acts()
+        self._observed = self._derive_observe()
+        self.lemmas = {}
+        for name, lemma in getattr(self.spec, "lemmas", {}).items():
+            self.lemmas[name] = self._derive_lemma(name, lemma)
+        _ = lay
+
+    # -- the Relation interface --------------------------------------------------------
+    def frame(self, tag: str) -> Frame:
+        return DerivedFrame(self.layout, tag)
+
+    def actions(self) -> list[Act]:
+        return self._acts
+
+    def cells(self, s) -> dict:
+        try:
+            return self.layout.cells(s)
+        except OutsideSubset as exc:
+            raise SpecError(f"a state of {self.spec.name} outside its derived shape: {exc}") from None
+
+    def state_of(self, cells: dict):
+        """The spec's state a valuation of the cells stands for."""
+        return self.layout.state_of(cells)
+
+    def observation(self, f: Frame):
+        r = self._rename(f)
+        return [(term, r(v)) for term, v in self._observed]
+
+    def lemma(self, f: Frame, formula: z3.BoolRef) -> z3.BoolRef:
+        return self._rename(f)(formula)
+
+    def _rename(self, f: Frame) -> Renamer:
+        r = f.__dict__.get("_renamer")      # one per frame (a relation outlives the systems using it)
+        if r is None:
+            r = f.__dict__["_renamer"] = Renamer(self.layout.base, f)
+        return r
+
+    # -- next ------------------------------------------------------------------------
+    def _explore(self, body) -> Exploration:
+        lay = self.layout
+        ex = Exploration(self.files, lay.types(lay.base), merge=self.merge)
+        ex.canon.pin(lay.state)
+        try:
+            with rewritten(self.modules, extra=list(vars(self.spec).values())):
+                ex.explore(body)
+        except OutsideSubset as exc:
+            raise SpecError(f"{self.spec.name} is outside the derivable subset: {exc}{_at(self.files)}")
+        self.stats["runs"] += ex.runs + ex.runs_inner
+        return ex
+
+    def _derive_next(self) -> list:
+        lay, spec = self.layout, self.spec
+
+        def body(ex: Exploration) -> None:
+            counts: dict = {}
+            last = None
+            for item in type(spec).next(spec, lay.state):   # the class's: a guard (spec_errors.py) checks concrete states
+                label, succ = item
+                label = _concrete(label)
+                if ex.node is not last:
+                    counts, last = {}, ex.node
+                k = counts.get(label, 0)
+                counts[label] = k + 1
+                ex.event("yield", (label, k, succ))
+
+        ex = self._explore(body)
+        widen: list = []
+        self._yields = []
+        for e in ex.events:
+            if e.kind != "yield":
+                continue
+            label, k, succ = e.value
+            terms: list = []
+            fit(lay.shape, succ, lay.state, lay.terms, 0, lay.atoms, terms,
+                lambda path, v: widen.append((path, v)), ())
+            self._yields.append((e, label, k, terms))
+        self._reach = Reach(ex)
+        self._raises = [e for e in ex.events if e.kind == "raise" and self._possible(self._reach.guard(e))]
+        return widen
+
+    def _possible(self, cond: z3.BoolRef) -> bool:
+        sv = getattr(self, "_sv", None)
+        if sv is None or self._sv_layout is not self.layout:
+            sv = self._sv = z3.Solver()
+            self._sv_layout = self.layout
+            sv.add(*self.layout.types(self.layout.base))
+        return sv.check(cond) != z3.unsat
+
+    def _make_acts(self) -> list[Act]:
+        lay, reach = self.layout, self._reach
+        groups: dict = {}
+        for e, label, k, terms in self._yields:
+            groups.setdefault((label, id(e.node), k), []).append((e, terms))
+        found: dict = {}     # (label, the changes' terms) -> [guards, changes]: one act, its guards joined
+        base = lay.terms
+        for (label, _, _), members in groups.items():
+            node = members[0][0].node
+            rel = [_conj(e.lits) for e, _ in members]
+            guard = z3.And(reach.of(node), z3.Or(rel)) if len(rel) > 1 else reach.guard(members[0][0])
+            changes = {}
+            for c, name in enumerate(lay.names):
+                vals = [terms[c] for _, terms in members]
+                if all(v.eq(base[c]) for v in vals):
+                    continue
+                changes[name, ()] = join_values(rel, vals)
+            key = (label, tuple((k, v.get_id()) for k, v in changes.items()))
+            found.setdefault(key, [[], changes])[0].append(guard)
+        acts = [self._act(label, z3.Or(gs) if len(gs) > 1 else gs[0], changes)
+                for (label, _), (gs, changes) in found.items()]
+        for e in self._raises:
+            label = ("raises", (("error", f"{type(e.value).__name__}: {e.value}"), ("at", e.where)))
+            acts.append(self._act(label, self._reach.guard(e), {(RAISED, ()): z3.BoolVal(True)}))
+        return acts
+
+    def _act(self, label: Action, guard: z3.BoolRef, changes: dict) -> Act:
+        def step(f, guard=guard, changes=changes):
+            r = self._rename(f)
+            return r(guard), {k: r(v) for k, v in changes.items()}
+
+        return Act(label, step)
+
+    # -- observe and the lemmas --------------------------------------------------------
+    def _derive_observe(self) -> list:
+        lay, spec = self.layout, self.spec
+        cells = property_cells(spec.schema)
+
+        def body(ex: Exploration) -> None:
+            obs = type(spec).observe(spec, lay.state)
+            ex.event("return", [observed_term(spec.schema, obs, name, key) for (name, key), _ in cells])
+
+        values = self._returns(self._explore(body), "observe")
+        return [(term, join_values(values[0], [v[c] for v in values[1]])) for c, (_, term) in enumerate(cells)]
+
+    def _returns(self, ex: Exploration, what: str):
+        reach = Reach(ex)
+        for e in ex.events:
+            if e.kind == "raise" and self._possible(reach.guard(e)):
+                raise SpecError(f"{self.spec.name}: {what} raises {type(e.value).__name__} ({e.value}) at "
+                                f"{e.where or 'a line of its code'} in a state of its shape")
+        rets = [e for e in ex.events if e.kind == "return"]
+        if not rets:
+            raise SpecError(f"{self.spec.name}: {what} returns on no path")
+        return [reach.guard(e) for e in rets], [e.value for e in rets]
+
+    def _derive_lemma(self, name: str, lemma: Any) -> z3.BoolRef:
+        lay, spec = self.layout, self.spec
+        if z3.is_expr(lemma):
+            return z3.substitute(lemma, *self._observed)
+        if not callable(lemma):
+            raise SpecError(f"{spec.name}: lemma {name} is neither a Z3 formula over the schema nor a "
+                            "predicate of the state")
+
+        def body(ex: Exploration) -> None:
+            ex.event("return", lemma_value(lemma(lay.state)))
+
+        guards, values = self._returns(self._explore(body), f"lemma {name}")
+        return z3.Or([z3.And(g, v) for g, v in zip(guards, values)]) if len(values) > 1 else values[0]
+
+
+def derive(spec: Spec, **options) -> DerivedRelation:
+    cls = type("DerivedRelation", (DerivedRelation,), options) if options else DerivedRelation
+    return cls(spec)
+
+
+def spec_modules(spec: Spec) -> list:
+    """The modules of the spec's code: its class's (and its bases' but the
+    spec API's), and those of the package it is in."""
+    names: list[str] = []
+    for cls in type(spec).__mro__:
+        if cls in (Spec, object) or cls.__module__ in names:
+            continue
+        names.append(cls.__module__)
+    for name in list(names):
+        pkg = name.rpartition(".")[0]
+        if pkg and pkg != "txncheck.spec":
+            names += [m for m in list(sys.modules) if m.startswith(pkg + ".") and m not in names]
+    out = [sys.modules[n] for n in names if getattr(sys.modules.get(n), "__file__", None)]
+    return [m for m in out if not m.__name__.endswith((".api", ".schema", ".symbolic", ".registry", ".source"))]
+
+
+def _concrete(x):
+    if isinstance(x, Sym):
+        return x._py()
+    if isinstance(x, tuple):
+        items = [_concrete(y) for y in x]
+        return type(x)(*items) if hasattr(x, "_fields") else tuple(items)
+    return x
+
+
+def _conj(lits) -> z3.BoolRef:
+    lits = list(lits)
+    return z3.BoolVal(True) if not lits else lits[0] if len(lits) == 1 else z3.And(lits)
+
+
+def _at(files: set[str]) -> str:
+    """ (at FILE:LINE): the innermost line of the spec's code being run."""
+    tb = sys.exc_info()[2]
+    where = ""
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in files:
+            where = f" (at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno})"
+        tb = tb.tb_next
+    return where

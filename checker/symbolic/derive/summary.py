@@ -1,0 +1,192 @@
+"""A call of one of the spec's functions on symbolic data, explored on its
+own and returned as one value: a summary.
+
+Path merging (explore.py) joins paths whose frames hold equal values. A
+helper that builds a value by branching (a participant with a position
+tracked or not, a hold kept or released) returns different values on its
+paths, which no merge joins: each path would run the rest of `next` again.
+So the rewritten code calls a function of the spec's through `t_call`,
+which explores the call in an exploration of its own (its paths merged as
+`next`'s are) and joins what it returns into one value: a condition per
+path, If-chains of their terms, a set's elements present under the
+disjunction of theirs. Values of different kinds (a state or None) stay
+apart: the caller branches once per kind. A path that raises raises in the
+caller, under its condition. Summaries are kept by their arguments' merge
+keys, so the caller's replayed runs reuse them.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+import z3
+
+from .atom import SAtom
+from .containers import SSet, concrete
+from .explore import Exploration
+from .join import Reach
+from .oracle import current
+from .values import SBool, SInt, Sym, has_sym
+
+_NO_SUMMARY = {"next"}
+
+
+def t_call(f, *args, **kw):
+    run = current[0]
+    fn = f.__func__ if isinstance(f, types.MethodType) else f
+    if (run is None or run.stopped or not isinstance(fn, types.FunctionType) or fn.__code__.co_filename not in run.files
+            or fn.__code__.co_flags & (0x20 | 0x200) or fn.__name__ in _NO_SUMMARY or not run.merge
+            or not (any(_symbolic(a) for a in args) or any(_symbolic(v) for v in kw.values()))):
+        return f(*args, **kw)
+    keep: list = []
+    try:
+        key = (fn.__code__, run.canon(args, keep), run.canon(tuple(sorted(kw.items())), keep),
+               run.canon(tuple(c.cell_contents for c in fn.__closure__ or ()), keep),
+               run.canon(getattr(f, "__self__", None), keep))
+    except Exception:
+        return f(*args, **kw)
+    hit = run.summaries.get(key)
+    if hit is None:
+        hit = run.summaries[key] = (_summarize(run, f, args, kw), keep)
+    raises, groups = hit[0]
+    for cond, exc in raises:
+        if run.decide(cond):
+            raise exc
+    if len(groups) == 1:
+        return groups[0][1]
+    for cond, value in groups[:-1]:
+        if run.decide(cond.t):
+            return value
+    return groups[-1][1]
+
+
+def _symbolic(v) -> bool:
+    return isinstance(v, Sym) or has_sym(v) or isinstance(v, (list, dict)) and any(
+        isinstance(x, Sym) or has_sym(x) for x in (v.values() if isinstance(v, dict) else v))
+
+
+def _summarize(run: Exploration, f, args, kw):
+    inner = Exploration(run.files, run.background, merge=run.merge, budget=run.budget)
+    inner.canon = run.canon
+    inner.summaries = run.summaries
+    outer_trace = sys.gettrace()
+    try:
+        inner.explore(lambda ex: ex.event("return", settled(f(*args, **kw))))
+    finally:
+        current[0] = run
+        sys.settrace(outer_trace)
+    run.runs_inner += inner.runs
+    reach = Reach(inner)
+    raises = [(reach.guard(e), e.value) for e in inner.events if e.kind == "raise"]
+    returns = [(reach.guard(e), e.value) for e in inner.events if e.kind == "return"]
+    return raises, join_groups(returns)
+
+
+def settled(v):
+    """`v` with every Python set's symbolic elements made the Python values
+    its path decided when it hashed them (containers.concrete): joined
+    after the path, outside it, they would be decided again."""
+    if isinstance(v, (set, frozenset)) and any(isinstance(e, Sym) or has_sym(e) for e in v):
+        return frozenset(concrete(e) for e in v)
+    if isinstance(v, tuple):
+        items = [settled(x) for x in v]
+        if all(a is b for a, b in zip(items, v)):
+            return v
+        return type(v)(*items) if hasattr(v, "_fields") else tuple(items)
+    return v
+
+
+def join_groups(entries: list) -> list[tuple[Any, Any]]:
+    """[(condition, value)] from [(condition, value)] whose conditions exclude
+    each other: one entry per kind of value, each kind's values joined."""
+    groups: dict = {}
+    for cond, v in entries:
+        groups.setdefault(_kind(v), []).append((cond, v))
+    out = []
+    for members in groups.values():
+        cond = members[0][0] if len(members) == 1 else z3.Or([c for c, _ in members])
+        value = join_value(members)
+        if value is _APART:
+            out += [(SBool(c), v) for c, v in members]
+        else:
+            out.append((SBool(cond), value))
+    return out
+
+
+_APART = object()
+
+
+def _kind(v) -> Any:
+    if isinstance(v, (bool, SBool)):
+        return "bool"
+    if isinstance(v, (int, SInt)) and not isinstance(v, bool):
+        return "int"
+    if isinstance(v, (str, SAtom)) or v is None:
+        return "atom"
+    if isinstance(v, (frozenset, SSet)):
+        return "set"
+    if isinstance(v, tuple):
+        return (type(v), len(v))
+    return ("object", id(v))
+
+
+def join_value(members: list) -> Any:
+    """One value for [(condition, value)] of one kind: `If(c1, v1, If(c2, v2, ...))`."""
+    first = members[0][1]
+    if all(v is first for _, v in members):
+        return first
+    if all(not isinstance(v, Sym) and not has_sym(v) for _, v in members):
+        try:
+            if all(v == first for _, v in members):
+                return first
+        except Exception:
+            return _APART
+    k = _kind(first)
+    if k == "bool":
+        return SBool(_chain([(c, v.t if isinstance(v, SBool) else z3.BoolVal(v)) for c, v in members]))
+    if k == "int":
+        lo = [v.lo if isinstance(v, SInt) else v for _, v in members]
+        hi = [v.hi if isinstance(v, SInt) else v for _, v in members]
+        return SInt(_chain([(c, v.t if isinstance(v, SInt) else z3.IntVal(v)) for c, v in members]),
+                    None if None in lo else min(lo), None if None in hi else max(hi))
+    if k == "atom":
+        reg = next((v.reg for _, v in members if isinstance(v, SAtom)), None)
+        if reg is None or any(not isinstance(v, SAtom) and (type(v), v) not in reg.consts for _, v in members):
+            return _APART
+        values = tuple(dict.fromkeys(x for _, v in members for x in (v.values if isinstance(v, SAtom) else (v,))))
+        return SAtom(_chain([(c, v.t if isinstance(v, SAtom) else reg.const(v)) for c, v in members]), values, reg)
+    if k == "set":
+        bits = [v.bits if isinstance(v, SSet) else dict.fromkeys(v, True) for _, v in members]
+        out = {}
+        for e in dict.fromkeys(e for b in bits for e in b):
+            terms = [(c, _bit(b.get(e, False))) for (c, _), b in zip(members, bits)]
+            out[e] = _chain(terms)
+        return SSet(out)
+    if isinstance(k, tuple) and k[0] != "object" and isinstance(first, tuple):
+        items = []
+        for i in range(len(first)):
+            sub = [(c, v[i]) for c, v in members]
+            groups = {_kind(x) for _, x in sub}
+            if len(groups) != 1:
+                return _APART
+            x = join_value(sub)
+            if x is _APART:
+                return _APART
+            items.append(x)
+        return type(first)(*items) if hasattr(first, "_fields") else tuple(items)
+    return _APART
+
+
+def _bit(b):
+    if isinstance(b, bool):
+        return z3.BoolVal(b)
+    return b
+
+
+def _chain(terms: list) -> z3.ExprRef:
+    out = terms[-1][1]
+    for c, t in reversed(terms[:-1]):
+        out = t if t.eq(out) else z3.If(c, t, out)
+    return out

@@ -1,0 +1,341 @@
+"""The relation derived from a spec's own code (checker/symbolic/derive/) is
+the spec's: for every spec, the successors Z3 allows are those `next`
+yields, under the same labels, and the observation is `observe`'s, state by
+state (agreement.py), on every reachable state of a small model with each of
+its actions enabled somewhere (the fast tier), and of every small model and
+random walks at the bounds the proofs use (slow). The deriver is tested
+once for all specs, so a deriver broken on purpose (a branch dropped, a
+merge of paths that differ, a yield joined wrongly) must fail here."""
+
+from __future__ import annotations
+
+import pytest
+
+from txncheck.checker.cli import main
+from txncheck.checker.symbolic.agreement import disagreements, reachable, walk
+from txncheck.checker.symbolic.derive import derive, explore, join
+from txncheck.spec.classic.diehard import DieHard
+from txncheck.spec.classic.tcommit import TCommit
+from txncheck.spec.classic.twophase import TwoPhase
+from txncheck.spec.registry import resolve
+
+from .helpers import ROOT
+
+EX = ROOT / "examples"
+ACCS, MAJ = ("a1", "a2", "a3"), (("a1", "a2"), ("a1", "a3"), ("a2", "a3"))
+
+
+def example(path: str, **bounds):
+    return lambda: resolve(str(EX / path)).cls(**bounds)
+
+
+# One model per spec, each action enabled in some state (`states` the reachable ones checked,
+# None: all of them). PaxosCommit with one RM and two ballots has every action; its 1,461
+# states cost 2 CPU s to compare, so its fast check takes 400 states of walks.
+FAST = {
+    "diehard": (lambda: DieHard(), None),
+    "tcommit": (lambda: TCommit(rm=3), None),
+    "twophase": (lambda: TwoPhase(rm=3), None),
+    "paxos_commit": (example("paxos_commit/paxos_commit.py:PaxosCommit", rms=("r1",), acceptors=ACCS,
+                             majorities=MAJ, ballots=2), 400),
+    "ewd840": (example("ewd840/ewd840.py:EWD840", n=3), None),
+    "mutex": (example("mutex/mutex.py:Mutex", variant="racy"), None),
+    "peterson": (example("peterson/peterson.py:Peterson"), None),
+    "sync_termination": (example("sync_termination/sync_termination.py:SyncTermination", n=3), None),
+    "voting": (example("voting/voting.py:Voting", acceptors=ACCS, values=("v1",), quorums=MAJ, ballots=2),
+               None),
+}
+
+
+def agree(spec, states=None, relation=None):
+    """(distinct states compared, disagreements, labels the spec yielded on them)."""
+    rel = relation or derive(spec)
+    source = reachable(spec) if states is None else walk(spec, 10**9, seed=52, depth=40)
+    seen = []
+
+    def tap(it):
+        for s in it:
+            seen.append(s)
+            yield s
+
+    n, bad = disagreements(rel, tap(source), stop_after=1, most=states)
+    labels = {a for s in seen for a, _ in spec.next(s)}
+    return rel, n, bad, labels
+
+
+@pytest.mark.parametrize("name", list(FAST))
+def test_each_spec_agrees_with_its_derived_relation(name):
+    make, states = FAST[name]
+    spec = make()
+    rel, n, bad, labels = agree(spec, states)
+    assert bad == []
+    assert n == (states or len(set(reachable(spec))))
+    # every action of the relation was enabled in a state compared, and nothing else
+    assert {a.label for a in rel.actions() if a.label[0] != "raises"} == labels
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make, states", [
+    (lambda: TCommit(rm=6), None),
+    (lambda: TwoPhase(rm=6), None),
+    (example("paxos_commit/paxos_commit.py:PaxosCommit", rms=("r1",), acceptors=ACCS, majorities=MAJ,
+             ballots=2), None),
+    (example("paxos_commit/paxos_commit.py:PaxosCommit", rms=("r1", "r2"), acceptors=ACCS, majorities=MAJ,
+             ballots=2), 25_000),
+    (example("ewd840/ewd840.py:EWD840", n=4), None),
+    (example("mutex/mutex.py:Mutex", variant="fixed"), None),
+    (example("sync_termination/sync_termination.py:SyncTermination", n=7), None),
+    (example("voting/voting.py:Voting", acceptors=ACCS, values=("v1", "v2"), quorums=MAJ, ballots=2), None),
+], ids=["tcommit-rm6", "twophase-rm6", "paxos-1rm", "paxos-tlc-walks", "ewd840-n4", "mutex-fixed",
+        "sync-termination-n7", "voting-mc"])
+def test_every_small_model_and_walks_at_the_proofs_bounds_agree(make, states):
+    spec = make()
+    _, n, bad, _ = agree(spec, states)
+    assert bad == [] and n == (states or len(set(reachable(spec))))
+
+
+# -- the deriver broken on purpose ---------------------------------------------------------
+
+def _drop_a_branch(monkeypatch):
+    """The other side of each decision on an Abort message is never explored."""
+    real = explore.Exploration._choose
+
+    def choose(self, cond):
+        if "Abort" in str(cond):
+            return True
+        return real(self, cond)
+
+    monkeypatch.setattr(explore.Exploration, "_choose", choose)
+
+
+def _merge_ignoring_loops(monkeypatch):
+    """Merge keys that forget which iteration of a loop a path is in."""
+    real = explore.Exploration._key
+
+    def key(self, frame):
+        k, keep = real(self, frame)
+        return (None, None) if k is None else (tuple(p[:3] + ((),) + p[4:] for p in k), keep)
+
+    monkeypatch.setattr(explore.Exploration, "_key", key)
+
+
+def _join_forgets_a_way(monkeypatch):
+    """A node reached two ways keeps only the first."""
+    real = join.simplify_ways
+    monkeypatch.setattr(join, "simplify_ways", lambda ways: real(ways)[:1])
+
+
+@pytest.mark.parametrize("breaks", [_drop_a_branch, _merge_ignoring_loops, _join_forgets_a_way])
+def test_a_broken_deriver_fails_the_agreement(monkeypatch, breaks):
+    """Each mutation of the deriver is caught on some spec of the fast list."""
+    breaks(monkeypatch)
+    caught = []
+    for name in ("twophase", "tcommit", "sync_termination"):
+        make, states = FAST[name]
+        try:
+            _, _, bad, _ = agree(make(), states)
+        except AssertionError as exc:     # a merge that makes the path graph cyclic
+            bad = [str(exc)]
+        if bad:
+            caught.append(name)
+            break
+    assert caught, f"{breaks.__name__} went unnoticed"
+
+
+@pytest.mark.parametrize("name", ["diehard", "tcommit", "twophase", "mutex", "sync_termination"])
+def test_merging_paths_changes_no_relation(name):
+    """Merging is a claim (explore.py): without it every path is explored
+    separately, and the relation says the same at every reachable state.
+    (Merging costs some pruning, as a merged path forgets the conditions
+    before its node, so it only pays where branches multiply: TwoPhase's.)"""
+    make, _ = FAST[name]
+    spec = make()
+    merged = derive(spec)
+    unmerged = derive(spec, merge=False)
+    if name == "twophase":
+        assert unmerged.stats["runs"] > 2 * merged.stats["runs"]
+    for rel in (merged, unmerged):
+        assert agree(spec, None, rel)[2] == []
+
+
+def test_a_spec_outside_the_subset_is_one_line_with_its_file_and_line(capsys, tmp_path):
+    """A set of more than a few elements turned into a Python value (here by
+    sorting it with a key) is refused, naming the construct and the line."""
+    spec = tmp_path / "bag.py"
+    spec.write_text('''
+from typing import NamedTuple
+import z3
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    items: frozenset
+
+
+class Bag(Spec):
+    name = "bag"
+
+    def setup(self):
+        self.invariants["Small"] = self.schema.var("n", Int()) <= 20
+
+    def init_states(self):
+        yield State(frozenset())
+
+    def next(self, s):
+        for i in range(20):
+            if i not in s.items:
+                yield ("Add", (("i", i),)), State(s.items | {i})
+        if s.items:
+            first = sorted(s.items, key=lambda x: -x)[0]
+            yield ("Drop", ()), State(s.items - {first})
+
+    def observe(self, s):
+        return {"n": len(s.items)}
+''')
+    (tmp_path / "bag.toml").write_text('spec = "bag.py:Bag"\n[expect]\nverdict = "ok"\n')
+    rc = main(["prove", str(tmp_path / "bag.toml")])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1
+    assert "outside the derivable subset: a set over 20 possible elements must become a Python frozenset" in err
+    line = spec.read_text().splitlines().index("            first = sorted(s.items, key=lambda x: -x)[0]") + 1
+    assert f"(at {spec}:{line})" in err
+
+
+def test_a_new_spec_proves_from_its_code_and_its_lemmas_alone(capsys, tmp_path):
+    """`txncheck new`'s fixed lock: MutualExclusion with the lemma the spec
+    states; LockHasAHolder with no lemma at all (inductive by itself); and
+    without the lemma, a CTI in the spec's own fields (pc, lock), written
+    as an ITF pair that `show` reads."""
+    assert main(["new", "my_lock", "--dir", str(tmp_path)]) == 0
+    model = tmp_path / "my_lock" / "my_lock.toml"
+    capsys.readouterr()
+    assert main(["prove", str(model)]) == 0
+    assert "verdict: proved (MutualExclusion, LockHasAHolder hold" in capsys.readouterr().out
+    alone = tmp_path / "my_lock" / "alone.toml"
+    alone.write_text(model.read_text().replace('variant = "fixed"', 'variant = "fixed"\nproperties = ["LockHasAHolder"]')
+                     .split("[prove]")[0])
+    assert main(["prove", str(alone)]) == 0
+    out = capsys.readouterr().out
+    assert "invariant: LockHasAHolder\n" in out and "verdict: proved" in out
+    rc = main(["prove", str(model), "--without", "CritHoldsTheLock", "--out", str(tmp_path / "o")])
+    out = capsys.readouterr().out
+    assert rc == 3 and "inductive step: MutualExclusion is not preserved" in out
+    before, after = out.split("  state 1 (every clause of the invariant holds):\n")[1].split("  state 2 (what changed):\n")
+    assert "    lock = FALSE" in before and "crit" in before and "  action Acquire(p=" in before
+    assert "    lock = TRUE" in after
+    assert main(["show", str(tmp_path / "o" / "my_lock.cti.itf.json")]) == 0
+    assert "violates MutualExclusion (counterexample to induction) in 2 states" in capsys.readouterr().out
+
+
+def test_a_guard_changed_in_the_specs_code_changes_what_prove_concludes(capsys, tmp_path):
+    """TwoPhase's TMCommit without "every RM prepared", edited in a copy of
+    its code and nothing else: the proof of the same model with the same
+    lemmas now fails, at TMCommit, with the lemma that says why."""
+    src = (ROOT / "spec" / "classic" / "twophase.py").read_text()
+    guard = 'if tm_state == "init" and len(tm_prepared) == len(rms):'
+    assert guard in src
+    edited = src.replace("from ..api import", "from txncheck.spec.api import").replace(
+        "from ..schema import", "from txncheck.spec.schema import")
+    (tmp_path / "tp.py").write_text(edited)
+    model = tmp_path / "tp.toml"
+    model.write_text((ROOT / "models" / "classic" / "twophase-rm3.toml").read_text().replace(
+        'spec = "twophase"', 'spec = "tp.py:TwoPhase"'))
+    assert main(["prove", str(model), "--out", str(tmp_path)]) == 0
+    (tmp_path / "tp.py").write_text(edited.replace(guard, 'if tm_state == "init":'))
+    rc = main(["prove", str(model), "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 3 and "inductive step: CommitAfterAllPrepared is not preserved" in out
+    assert "  action TMCommit\n" in out
+
+
+MEMO_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    x: bool
+    y: int
+
+
+class Memo(Spec):
+    name = "memo"
+
+    def setup(self):
+        self.invariants["Small"] = self.schema.var("y", Int()) <= 3
+
+    def init_states(self):
+        yield State(False, 0)
+        yield State(True, 0)
+
+    def next(self, s):
+        a, ys = (1 if s.x else 0), [2 - bool(s.x) for _ in (0,)]
+        yield ("Set", ()), State(s.x, ys[0] + a)
+
+    def observe(self, s):
+        return {"y": s.y}
+'''
+
+
+def test_a_comprehension_that_reads_a_decided_condition_is_not_reused_where_it_is_open(tmp_path):
+    """The comprehension makes `s.x` a bool, which its statement decided before:
+    it asks nothing new, yet its value depends on that decision. Kept as
+    decision-free (comp.py's memo), the other path (x false) would reuse
+    the first path's entries and the relation would say y' = 2 there."""
+    (tmp_path / "memo.py").write_text(MEMO_SPEC)
+    spec = resolve(f"{tmp_path / 'memo.py'}:Memo").cls()
+    rel, n, bad, labels = agree(spec)
+    assert (n, bad, labels) == (4, [], {("Set", ())})
+
+
+PAIR_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    flag: bool
+    a: int
+    b: int
+    got: frozenset
+
+
+def pick(s):
+    if s.flag:
+        return frozenset({(s.a, s.b)})
+    return frozenset()
+
+
+class Pair(Spec):
+    name = "pair"
+
+    def setup(self):
+        self.invariants["Few"] = self.schema.var("n", Int()) <= 1
+
+    def init_states(self):
+        for a in range(9):
+            for b in range(9):
+                yield State(False, a, b, frozenset())
+                yield State(True, a, b, frozenset())
+
+    def next(self, s):
+        yield ("Take", ()), s._replace(got=pick(s))
+
+    def observe(self, s):
+        return {"n": len(s.got)}
+'''
+
+
+def test_a_helper_returning_a_set_it_hashed_is_joined_without_deciding_again(tmp_path):
+    """`pick`'s set display has 81 possible elements, too many to stay
+    symbolic (comp.MAX_CASES): Python hashes it, a path per value, inside
+    `pick`'s summary. Joining the summary's returns must use the values
+    each path decided, not hash the symbolic pair again outside its path
+    (which asked the caller's run, whose replays then saw other conditions)."""
+    (tmp_path / "pair.py").write_text(PAIR_SPEC)
+    spec = resolve(f"{tmp_path / 'pair.py'}:Pair").cls()
+    rel, n, bad, labels = agree(spec)
+    assert (n, bad, labels) == (243, [], {("Take", ())})
