@@ -201,6 +201,7 @@ def _with_setup(evaluate):
 _LOOSE = [
     (re.compile(r"\d+(\.\d+)?s\b"), "<secs>"),                   # 0.31s, 7s
     (re.compile(r"[\d,]+ states/s"), "<rate> states/s"),
+    (re.compile(r"[\d,.]+ CPU s\b"), "<cpu> CPU s"),
     (re.compile(r"[\d,]+ MiB"), "<mem> MiB"),
     (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:<port>"),      # a private server's port
     (re.compile(r"[ \t]+"), " "),
