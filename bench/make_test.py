@@ -27,6 +27,7 @@ TARGET = (300, 1024)   # seconds of wall time and MiB of peak memory the fast ti
 # The README's sentence; `sentence` writes it and PATTERN reads it back.
 PATTERN = (r"Measured on (?P<cores>\d+) cores with `/usr/bin/time -v` \(`bench/make_test\.py`, (?P<date>\d{4}-\d\d-\d\d)\): "
            r"(?P<min>\d+) min (?P<sec>\d+) s, (?P<cpu>[\d,]+) CPU s, a peak of (?P<mib>[\d,]+) MiB in one process\.")
+SELF = "tests/test_docs_skipped.py::test_the_readme_gives_make_tests_time_as_measured_within_its_target"
 PLACEHOLDER = "Not measured yet on a quiet machine (`bench/make_test.py --write` writes the figure here)."
 
 
@@ -51,9 +52,12 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="write the sentence into README.md")
     args = ap.parse_args(argv)
-    proc = subprocess.run(["/usr/bin/time", "-v", "make", "test"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(["/usr/bin/time", "-v", "make", "test"], cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    print(proc.stdout[-3000:])
     print(proc.stderr[-3000:], file=sys.stderr)
-    if proc.returncode != 0:
+    failed = set(re.findall(r"^FAILED (\S+)", proc.stdout, re.M))
+    if proc.returncode != 0 and failed != {SELF}:   # the test that reads this sentence fails until it is written
         print(f"make_test: make test exited {proc.returncode}: nothing written", file=sys.stderr)
         return 1
     m = parse_time(proc.stderr)
