@@ -30,7 +30,8 @@ import importlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..checker.encoding import fingerprint
 from ..checker.invariants import compile_checker
@@ -328,6 +329,6 @@ def observation_diff(spec_obs: Mapping[str, Any], impl_obs: Mapping[str, Any]) -
     out = {}
     for key in sorted(set(spec_obs) | set(impl_obs)):
         a, b = spec_obs.get(key), impl_obs.get(key)
-        if plain(a) != plain(b):
+        if a != b and plain(a) != plain(b):     # equal values have equal JSON; plain() only when they differ
             out[key] = {"spec": plain(a), "impl": plain(b)}
     return out

@@ -9,10 +9,8 @@ no such step exists (the remaining set is inductive) or when a step breaks
 only the fixed clauses (the properties, and the cells' declared bounds):
 no candidate is left to blame, so the properties fall.
 
-`needed` then keeps only what the proof uses: each clause's preservation
-has an unsat core over the clauses assumed in the first state; the lemmas
-reachable from the properties through those cores suffice, and each is
-then tried without (greedily) to drop what another lemma already covers.
+`needed` then keeps only what the proof uses: each lemma is tried without
+(greedily, in a fixed order), and goes if the rest is still inductive.
 """
 
 from __future__ import annotations
@@ -232,58 +230,52 @@ def initial_checker(system: System, formulas: Mapping[str, z3.BoolRef], timeout_
 def needed(ind: Induction, lemmas: list[str], say: Callable[[str], None] = lambda _: None,
            first: tuple[str, ...] = ()) -> list[str]:
     """The fewest of `lemmas` (an inductive set with the fixed clauses) that
-    the fixed clauses need: the closure of the unsat cores, then each lemma
-    tried without, those in `first` first (the ones to do without if any can
-    be)."""
-    cores: dict[str, set[str]] = {}
-    fails: dict[str, list[set[str]]] = {}     # clause -> allowed sets under which it is not preserved
+    the fixed clauses need: each lemma tried without, those in `first` first
+    (the ones to do without if any can be), then the rest in the order given
+    and in the reverse order; the smaller result wins, and a result is tried
+    again until no lemma of it can go.
 
-    def core(clause: str, allowed: set[str]) -> set[str] | None:
-        hit = cores.get(clause)
-        if hit is not None and hit <= allowed | set(ind.fixed):
-            return hit
-        if any(allowed <= a for a in fails.get(clause, ())):
-            return None
-        r, got = ind.step(ind.fixed + sorted(allowed), [clause])
-        if r != z3.unsat:
-            fails.setdefault(clause, []).append(set(allowed))
-            return None
-        cores[clause] = got
-        return got
+    Each decision is whether a set is inductive, a fact about the relation,
+    so the lemmas kept are the same whatever the process asked Z3 before
+    (its unsat cores are not). The cores only save queries: a clause
+    preserved under a core is preserved under any set holding it, and one
+    broken under a set is broken under any set inside it."""
+    cores: dict[str | None, list[frozenset]] = {}   # clause (None: deadlock freedom) -> sets it holds under
+    fails: dict[str | None, list[frozenset]] = {}   # clause -> sets it does not hold under
+    queries = [0]
 
-    def closure(allowed: set[str]) -> set[str] | None:
-        todo, seen = list(ind.fixed), set(ind.fixed)
-        if ind.stuck_sv is not None:          # deadlock freedom needs its own core
-            r, got = ind.stuck(ind.fixed + sorted(allowed))
-            if r != z3.unsat:
-                return None
-            for n in sorted(got - seen):
-                seen.add(n)
-                todo.append(n)
-        while todo:
-            c = core(todo.pop(), allowed)
-            if c is None:
-                return None
-            for n in sorted(c - seen):       # sorted: the queries, so the result, in one order every run
-                seen.add(n)
-                todo.append(n)
-        return seen - set(ind.fixed)
+    def holds(clause: str | None, allowed: frozenset) -> bool:
+        if any(k <= allowed for k in cores.get(clause, ())):
+            return True
+        if any(allowed <= f for f in fails.get(clause, ())):
+            return False
+        assume = ind.fixed + [n for n in lemmas if n in allowed]
+        queries[0] += 1
+        r, got = ind.step(assume, [clause]) if clause is not None else ind.stuck(assume)
+        if r == z3.unsat:
+            cores.setdefault(clause, []).append(frozenset(got) - set(ind.fixed))
+            return True
+        fails.setdefault(clause, []).append(allowed)     # sat, or unknown: not known to hold
+        return False
 
-    start = closure(set(lemmas))
-    if start is None:
+    def inductive(allowed: frozenset) -> bool:
+        clauses = [*ind.fixed, *(n for n in lemmas if n in allowed)]
+        if ind.stuck_sv is not None:
+            clauses.append(None)
+        return all(holds(c, allowed) for c in clauses)
+
+    if not inductive(frozenset(lemmas)):
         raise RuntimeError("the lemmas given to `needed` are not inductive")
-    say(f"the properties need {len(start)} of the {len(lemmas)} inductive lemmas (unsat cores); "
-        f"trying each without")
-    best = start
-    for sign in (-1, 1):            # two greedy orders; the smaller result wins
-        keep = start
-        for n in sorted(start, key=lambda n: (n not in first, sign * lemmas.index(n))):
-            if n not in keep:
-                continue
-            smaller = closure(keep - {n})
-            if smaller is not None:
-                keep = smaller
-        if (len(keep & set(first)), len(keep)) < (len(best & set(first)), len(best)):
-            best = keep
-    keep = best
-    return [n for n in lemmas if n in keep]
+    results = []
+    for sign in (1, -1):
+        keep = frozenset(lemmas)
+        changed = True
+        while changed:                   # until no lemma of `keep` can go
+            changed = False
+            for n in sorted(keep, key=lambda n: (n not in first, sign * lemmas.index(n))):
+                if inductive(keep - {n}):
+                    keep, changed = keep - {n}, True
+        results.append(keep)
+    best = min(results, key=lambda k: (len(k & set(first)), len(k)))
+    say(f"the properties need {len(best)} of the {len(lemmas)} inductive lemmas ({queries[0]} queries)")
+    return [n for n in lemmas if n in best]
