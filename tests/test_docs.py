@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from txncheck.checker.model import load_model
+
 from .docs_examples import DOCUMENTS, LANGUAGES, ROOT, _loose, _matches
 
 FENCE = re.compile(r"^```(.*)$", re.M)
@@ -58,9 +60,46 @@ def test_the_pip473_glossary_lists_every_state_field():
     state `S` and of a participant's `Part`, and none that is not one."""
     from txncheck.spec.pip473.state import Part, S
 
-    text = (ROOT / "docs" / "pip473-state.md").read_text()
+    text = (ROOT / "docs" / "pip473-state.md").read_text().split(CELLS)[0]
     rows = set(re.findall(r"^\| `(\w+)` \|", text, re.M))
     assert rows == set(S._fields) | set(Part._fields)
+
+
+CELLS = "## The proof's cells"
+
+
+def test_the_pip473_glossary_lists_every_cell_of_the_proof():
+    """Its last section has a row for each cell the relation declares, over
+    models that between them declare every kind (pip-text's event queues,
+    merged's coalesced flag, acks, unloads), and none that is not one."""
+    from txncheck.spec.pip473.relation_state import Layout
+
+    text = (ROOT / "docs" / "pip473-state.md").read_text().split(CELLS)[1]
+    rows = set(re.findall(r"^\| `(\w+)` \|", text, re.M))
+    declared = set()
+    for stem in ("fixed-standard-unload", "pip-text", "two-subs-fixed"):
+        spec = load_model(ROOT / "models" / "pip473" / f"{stem}.toml").instantiate()
+        declared |= set(Layout(spec).schema.symbols)
+    assert rows == declared
+
+
+def test_the_glossaries_are_named_where_their_names_are_printed():
+    """`show`'s table of a PIP-473 trace names the glossary of the state's
+    fields, a CTI of its proof the section on the cells (an anchor of a
+    heading that exists); a spec without a glossary gets no line."""
+    from txncheck.checker.glossary import CELLS, glossary
+    from txncheck.checker.itf import read_trace
+    from txncheck.checker.render.table import render_table
+    from txncheck.checker.symbolic.induction import CTI, show_cti
+
+    table = render_table(read_trace(ROOT / "counterexamples" / "pip473" / "append-before-op.itf.json"))
+    assert "\nfields: docs/pip473-state.md\n" in table
+    assert "fields:" not in render_table(read_trace(ROOT / "counterexamples" / "kip868" / "dropping-loader.itf.json"))
+    assert glossary("pip473", CELLS) == "docs/pip473-state.md#the-proofs-cells"
+    assert glossary("kip868", CELLS) == glossary("x.py:Spec") == ""
+    cti = CTI("P", {("big", ()): 0, ("small", ()): 0}, ("FillBigJug", ()), {("big", ()): 5, ("small", ()): 0}, ["P"])
+    schema = load_model(ROOT / "models" / "classic" / "diehard.toml").instantiate().schema
+    assert show_cti(schema, cti, "g.md")[-1] == "  the cells' names: g.md"
 
 
 def test_the_readme_quotes_the_spec_error_line_the_cli_prints(tmp_path, capsys):

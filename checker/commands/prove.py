@@ -133,6 +133,7 @@ def human(r: ProveReport) -> str:
 
 
 def _proof_lines(r: ProveReport) -> list[str]:
+    from ..glossary import CELLS, glossary
     from ..symbolic.induction import show_cti, show_initial
     from ..symbolic.system import show_action
 
@@ -144,7 +145,7 @@ def _proof_lines(r: ProveReport) -> list[str]:
     out = [f"base case: every clause holds in the initial states ({p.base_seconds:.2f}s)"]
     if p.verdict == "not inductive":
         out.append(f"inductive step: {p.cti.clause} is not preserved ({p.step_seconds:.2f}s)")
-        out += show_cti(schema, p.cti)
+        out += show_cti(schema, p.cti, glossary(r.system.relation.spec.name, CELLS))
         if getattr(r, "cti_file", None):
             out.append(f"  written to {r.cti_file} (see it with: txncheck show {r.cti_file})")
         out.append("verdict: not inductive (state 1 may be unreachable: add a lemma that rules it out, "

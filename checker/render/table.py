@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...spec.api import Record
+from ..glossary import glossary
 from ..itf import Trace
 
 
@@ -67,6 +68,8 @@ def render_table(trace: Trace) -> str:
         head.append(f"violates {m['property']} ({m.get('kind', 'invariant')}) in {trace.length} states")
     if m.get("model"):
         head.append(f"model: {m['model']}")
+    if glossary(m.get("spec")):
+        head.append(f"fields: {glossary(m.get('spec'))}")
     lines = head + [""]
     rows = []
     for k, (step, state) in enumerate(zip(trace.steps, trace.states)):

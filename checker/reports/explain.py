@@ -117,13 +117,16 @@ def also_found_by(model_path: str | Path | None) -> list[Path]:
     return out
 
 
-def explained(f) -> list[str]:
-    """The legend of the trace's fields and the breaking state, whole."""
+def explained(f, glossary: str = "") -> list[str]:
+    """The legend of the trace's fields (and a link to the spec's glossary,
+    if it has one) and the breaking state, whole."""
     out = []
     words = legend(f.spec, f.trace)
     if words:
         out += ["## Legend", "", "What the trace's fields stand for in the system:", "", "| field | in the system |",
                 "|---|---|", *(f"| `{k}` | {_cell(v)} |" for k, v in words), ""]
+    if glossary:
+        out += [f"What every field holds, and how the model writes it: {glossary}.", ""]
     k, fields = breaking_state(f.trace)
     what = "where the cycle starts, from which the run never reaches the goal" if f.trace.loop is not None else \
         f"the first in which `{f.prop}` fails"

@@ -31,6 +31,7 @@ from .digest import model_digest
 from ..model import Model, ModelError, load_model
 from ..render.mermaid import render_mermaid
 from ..render.table import changed_fields, fmt_value
+from ..glossary import glossary
 from .explain import also_found_by, bound_rows, explained, fault_step, mark_fault, property_sentence, spec_of
 from .figures import Figures
 from .notes import Notes, fix_model_path, load_notes
@@ -316,6 +317,13 @@ def summary_rows(f: Finding) -> list[tuple[str, str]]:
 
 
 DIAGRAM, STEPS = object(), object()  # where the two pages differ: the diagram and the step table
+SOURCE = Path(__file__).resolve().parents[2]   # the source checkout, where a glossary lives
+
+
+def glossary_link(f: Finding) -> str:
+    """A link from the page to the glossary of the trace's fields, or ""."""
+    where = glossary(f.trace.meta.get("spec"))
+    return f"[{where}]({f.link(SOURCE / where)})" if where else ""
 
 
 def blocks(f: Finding) -> list:
@@ -329,7 +337,7 @@ def blocks(f: Finding) -> list:
     out += [f"| {k} | {_cell(v)} |" for k, v in summary_rows(f)]
     out += ["", "## Sequence diagram", "", DIAGRAM, ""]
     out += ["## Steps", "", STEPS, ""]
-    out += explained(f)
+    out += explained(f, glossary_link(f))
     if notes:
         for name in ("Where in the code", "Known upstream?", "Who can trigger it", "Why the upstream tests miss it"):
             out += [f"## {name}", "", notes.section(name), ""]

@@ -150,9 +150,10 @@ def solver(timeout_ms: int) -> z3.Solver:
     return sv
 
 
-def show_cti(schema, cti: CTI) -> list[str]:
+def show_cti(schema, cti: CTI, glossary: str = "") -> list[str]:
     """The CTI as a two-state trace: the first state in full, the action, the
-    second state's changes, and the clauses it breaks."""
+    second state's changes, and the clauses it breaks; then where the cells'
+    names are explained, if somewhere."""
     changed = {n for (n, k) in cti.before if cti.before[n, k] != cti.after[n, k]}
     lines = ["counterexample to induction:",
              "  state 1 (every clause of the invariant holds):"]
@@ -161,6 +162,8 @@ def show_cti(schema, cti: CTI) -> list[str]:
     lines.append("  state 2 (what changed):")
     lines += [f"    {x}" for x in show_valuation(schema, cti.after, only=changed, before=cti.before)] or ["    (nothing)"]
     lines.append(f"  clauses that fail in state 2: {', '.join(cti.failing)}")
+    if glossary:
+        lines.append(f"  the cells' names: {glossary}")
     return lines
 
 

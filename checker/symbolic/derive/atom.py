@@ -8,7 +8,7 @@ import z3
 
 from .ops import ARITH, ORDER, SEQUENCE, concrete_ops, ordered
 from .oracle import choose
-from .values import SBool, SInt, Sym, as_int, conj, disj, negate, sbool, sym_eq
+from .values import SBool, SInt, Sym, as_int, conj, disj, sbool, sym_eq
 
 
 @ordered
@@ -46,13 +46,6 @@ class SAtom(Sym):
         except TypeError:
             return NotImplemented
 
-    def __eq__(self, o):
-        return self._eq(o)
-
-    def __ne__(self, o):
-        r = self._eq(o)
-        return r if r is NotImplemented else negate(r)
-
     def cases(self) -> list:
         return [(sbool(self.t == self.reg.const(v)), v) for v in self.values]
 
@@ -81,4 +74,3 @@ class SAtom(Sym):
 
 
 concrete_ops(SAtom, ARITH + SEQUENCE + ORDER)
-SAtom.__hash__ = Sym.__hash__   # a class that defines __eq__ loses the inherited __hash__

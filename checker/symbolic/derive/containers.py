@@ -134,13 +134,6 @@ class SSet(Sym):
         keys = set(self.bits) | set(ob)
         return conj(sym_eq(_cond(self.bits.get(e, False)), _cond(ob.get(e, False))) for e in keys)
 
-    def __eq__(self, o):
-        return self._eq(o)
-
-    def __ne__(self, o):
-        r = self._eq(o)
-        return r if r is NotImplemented else negate(r)
-
     def __le__(self, o):
         ob = self._other(o)
         if ob is None:
@@ -295,13 +288,6 @@ class SSeq(Sym):
             return False
         return conj([sbool(self.n.t == len(o))] + [sym_eq(self.slots[i], o[i]) for i in range(len(o))])
 
-    def __eq__(self, o):
-        return self._eq(o)
-
-    def __ne__(self, o):
-        r = self._eq(o)
-        return r if r is NotImplemented else negate(r)
-
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
@@ -336,12 +322,6 @@ class SUnion(Sym):
     def _eq(self, o):
         return self.when(lambda a: sym_eq(a, o))
 
-    def __eq__(self, o):
-        return self._eq(o)
-
-    def __ne__(self, o):
-        return negate(self._eq(o))
-
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
@@ -354,5 +334,3 @@ class SUnion(Sym):
 concrete_ops(SUnion, ARITH + ORDER + ("__getitem__", "__iter__", "__contains__", "__call__", "__float__"))
 concrete_ops(SSeq, ("__mul__", "__rmul__") + ORDER)
 _ = bool_term
-for _cls in (SSet, SSeq, SUnion):
-    _cls.__hash__ = Sym.__hash__   # a class that defines __eq__ loses the inherited __hash__

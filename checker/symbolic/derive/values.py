@@ -48,6 +48,17 @@ class Sym:
     def __hash__(self):
         return hash(self._py())
 
+    def _eq(self, o):
+        """The symbolic truth of `self == o`, or NotImplemented."""
+        return NotImplemented
+
+    def __eq__(self, o):   # a symbolic truth, which `if` decides (the deriver's branching)
+        return self._eq(o)
+
+    def __ne__(self, o):
+        r = self._eq(o)
+        return r if r is NotImplemented else negate(r)
+
     def __index__(self):
         return operator.index(self._py())
 
@@ -166,14 +177,6 @@ class SBool(Sym):
             return as_int(self)._eq(o)
         return NotImplemented
 
-    def __eq__(self, o):
-        r = self._eq(o)
-        return r
-
-    def __ne__(self, o):
-        r = self._eq(o)
-        return r if r is NotImplemented else negate(r)
-
     def __and__(self, o):
         if isinstance(o, (bool, SBool)):
             return conj([self, o])
@@ -260,13 +263,6 @@ class SInt(Sym):
             a, b = numeral(self.t), numeral(o.t)
             return a == b if a is not None and b is not None else sbool(self.t == o.t)
         return NotImplemented
-
-    def __eq__(self, o):
-        return self._eq(o)
-
-    def __ne__(self, o):
-        r = self._eq(o)
-        return r if r is NotImplemented else negate(r)
 
     def _compare(self, o, op):
         o = int_operand(o)
@@ -383,4 +379,3 @@ def as_int(x) -> SInt:
 
 for _cls in (SBool, SInt):
     concrete_ops(_cls, ARITH + SEQUENCE + ORDER)
-    _cls.__hash__ = Sym.__hash__   # a class that defines __eq__ loses the inherited __hash__
