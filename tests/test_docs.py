@@ -60,12 +60,12 @@ def test_the_pip473_glossary_lists_every_state_field():
     state `S` and of a participant's `Part`, and none that is not one."""
     from txncheck.spec.pip473.state import Part, S
 
-    text = (ROOT / "docs" / "pip473-state.md").read_text().split(CELLS)[0]
+    text = (ROOT / "docs" / "pip473-state.md").read_text().split(CELLS_HEADING)[0]
     rows = set(re.findall(r"^\| `(\w+)` \|", text, re.M))
     assert rows == set(S._fields) | set(Part._fields)
 
 
-CELLS = "## The proof's cells"
+CELLS_HEADING = "## The proof's cells"
 
 
 def test_the_pip473_glossary_lists_every_cell_of_the_proof():
@@ -74,7 +74,7 @@ def test_the_pip473_glossary_lists_every_cell_of_the_proof():
     merged's coalesced flag, acks, unloads), and none that is not one."""
     from txncheck.spec.pip473.relation_state import Layout
 
-    text = (ROOT / "docs" / "pip473-state.md").read_text().split(CELLS)[1]
+    text = (ROOT / "docs" / "pip473-state.md").read_text().split(CELLS_HEADING)[1]
     rows = set(re.findall(r"^\| `(\w+)` \|", text, re.M))
     declared = set()
     for stem in ("fixed-standard-unload", "pip-text", "two-subs-fixed"):
