@@ -188,8 +188,32 @@ def budget_alarm(seconds: float | None):
         signal.signal(signal.SIGALRM, old)
 
 
+_IN_CTYPES = re.compile(r"argument \d+: (KeyboardInterrupt|SignalInterrupt|BudgetExpired): ")
+
+
+def as_interrupt(exc: BaseException) -> BaseException:
+    """`exc`, or the interrupt it stands for. ctypes, which Z3's Python bindings
+    call through, turns an exception raised while it converts an argument into
+    `ctypes.ArgumentError` ("argument 2: SignalInterrupt: "), which no
+    `except KeyboardInterrupt` catches: a Ctrl-C landing in a Z3 call lost the
+    whole report. Such an error, after a signal or the budget fired, is the interrupt."""
+    m = _IN_CTYPES.match(str(exc)) if type(exc).__name__ == "ArgumentError" else None
+    if m is None or not (interrupted or m[1] == "BudgetExpired"):
+        return exc
+    found = {"SignalInterrupt": SignalInterrupt, "BudgetExpired": BudgetExpired}.get(m[1], KeyboardInterrupt)()
+    found.__cause__ = exc
+    return found
+
+
+def stops_the_search(exc: BaseException) -> bool:
+    """An engine ends its search on this and reports what it found: an
+    interrupt, a budget, or either of them inside a ctypes call (`as_interrupt`)."""
+    return isinstance(as_interrupt(exc), KeyboardInterrupt)
+
+
 def is_interrupt(exc: BaseException) -> bool:
     """Ctrl-C or SIGTERM: a KeyboardInterrupt that is neither a spec's own nor a budget's."""
+    exc = as_interrupt(exc)
     return isinstance(exc, KeyboardInterrupt) and not foreign_interrupt(exc) and not isinstance(exc, BudgetExpired)
 
 

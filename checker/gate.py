@@ -212,7 +212,7 @@ def run_gate(
     return gate
 
 
-GRACE = 0.7   # seconds a model's child has, after Ctrl-C, to report what it did before it is killed
+GRACE = 0.7   # seconds of its own time (checker/grace.py) a model's child has, after Ctrl-C, to report before it is killed
 
 
 def check_isolated(path: Path, *, engine: str | None = None, progress=None, **kw) -> ModelResult:

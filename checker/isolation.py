@@ -8,8 +8,8 @@ freed object by object); the parent gets `(value, None)`, or `(None, why)`
 when the child ended without a value (what it raised, or how it ended).
 
 Ctrl-C in the parent: with `grace`, the child (which the terminal's signal
-reached too) is sent SIGINT and given `grace` seconds to report what it had
-done before it is killed, and the parent gets `(value or None,
+reached too) is sent SIGINT and given `grace` seconds of its own time
+(checker/grace.py) to report what it had done before it is killed, and the parent gets `(value or None,
 INTERRUPTED)`; without, the child is killed and the interrupt re-raised.
 Importing this module is cheap (the pytest plugin uses it).
 """
@@ -21,7 +21,8 @@ import os
 import select
 import signal
 import sys
-import time
+
+from .grace import Grace
 
 INTERRUPTED = "interrupted"
 
@@ -43,7 +44,7 @@ def run_isolated(fn, *args, grace: float = 0.0, in_child=None):
     except BaseException:   # Ctrl-C (or SIGTERM): what the child had done, within the grace
         if grace:
             _signal(pid, signal.SIGINT)
-            _read_all(r, chunks, time.monotonic() + grace)
+            _read_all(r, chunks, Grace(pid, grace))
         _signal(pid, signal.SIGKILL)
         _reap(pid)
         os.close(r)
@@ -87,13 +88,15 @@ def _child(r: int, w: int, fn, args, in_child) -> None:
         os._exit(code)
 
 
-def _read_all(r: int, chunks: list[bytes], deadline: float | None) -> None:
-    """Read the pipe to its end, or until the deadline (None: no deadline)."""
+def _read_all(r: int, chunks: list[bytes], grace: Grace | None) -> None:
+    """Read the pipe to its end, or until the grace is over (None: no grace, no end)."""
     while True:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([r], [], [], left)[0]:
+        if grace is not None:
+            left = grace.left()
+            if left <= 0:
                 return
+            if not select.select([r], [], [], min(left, 0.1))[0]:
+                continue
         try:
             data = os.read(r, 1 << 16)
         except InterruptedError:

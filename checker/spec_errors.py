@@ -70,8 +70,9 @@ def own_failure(exc: BaseException) -> bool:
     """An exception of the spec's own making: an error, `sys.exit()`, or a
     KeyboardInterrupt that no signal caused (checker/failures.py); not a
     Ctrl-C nor a generator being closed."""
-    from .failures import spec_exit
+    from .failures import as_interrupt, spec_exit
 
+    exc = as_interrupt(exc)   # Ctrl-C inside a ctypes call the spec made is still Ctrl-C
     return isinstance(exc, Exception) or spec_exit(exc)
 
 

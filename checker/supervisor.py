@@ -14,12 +14,14 @@ else) only waits for it.
 * Ctrl-C and SIGTERM: a signal sent to the parent is passed on to the child
   (one that the terminal sent to the whole process group reached the child
   already). The child stops and reports on its own; if it has not ended
-  within `GRACE` seconds (a library that swallows the interrupt, a C call
+  within `GRACE` seconds of its own time (checker/grace.py: time it waited
+  for a CPU is not counted; a library that swallows the interrupt, a C call
   that holds the interpreter), the parent kills it and its descendants and
   exits 3 with the one line.
 * The child dies with the parent (Linux PR_SET_PDEATHSIG).
 
 Without fork (not Linux-like) the command runs in-process, unsupervised.
+This module imports nothing of txncheck's but checker/grace.py.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ import signal
 import sys
 import time
 
+from .grace import Grace
+
 EXIT_INCOMPLETE = 3
-GRACE = 1.5  # seconds from the first signal until the child is ended by force
+GRACE = 1.5  # seconds of the child's own time from the first signal until it is ended by force
 SI_KERNEL = 0x80  # si_code of a signal the kernel sent (the terminal's Ctrl-C to the foreground group)
 _FORWARDED = (signal.SIGINT, signal.SIGTERM)
 
@@ -90,7 +94,7 @@ def _die_with_parent() -> None:
 
 def _supervise(pid: int, r: int, waited: set) -> int:
     first: str | None = None
-    deadline = None
+    grace: Grace | None = None
     status = None
     forced = False
     while status is None:
@@ -98,7 +102,7 @@ def _supervise(pid: int, r: int, waited: set) -> int:
         if done:
             status = st
             break
-        timeout = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
+        timeout = 0.5 if grace is None else min(0.1, grace.left())
         info = signal.sigtimedwait(waited, timeout)
         if info is not None and info.si_signo in _FORWARDED:
             if info.si_code != SI_KERNEL:  # the terminal's Ctrl-C reached the child too
@@ -108,8 +112,8 @@ def _supervise(pid: int, r: int, waited: set) -> int:
                     pass
             if first is None:
                 first = signal.Signals(info.si_signo).name
-                deadline = time.monotonic() + GRACE
-        elif deadline is not None and time.monotonic() >= deadline:
+                grace = Grace(pid, GRACE)
+        elif grace is not None and not grace.left():
             status = _end(pid)
             forced = True
     reported = _read_report(r)

@@ -248,6 +248,48 @@ def _popen(tmp_path: Path, *args: str) -> subprocess.Popen:
                             start_new_session=True)
 
 
+# A ctypes call whose argument conversion is where the signal lands: `from_param` signals its
+# own process, and the handler runs in it (Z3's bindings call through ctypes the same way).
+SIGNAL_IN_CTYPES = '''
+import ctypes as _ct, os as _os, signal as _sig
+
+
+class _Arg:
+    @classmethod
+    def from_param(cls, value):
+        _os.kill(_os.getpid(), _sig.SIGTERM)
+        for _ in range(1000):   # the handler runs between these bytecodes
+            pass
+        return value
+
+
+_abs = _ct.CDLL(None).abs
+_abs.argtypes = [_Arg]
+'''
+
+
+@pytest.mark.parametrize("gate", [False, True], ids=["check", "gate"])
+def test_a_signal_inside_a_ctypes_call_keeps_the_report(tmp_path, gate):
+    """A SIGTERM that landed while ctypes converted an argument of a Z3 call came out as
+    ctypes.ArgumentError ("argument 2: SignalInterrupt: "), which no engine took for an
+    interrupt: the run said "interrupted", exit 3, with no report (CI, 2026-11-29)."""
+    folder = planted_spec(tmp_path, SIGNAL_IN_CTYPES, "import")
+    spec = folder / "lk.py"
+    spec.write_text(spec.read_text().replace("    def next(self, s: State):\n",
+                                             "    def next(self, s: State):\n        _abs(1)\n", 1))
+    args = ["--all", str(folder)] if gate else [str(folder / "lk.toml"), "--json"]
+    p = _popen(tmp_path, "check", *args, "--quiet", "--out", str(tmp_path / "out"))
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 3, (out, err[-2000:])
+    if gate:   # the model's own process was signalled: the gate reports it and stops
+        assert err == "" and "lk-racy.toml: incomplete; expected violation" in out, (out, err)
+        assert out.strip().endswith("interrupted: the models after these were not checked"), out
+    else:
+        assert err.strip().splitlines() == ["txncheck: error: interrupted (SIGTERM); the run is incomplete"], err
+        doc = json.loads(out)
+        assert (doc["verdict"], doc["incomplete_reason"]) == ("incomplete", "interrupted")
+
+
 @pytest.mark.parametrize("gate", [False, True], ids=["check", "gate"])
 def test_ctrl_c_while_z3_solves_is_not_lost(tmp_path, gate):
     """Z3's own Ctrl-C handler cancelled the solver call and dropped the interrupt: the start-up
@@ -312,6 +354,29 @@ def test_a_spec_that_swallows_the_interrupt_is_ended_within_2_s(tmp_path):
     code, _, err = _stop(p, signal.SIGTERM)
     assert code == 3 and err.strip().splitlines() == [
         "txncheck: error: interrupted (SIGTERM); it did not stop within 1.5 s and was ended; the run is incomplete"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/schedstat").exists(), reason="no /proc/PID/schedstat")
+def test_the_grace_is_not_charged_for_time_spent_waiting_for_a_cpu():
+    """CI runs the suite niced beside the two gates: a signalled child waited on the run queue
+    for most of the supervisor's 1.5 s and was killed mid-report. A child starved by a busy
+    loop on its one CPU uses little of its grace; a sleeping one uses all of it."""
+    from txncheck.checker.grace import Grace
+
+    pin = "import os; os.sched_setaffinity(0, {0}); "
+    hog = subprocess.Popen([sys.executable, "-c", pin + "\nwhile True: pass"])
+    starved = subprocess.Popen([sys.executable, "-c", pin + "os.nice(19)\nwhile True: pass"])
+    asleep = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        time.sleep(0.3)   # all three started and pinned
+        graces = [Grace(p.pid, 1.0) for p in (starved, asleep)]
+        time.sleep(0.6)
+        used = [g.used() for g in graces]
+    finally:
+        for p in (hog, starved, asleep):
+            p.kill()
+            p.wait()
+    assert used[0] < 0.3 and used[1] >= 0.6, used
 
 
 def test_max_seconds_holds_when_next_never_returns(tmp_path):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from .. import reductions
+from .. import failures, reductions
 from ..errors import EngineError
 from ..exploration import action_coverage, gc_paused, peak_memory_mb, search_outcome
 from ..job import Job, Outcome, Violation, ViolationKind
@@ -194,7 +194,9 @@ def _explore(job: Job) -> Outcome:
                     incomplete = job.depth_reached(depth)
                 continue
             break
-    except KeyboardInterrupt:
+    except BaseException as exc:  # an interrupt, also inside a Z3 call (failures.as_interrupt)
+        if not failures.stops_the_search(exc):
+            raise
         incomplete = "interrupted"
     finally:
         if ckpt is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 import time
 
+from .. import failures
 from ..job import Job, Outcome, Verdict, Violation, ViolationKind
 from ..exploration import peak_memory_mb
 from ..verdicts import Verdicts
@@ -84,7 +85,9 @@ def run(job: Job) -> Outcome:
                 break
             if job.progress is not None:
                 job.progress.update(distinct=len(seen), generated=generated, queue=walks - w - 1, depth=max_depth)
-    except KeyboardInterrupt:
+    except BaseException as exc:  # an interrupt, also inside a Z3 call (failures.as_interrupt)
+        if not failures.stops_the_search(exc):
+            raise
         incomplete = "interrupted"
     if job.progress is not None:
         job.progress.done()

@@ -17,7 +17,7 @@ from multiprocessing.connection import wait
 
 import numpy as np
 
-from ... import reductions
+from ... import failures, reductions
 from ...encoding import field_fingerprint
 from ...errors import EngineError
 from ...exploration import peak_memory_mb, search_outcome
@@ -95,7 +95,9 @@ class Coordinator:
                     depth += 1
                     self.incomplete = job.depth_reached(depth)
             idle = True
-        except KeyboardInterrupt:
+        except BaseException as exc:  # an interrupt, also inside a Z3 call (failures.as_interrupt)
+            if not failures.stops_the_search(exc):
+                raise
             self.incomplete = "interrupted"
         finally:
             for r in self.remotes:

@@ -5,9 +5,8 @@ run: the session's cores, or TXNCHECK_SPARK_PARTITIONS), and level k is one
 Parquet file per partition (`spark/level.py`). Each level is one Spark job of
 two stages:
   1. one task per core, each expanding a range of the frontier's packed
-     states (level k; `spark.level.ranges`) in chunks
-     (`spark.worker.Expansion`): it checks the
-     invariants and pending witnesses on each frontier state, calls `next`,
+     states (level k; `spark.level.ranges`) in chunks (`spark.worker.Expansion`):
+     it checks the invariants and pending witnesses on each frontier state, calls `next`,
      counts every successor and keeps one candidate per distinct successor
      per chunk, fingerprinted once and packed a field at a time
      (`spark/codec.py`), and sends each partition its candidates as Arrow
@@ -41,6 +40,7 @@ import shutil
 import tempfile
 import time
 
+from ... import failures
 from ...errors import EngineError, EnvironmentFault
 from ...exploration import gc_paused, peak_memory_mb
 from ...job import Job, Outcome, Verdict, Violation, ViolationKind
@@ -347,7 +347,9 @@ class _Search:
                         f"{m.generated:,} generated, {rate:,.0f} states/s, "
                         f"{self.per_level[-1]['seconds']:.2f} s ({self.per_level[-1]['where']})"
                     )
-        except KeyboardInterrupt:
+        except BaseException as exc:  # an interrupt, also inside a Z3 call (failures.as_interrupt)
+            if not failures.stops_the_search(exc):
+                raise
             incomplete = "interrupted"
         seconds = time.monotonic() - t0
         if progress is not None:

@@ -1,0 +1,44 @@
+"""How long a signalled child has had to stop, not counting time it waited for a CPU.
+
+After Ctrl-C, txncheck gives a child process a grace period to report what it
+did before it is killed (checker/supervisor.py, checker/isolation.py). On a
+busy machine a child that is niced, or simply outnumbered, waits on the run
+queue for most of that time: a wall-clock grace then kills it mid-report
+although it was stopping as fast as it was let. So the grace is charged the
+wall time since the signal less the time the child's main thread spent
+runnable but not running (Linux's /proc/PID/schedstat, second field). Time it
+spends running or asleep counts: a child that swallows the interrupt and sleeps
+is still ended on time. `CAP` bounds the wait in wall time whatever the load.
+Without schedstat (not Linux) the grace is wall time. Imports nothing of txncheck's.
+"""
+
+from __future__ import annotations
+
+import time
+
+CAP = 30.0  # wall seconds after which a child is ended however long it waited for a CPU
+
+
+def _waited(pid: int) -> float:
+    """Seconds the main thread of `pid` has spent waiting on a run queue (0 if unknown)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class Grace:
+    """`seconds` of a child's own time from now (see the module doc)."""
+
+    def __init__(self, pid: int, seconds: float):
+        self.pid, self.seconds = pid, seconds
+        self.t0, self.w0 = time.monotonic(), _waited(pid)
+
+    def used(self) -> float:
+        wall = time.monotonic() - self.t0
+        return wall if wall >= CAP else max(0.0, wall - (_waited(self.pid) - self.w0))
+
+    def left(self) -> float:
+        """Seconds of grace left (0 when it is over); a wait of this long is safe to start."""
+        return max(0.0, self.seconds - self.used())
