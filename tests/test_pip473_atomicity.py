@@ -11,6 +11,10 @@ steps) or sound by a commute argument that a check here runs.
 - The pending-ack store's replay scans its ACK ops, then reads their headers:
   no action between the two changes what the scan read but the closed store's
   delete, which ends where the model does.
+- The dispatcher reads the limit, then the entry and whether its txn is
+  aborted: any step between the two gives a run of one of the model's orders.
+- newTxn's first stage, the sequence counter's bump, has nothing in the model:
+  the step writes the txn's header and the client's view, nothing else.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from txncheck.checker.engines import bfs
 from txncheck.checker.job import Job
 from txncheck.checker.profiling.commute import commutation
 from txncheck.checker.profiling.fields import Layout
-from txncheck.spec.pip473 import coordinator as tc
+from txncheck.spec.pip473 import coordinator as tc, dispatcher
 from txncheck.spec.pip473.spec import Pip473
 from txncheck.spec.pip473.state import GONE
 from txncheck.spec.pip473.store import acks_by_segment_subscription, header_state
@@ -108,3 +112,58 @@ def test_the_pending_ack_stores_replay_joins_its_scan_and_reads(variant, bounds)
                 assert landed & model, (s, b)
                 deleted += 1
     assert joined > 400 and (deleted > 0) == (variant == "merged" and bounds["unloads"] > 0), (joined, deleted)
+
+
+@pytest.mark.parametrize("variant, bounds", [
+    ("merged", {"writes": "t1:0", "acks": "", "plain": "0", "crashes": 1, "prune": False, "client": "permissive"}),
+    ("fixed", {"writes": "t1:0", "acks": "", "plain": "0", "crashes": 1, "prune": False, "client": "permissive"}),
+    ("merged", {"writes": "t1:0", "acks": "t1:s1:1:ind", "crashes": 0, "unloads": 1, "apply": "steps",
+                "client": "stock", "timeout": 1}),
+], ids=["merged-crash", "fixed-crash", "merged-unload-steps"])
+def test_the_dispatchers_limit_read_and_filter_join_with_any_step_between(variant, bounds, monkeypatch):
+    """dispatch is `getMaxReadPosition`, the ledger read, then `isTxnAborted` on the entry, as one
+    step. On every reachable state where it and another action b are enabled, the code's run (the
+    limit read before b, the entry read and filtered after it: the spec's dispatch at b's state
+    with the limit it read already passed) reaches what the model's `b; dispatch` or
+    `dispatch; b` does. Only recoverWatermark lowers the limit under a read in flight (merged, a
+    restart), and the run it makes is `dispatch; recoverWatermark`."""
+    spec = Pip473(variant, txns=1, failovers=0, reshape="none", decisions="both", recovery="steps", **bounds)
+    states = _states(spec)
+    orders = {"after": 0, "before": 0}
+    for s in states:
+        succ = list(spec.next(s))
+        for (name, params), d in succ:
+            if name != "dispatch":
+                continue
+            for (b, bp), t in succ:
+                if b == "dispatch":
+                    continue
+                model = {u for a, u in spec.next(t) if a == (name, params)}
+                with monkeypatch.context() as mp:   # the limit was read at s, before b
+                    mp.setattr(dispatcher, "read_limit", lambda *_: float("inf"))
+                    code = {u for a, u in spec.next(t) if a == (name, params)}
+                if code <= model:
+                    orders["after"] += 1
+                    continue
+                assert code <= {u for a, u in spec.next(d) if a == (b, bp)}, (b, s)
+                assert b == "recoverWatermark", (b, s)
+                orders["before"] += 1
+    assert orders["after"] > 10_000 and (orders["before"] > 0) == ((variant, bounds["crashes"]) == ("merged", 1)), orders
+
+
+def test_new_txn_writes_only_what_create_header_and_the_answer_write():
+    """newTxn joins `nextTxnSequence` and `createHeader`. The model keeps no sequence counter (txns
+    are named by index, created in id order), so the first stage changes nothing in it: on every
+    reachable state, newTxn changes the txn's header and the client's view of it, nothing else."""
+    spec = Pip473("merged", txns=2, writes="t1:0", acks="t2:s1:1:ind", client="permissive", crashes=0, failovers=0,
+                  reshape="none", decisions="both")
+    checked = 0
+    for s in _states(spec):
+        for (name, params), t in spec.next(s):
+            if name != "newTxn":
+                continue
+            x = int(dict(params)["txn"][1:]) - 1
+            assert {f for f in s._fields if getattr(s, f) != getattr(t, f)} == {"hdr", "client"}, s
+            assert [i for i in range(len(s.hdr)) if (s.hdr[i], s.client[i]) != (t.hdr[i], t.client[i])] == [x]
+            checked += 1
+    assert checked > 100, checked
