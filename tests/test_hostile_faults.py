@@ -363,7 +363,7 @@ def test_the_grace_is_not_charged_for_time_spent_waiting_for_a_cpu():
     loop on its one CPU uses little of its grace; a sleeping one uses all of it."""
     from txncheck.checker.grace import Grace
 
-    pin = "import os; os.sched_setaffinity(0, {0}); "
+    pin = f"import os; os.sched_setaffinity(0, {{{min(os.sched_getaffinity(0))}}}); "   # one CPU this may use
     hog = subprocess.Popen([sys.executable, "-c", pin + "\nwhile True: pass"])
     starved = subprocess.Popen([sys.executable, "-c", pin + "os.nice(19)\nwhile True: pass"])
     asleep = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
@@ -372,6 +372,7 @@ def test_the_grace_is_not_charged_for_time_spent_waiting_for_a_cpu():
         graces = [Grace(p.pid, 1.0) for p in (starved, asleep)]
         time.sleep(0.6)
         used = [g.used() for g in graces]
+        assert all(p.poll() is None for p in (hog, starved, asleep)), "a process of the test ended early"
     finally:
         for p in (hog, starved, asleep):
             p.kill()
