@@ -43,16 +43,28 @@ class Disagreement:
         return f"{self.what}{act}: {self.detail}\n  in state {self.state!r}"
 
 
+def _unchecked(fn):
+    """The ctypes function a z3core wrapper calls (the wrapper then asks Z3 for an error code, a
+    second C call), or the wrapper itself where z3py is built otherwise."""
+    f = getattr((getattr(fn, "__defaults__", None) or (None,))[-1], "f", None)
+    return f if callable(f) else fn
+
+
+_AST_ID, _APP_ARG = _unchecked(z3.Z3_get_ast_id), _unchecked(z3.Z3_get_app_arg)
+
+
 class _Fields:
     """The arguments of a Z3 application, read through the C API: the
     agreement test reads hundreds a state, and z3py's `arg` wraps each."""
 
     def __init__(self, app: z3.ExprRef) -> None:
-        self.app, self.ctx, self.ast = app, app.ctx, app.as_ast()
+        self.app, self.ref, self.ast = app, app.ctx.ref(), app.as_ast()
 
     def id(self, n: int) -> int:
-        ref = self.ctx.ref()
-        return z3.Z3_get_ast_id(ref, z3.Z3_get_app_arg(ref, self.ast, n))
+        # the C functions themselves: z3py's wrappers ask Z3 for an error code after each call,
+        # which doubled the cost; these two cannot fail on an application and an argument index
+        # that the bundle's own sort gives
+        return _AST_ID(self.ref, _APP_ARG(self.ref, self.ast, n))
 
     def __call__(self, n: int) -> z3.ExprRef:
         return self.app.arg(n)
@@ -99,7 +111,10 @@ class Agreement:
 
     _bundles = 0
 
-    def __init__(self, relation: Relation) -> None:
+    def __init__(self, relation: Relation, coverage: bool = True) -> None:
+        """`coverage`: also record which guard conjuncts each state made true
+        and false (`prove --agreement`'s report); without, the bundle holds
+        no conjunct and each state costs about a tenth less."""
         self.relation = relation
         self.spec: Spec = relation.spec
         self.system = System(relation)
@@ -121,10 +136,11 @@ class Agreement:
             self._acts.append((len(terms), writes))
             terms.append(guard)
             terms += [v for key, v in changes.items()]
-            parts = conjuncts(guard)
-            self.coverage.conjuncts[i] = [_text(c) for c in parts]
-            self.coverage.fields[i] = list(range(len(terms), len(terms) + len(parts)))
-            terms += parts
+            if coverage:
+                parts = conjuncts(guard)
+                self.coverage.conjuncts[i] = [_text(c) for c in parts]
+                self.coverage.fields[i] = list(range(len(terms), len(terms) + len(parts)))
+                terms += parts
         Agreement._bundles += 1
         _, self._mk, _ = z3.TupleSort(f"agreement{Agreement._bundles}", [t.sort() for t in terms])
         self._bundle = self._mk(*terms)
@@ -137,6 +153,7 @@ class Agreement:
         self._obs_formula = conj([term == o for (_, term), (_, o) in zip(self._obs, self._o)])
         self._sub_obs = Substitution([self.f[k] for k in self.keys] + [o for _, o in self._o])
         self._lit: dict = {}
+        self._values_by_id: dict = {}
         self._true, self._false = z3.BoolVal(True).get_id(), z3.BoolVal(False).get_id()
         self.states = 0
 
@@ -175,8 +192,11 @@ class Agreement:
             if guard != self._true:
                 out.append(Disagreement("undecided", self.labels[i], s, f"the guard simplifies to {field(g)}"))
                 continue
-            enabled[i] = {self.keys[k]: self._python(self.keys[k], field(n)) for k, n in writes
-                          if field.id(n) != ids[k]}
+            enabled[i] = eff = {}
+            for k, n in writes:
+                v = field.id(n)
+                if v != ids[k]:
+                    eff[self.keys[k]] = self._value(self.keys[k], field, n, v)
         by_next: dict = {}
         for i, eff in enabled.items():
             by_next.setdefault((self.labels[i], frozenset(eff.items())), []).append(i)
@@ -200,6 +220,16 @@ class Agreement:
             out.append(Disagreement("z3-only", self.labels[i], s, "Z3 allows a successor the spec does not yield: "
                                     + "; ".join(_diff(rel, here, {**here, **enabled[i]}))))
         return out
+
+    def _value(self, key, field: "_Fields", n: int, ast_id: int):
+        """`_python` of field n (whose id is `ast_id`), remembered by symbol and id: a state's
+        written values are mostly the same few constants. The term is kept with its value, so
+        that Z3 cannot free it and give its id to another term."""
+        hit = self._values_by_id.get((key[0], ast_id))
+        if hit is None:
+            v = field(n)
+            hit = self._values_by_id[key[0], ast_id] = (self._python(key, v), v)
+        return hit[0]
 
     def _python(self, key, v: z3.ExprRef):
         """A cell's new value in Python (a term that is not a constant as `Term`)."""
@@ -295,8 +325,8 @@ def disagreements(relation: Relation, states: Iterable, stop_after: int = 1,
                   most: int | None = None) -> tuple[int, list[Disagreement]]:
     """Check the states, each distinct one once, at most `most` of them; stop
     after `stop_after` disagreements. Returns (distinct states checked,
-    disagreements)."""
-    ag = Agreement(relation)
+    disagreements). No coverage is recorded (`run_agreement` records it)."""
+    ag = Agreement(relation, coverage=False)
     seen = set()
     out: list[Disagreement] = []
     for s in states:
