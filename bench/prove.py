@@ -5,11 +5,17 @@ test's rate. One process, one core; CPU seconds, since wall time depends on
 what else the machine runs.
 
     .venv/bin/python bench/prove.py [--only proofs|bounded|agreement]
+
+The agreement table is kept as a record, bench/records/agreement.json, from
+which docs/performance.md's table is written (tests/test_docs_records.py
+checks the two agree); `--only agreement` measures and writes both,
+`--render` writes the table from the record alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 import tomllib
@@ -55,15 +61,21 @@ def bounded() -> None:
         print(f"| {p.stem} | {b.violated} | {b.length} | {exp['length']} | {cpu:.2f} |", flush=True)
 
 
-def agreement(states: int = 2000) -> None:
+AGREEMENT = ["models/classic/twophase-rm6.toml", "examples/paxos_commit/paxos_commit.toml",
+             "models/pip473/fixed-standard.toml", "models/pip473/merged.toml"]
+RECORD = ROOT / "bench" / "records" / "agreement.json"
+DOC = ROOT / "docs" / "performance.md"
+BEGIN = "<!-- agreement: written by bench/prove.py from bench/records/agreement.json -->"
+END = "<!-- /agreement -->"
+
+
+def measure_agreement(states: int = 2000) -> dict:
     from txncheck.checker.model import load_model
     from txncheck.checker.symbolic.agreement import Agreement, walk
     from txncheck.checker.symbolic.load import relation_for
 
-    print("| model | distinct states | disagreements | CPU s | ms per state |")
-    print("|---|---:|---:|---:|---:|")
-    for path in ("models/classic/twophase-rm6.toml", "examples/paxos_commit/paxos_commit.toml",
-                 "models/pip473/fixed-standard.toml", "models/pip473/merged.toml"):
+    rows = []
+    for path in AGREEMENT:
         spec = load_model(ROOT / path).instantiate()
         ag = Agreement(relation_for(spec))
         todo: list = []
@@ -77,13 +89,38 @@ def agreement(states: int = 2000) -> None:
         t0 = time.process_time()
         bad = sum(len(ag.check(s)) for s in todo)
         cpu = time.process_time() - t0
-        print(f"| {path} | {len(todo):,} | {bad} | {cpu:.1f} | {1000 * cpu / len(todo):.1f} |", flush=True)
+        rows.append({"model": path, "states": len(todo), "disagreements": bad, "cpu_seconds": round(cpu, 2)})
+        print(f"  {path}: {cpu:.1f} CPU s", file=sys.stderr, flush=True)
+    return {"rows": rows}
+
+
+def render_agreement(r: dict) -> str:
+    from records import measured_at
+
+    lines = [BEGIN, "", f"{measured_at(r)}; CPU seconds of `Agreement.check` in one process, coverage recorded.",
+             "", "| model | distinct states | disagreements | CPU s | ms per state |", "|---|---:|---:|---:|---:|"]
+    lines += [f"| {x['model']} | {x['states']:,} | {x['disagreements']} | {x['cpu_seconds']:.1f} | "
+              f"{1000 * x['cpu_seconds'] / x['states']:.1f} |" for x in r["rows"]]
+    return "\n".join(lines + ["", END])
+
+
+def agreement(render_only: bool = False) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    from records import record_and_write
+
+    record_and_write(ROOT, RECORD, DOC, BEGIN, END, render_agreement,
+                     None if render_only else lambda _: measure_agreement())
+    print(render_agreement(json.loads(RECORD.read_text())))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=("proofs", "bounded", "agreement"))
+    ap.add_argument("--render", action="store_true", help="only write the agreement table from its record")
     args = ap.parse_args()
+    if args.render:
+        agreement(render_only=True)
+        return
     for name, fn in (("proofs", proofs), ("bounded", bounded), ("agreement", agreement)):
         if args.only in (None, name):
             fn()
