@@ -12,7 +12,7 @@ the executors (TXNCHECK_SPARK_DRIVER_BELOW=0: none expanded in the driver).
   while the run is in its levels: Spark reruns the lost tasks on the
   remaining executor;
 - a user's own spec, named by path (the tutorial's, made by `txncheck new`
-  in a folder outside txncheck), checked from yet another
+  in a folder outside txncheck, and examples/mutex), checked from yet another
   folder: its files reach the executors (a copy in each worker's folder of
   the application) and the verdicts, counts and shortest violation are bfs's.
 
@@ -151,12 +151,16 @@ def test_a_worker_killed_mid_run_costs_nothing_but_time(cluster, tmp_path):
     assert "Removing worker" in cluster.app_log()   # the master saw the worker go
 
 
-def test_a_user_spec_by_path_runs_on_the_cluster_from_any_folder(cluster, tmp_path):
-    """One spec is enough here: examples/mutex on the executors is the local tests' (test_spark_user_specs.py)."""
+@pytest.mark.parametrize("which", ["tutorial", "mutex"])
+def test_a_user_spec_by_path_runs_on_the_cluster_from_any_folder(cluster, tmp_path, which):
     from .test_spark_user_specs import bfs_and_spark_agree, tutorial_spec
 
-    folder = tutorial_spec(tmp_path / "user")
-    models = [folder / "my_lock-racy.toml", folder / "my_lock.toml"]
+    if which == "tutorial":
+        folder = tutorial_spec(tmp_path / "user")
+        models = [folder / "my_lock-racy.toml", folder / "my_lock.toml"]
+    else:
+        folder = ROOT / "examples" / "mutex"
+        models = [folder / "racy.toml", folder / "fixed.toml"]
     cwd = tmp_path / "somewhere" / "else"
     cwd.mkdir(parents=True)
     for i, model in enumerate(models):
