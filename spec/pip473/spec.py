@@ -96,49 +96,11 @@ Variants (flags in `variants.py`, read inside the action bodies):
   with crashes anywhere (fixed-crash-anywhere.toml) and across a topic
   unload whose closed instance keeps working (fixed-unload.toml,
   unload-*-fixed.toml):
-  F1 (publishValidate) admission moves after the op put: a linearizable
-     header re-read (not the cache) admits the write; a decided header
-     rejects it, and the broker deletes its op and materializes the decision
-     it read. Appends are then never admitted after the decision, and no op
-     lands after its participant materialized (no orphan op). Acks read the
-     header from the store in the same step as their op put.
-  F2 (publishPutOp) the segment's maxReadPosition watermark is persisted
-     before a txn's first op on the segment, so recovery, which cannot know
-     the placeholder's position, holds the read position below the entry.
-  F3 (pendingack) the pending-ack store applies the acks of the op records
-     (as the text's range query does), not only those in memory, so a
-     replayed store still applies a committed txn's acks.
-  F4 (recovery) a missing header is a collected txn, not an aborted one:
-     recovery deletes its op records on the segment and writes no aborted
-     record. The GC deletes a header only once no op is left, so such an op
-     was put after the collection by a send F1 never admitted.
-  F5 (buffer) a failed send drops the broker's cache entry for the txn
-     when it holds no op and no tracked position of it there.
-  F6 (recovery) until the buffer's recovery completes, maxReadPosition is
-     the earliest position, so nothing is dispatched meanwhile.
-  F7 (publish) a non-transactional send during the buffer's recovery
-     neither moves maxReadPosition nor persists the watermark; the
-     completion of recovery computes both from what it has loaded.
-  F8 (publish) an aborted record written while an append of its txn is in
-     flight on the segment has no prune key until that append lands (its
-     position) or fails (the LAC); a later entry raises the key; a restart
-     keys a waiting record at the LAC. Trimming then cannot prune the record
-     while an entry of the txn is readable.
-  F9 (coordinator, bound `tc = "steps"`) a new TC, before it serves,
-     re-drives the fan-out of every decided txn whose ops remain: a failover
-     between the decision CAS and the publish otherwise leaves the
-     participants pinned until the GC's retention passes.
-  F10 (recovery, bound `unloads`) the new owner loads an unloaded segment
-     only once the closed instance is done: its sends past their check have
-     ended, its reconcile reads have returned and its apply chain is empty
-     (Pulsar: `closeAsync` completes only then, and the topic's close, which
-     the ownership release waits for, waits for it). Otherwise the closed
-     instance's op put, aborted record, watermark CAS and op delete land
-     between the new owner's scans: a stalled buffer, an aborted entry
-     delivered, a lost watermark CAS that leaves an op for good.
-  Each change is necessary: `variants.FIXES` names the model that fails
-  without it, with the property and the trace's length (ACTIONS.md prints
-  the table; tests/test_pip473.py checks each).
+  the changes are `variants.FIXES` (F1-F10), described there once: each
+  with the flags it sets, the modules it touches, what it does and the
+  model that fails without it, with the property and the trace's length
+  (ACTIONS.md prints the table; tests/test_pip473.py checks each;
+  docs/pip473.md explains them with their evidence).
 
 Recovery keeps its hold: a txn recovery finds OPEN is tracked at the
 position RECOVERED (state.py), as Pulsar's TxnEntry.recoveryDiscovered, and a
