@@ -6,10 +6,10 @@ what else the machine runs.
 
     .venv/bin/python bench/prove.py [--only proofs|bounded|agreement]
 
-The agreement table is kept as a record, bench/records/agreement.json, from
-which docs/performance.md's table is written (tests/test_docs_records.py
-checks the two agree); `--only agreement` measures and writes both,
-`--render` writes the table from the record alone.
+Each table is kept as a record, bench/records/{proofs,bounded,agreement}.json,
+from which docs/performance.md's table is written (tests/test_docs_records.py
+checks that they agree): a run measures and writes both; `--render` writes
+the tables from the records alone.
 """
 
 from __future__ import annotations
@@ -29,28 +29,33 @@ PROOFS = ["models/classic/tcommit-rm3.toml", "models/classic/twophase-rm3.toml",
           "models/pip473/fixed-standard.toml"]
 
 
-def proofs() -> None:
+def measure_proofs() -> dict:
     from txncheck.checker.model import load_model
     from txncheck.checker.symbolic.run import prove_model
 
-    print("| model | clauses | verdict | base CPU s | step CPU s | queries |")
-    print("|---|---:|---|---:|---:|---:|")
+    rows = []
     for path in PROOFS:
         m = load_model(ROOT / path)
         if path == "models/pip473/fixed.toml":   # the standard model's lemmas, at the gate's bounds
             std = load_model(ROOT / "models/pip473/fixed-standard.toml")
             m.raw["prove"] = std.raw["prove"]
-        r = prove_model(m)
-        p = r.proof
-        print(f"| {path} | {len(p.clauses)} | {p.verdict} | {p.base_seconds:.2f} | {p.step_seconds:.2f} | {p.queries} |",
-              flush=True)
+        p = prove_model(m).proof
+        rows.append({"model": path, "clauses": len(p.clauses), "verdict": p.verdict, "queries": p.queries,
+                     "base_seconds": round(p.base_seconds, 2), "step_seconds": round(p.step_seconds, 2)})
+        print(f"  {path}: {p.verdict}", file=sys.stderr, flush=True)
+    return {"rows": rows}
 
 
-def bounded() -> None:
+def render_proofs(r: dict) -> list[str]:
+    return ["| model | clauses | verdict | base CPU s | step CPU s | queries |", "|---|---:|---|---:|---:|---:|"] + [
+        f"| {x['model']} | {x['clauses']} | {x['verdict']} | {x['base_seconds']:.2f} | {x['step_seconds']:.2f} | "
+        f"{x['queries']} |" for x in r["rows"]]
+
+
+def measure_bounded() -> dict:
     from txncheck.checker.symbolic.run import prove_model
 
-    print("| corpus model | property | states (bounded) | states (bfs) | CPU s |")
-    print("|---|---|---:|---:|---:|")
+    rows = []
     for p in sorted((ROOT / "models/pip473").glob("*.toml")):
         exp = tomllib.loads(p.read_text()).get("expect", {})
         if exp.get("verdict") != "violation" or exp.get("length", 99) > 12:
@@ -58,15 +63,20 @@ def bounded() -> None:
         t0 = time.process_time()
         b = prove_model(p, depth=12).bounded
         cpu = time.process_time() - t0
-        print(f"| {p.stem} | {b.violated} | {b.length} | {exp['length']} | {cpu:.2f} |", flush=True)
+        rows.append({"model": p.stem, "property": b.violated, "length": b.length, "bfs_length": exp["length"],
+                     "cpu_seconds": round(cpu, 2)})
+        print(f"  {p.stem}: {b.violated} in {b.length}", file=sys.stderr, flush=True)
+    return {"rows": rows}
+
+
+def render_bounded(r: dict) -> list[str]:
+    return ["| corpus model | property | states (bounded) | states (bfs) | CPU s |", "|---|---|---:|---:|---:|"] + [
+        f"| {x['model']} | {x['property']} | {x['length']} | {x['bfs_length']} | {x['cpu_seconds']:.2f} |"
+        for x in r["rows"]]
 
 
 AGREEMENT = ["models/classic/twophase-rm6.toml", "examples/paxos_commit/paxos_commit.toml",
              "models/pip473/fixed-standard.toml", "models/pip473/merged.toml"]
-RECORD = ROOT / "bench" / "records" / "agreement.json"
-DOC = ROOT / "docs" / "performance.md"
-BEGIN = "<!-- agreement: written by bench/prove.py from bench/records/agreement.json -->"
-END = "<!-- /agreement -->"
 
 
 def measure_agreement(states: int = 2000) -> dict:
@@ -94,36 +104,56 @@ def measure_agreement(states: int = 2000) -> dict:
     return {"rows": rows}
 
 
-def render_agreement(r: dict) -> str:
+def render_agreement(r: dict) -> list[str]:
+    return ["| model | distinct states | disagreements | CPU s | ms per state |", "|---|---:|---:|---:|---:|"] + [
+        f"| {x['model']} | {x['states']:,} | {x['disagreements']} | {x['cpu_seconds']:.1f} | "
+        f"{1000 * x['cpu_seconds'] / x['states']:.1f} |" for x in r["rows"]]
+
+
+# Each table: how it is measured, how it is drawn, and what the line above it says was timed.
+TABLES = {
+    "proofs": (measure_proofs, render_proofs, "CPU seconds of each half of `prove_model` in one process"),
+    "bounded": (measure_bounded, render_bounded, "CPU seconds of `prove_model(depth=12)` in one process"),
+    "agreement": (measure_agreement, render_agreement,
+                  "CPU seconds of `Agreement.check` in one process, coverage recorded"),
+}
+DOC = ROOT / "docs" / "performance.md"
+
+
+def record_of(name: str) -> Path:
+    return ROOT / "bench" / "records" / f"{name}.json"
+
+
+def markers(name: str) -> tuple[str, str]:
+    return (f"<!-- {name}: written by bench/prove.py from bench/records/{name}.json -->", f"<!-- /{name} -->")
+
+
+def render(name: str, r: dict) -> str:
     from records import measured_at
 
-    lines = [BEGIN, "", f"{measured_at(r)}; CPU seconds of `Agreement.check` in one process, coverage recorded.",
-             "", "| model | distinct states | disagreements | CPU s | ms per state |", "|---|---:|---:|---:|---:|"]
-    lines += [f"| {x['model']} | {x['states']:,} | {x['disagreements']} | {x['cpu_seconds']:.1f} | "
-              f"{1000 * x['cpu_seconds'] / x['states']:.1f} |" for x in r["rows"]]
-    return "\n".join(lines + ["", END])
+    begin, end = markers(name)
+    _, draw, what = TABLES[name]
+    return "\n".join([begin, "", f"{measured_at(r)}; {what}.", "", *draw(r), "", end])
 
 
-def agreement(render_only: bool = False) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
+def table(name: str, render_only: bool = False) -> None:
     from records import record_and_write
 
-    record_and_write(ROOT, RECORD, DOC, BEGIN, END, render_agreement,
-                     None if render_only else lambda _: measure_agreement())
-    print(render_agreement(json.loads(RECORD.read_text())))
+    measure = TABLES[name][0]
+    record_and_write(ROOT, record_of(name), DOC, *markers(name), lambda r: render(name, r),
+                     None if render_only else lambda _: measure())
+    print(render(name, json.loads(record_of(name).read_text())))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=("proofs", "bounded", "agreement"))
-    ap.add_argument("--render", action="store_true", help="only write the agreement table from its record")
+    ap.add_argument("--only", choices=tuple(TABLES))
+    ap.add_argument("--render", action="store_true", help="only write the tables from their records")
     args = ap.parse_args()
-    if args.render:
-        agreement(render_only=True)
-        return
-    for name, fn in (("proofs", proofs), ("bounded", bounded), ("agreement", agreement)):
+    sys.path.insert(0, str(ROOT / "bench"))
+    for name in TABLES:
         if args.only in (None, name):
-            fn()
+            table(name, render_only=args.render)
             print()
 
 

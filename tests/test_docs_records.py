@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -20,10 +22,18 @@ def _bench(name: str):
     return mod
 
 
-def test_the_agreement_table_is_the_records():
+@pytest.mark.parametrize("table", ["proofs", "bounded", "agreement"])
+def test_the_prove_benchs_tables_are_its_records(table):
     b = _bench("prove")
-    record = json.loads(b.RECORD.read_text())
+    record = json.loads(b.record_of(table).read_text())
+    begin, end = b.markers(table)
     text = b.DOC.read_text()
-    assert text[text.index(b.BEGIN):text.index(b.END) + len(b.END)] == b.render_agreement(record)
-    assert [r["model"] for r in record["rows"]] == b.AGREEMENT
-    assert all(r["disagreements"] == 0 and r["states"] == 2000 for r in record["rows"])
+    assert text[text.index(begin):text.index(end) + len(end)] == b.render(table, record)
+    rows = record["rows"]
+    if table == "proofs":
+        assert [r["model"] for r in rows] == b.PROOFS and {r["verdict"] for r in rows} == {"proved"}
+    elif table == "bounded":
+        assert rows and all(r["length"] == r["bfs_length"] for r in rows)
+    else:
+        assert [r["model"] for r in rows] == b.AGREEMENT
+        assert all(r["disagreements"] == 0 and r["states"] == 2000 for r in rows)
