@@ -54,25 +54,34 @@ def render_proofs(r: dict) -> list[str]:
 
 def measure_bounded() -> dict:
     from txncheck.checker.symbolic.run import prove_model
+    from txncheck.spec.api import SpecError
 
-    rows = []
+    rows, refused = [], []
     for p in sorted((ROOT / "models/pip473").glob("*.toml")):
         exp = tomllib.loads(p.read_text()).get("expect", {})
         if exp.get("verdict") != "violation" or exp.get("length", 99) > 12:
             continue
         t0 = time.process_time()
-        b = prove_model(p, depth=12).bounded
+        try:
+            b = prove_model(p, depth=12).bounded
+        except SpecError as e:   # a bound the hand-written relation does not state
+            refused.append({"model": p.stem, "why": str(e).split(" does not state ")[-1]})
+            continue
         cpu = time.process_time() - t0
         rows.append({"model": p.stem, "property": b.violated, "length": b.length, "bfs_length": exp["length"],
                      "cpu_seconds": round(cpu, 2)})
         print(f"  {p.stem}: {b.violated} in {b.length}", file=sys.stderr, flush=True)
-    return {"rows": rows}
+    return {"rows": rows, "refused": refused}
 
 
 def render_bounded(r: dict) -> list[str]:
-    return ["| corpus model | property | states (bounded) | states (bfs) | CPU s |", "|---|---|---:|---:|---:|"] + [
+    lines = ["| corpus model | property | states (bounded) | states (bfs) | CPU s |", "|---|---|---:|---:|---:|"] + [
         f"| {x['model']} | {x['property']} | {x['length']} | {x['bfs_length']} | {x['cpu_seconds']:.2f} |"
         for x in r["rows"]]
+    if r["refused"]:
+        lines += ["", "Refused, a bound the relation does not state: " + "; ".join(
+            f"{x['model']} ({x['why']})" for x in r["refused"]) + "."]
+    return lines
 
 
 AGREEMENT = ["models/classic/twophase-rm6.toml", "examples/paxos_commit/paxos_commit.toml",
