@@ -85,6 +85,10 @@ class Checkpointer:
             raise CheckpointWriteError(f"{self.dir}: cannot create checkpoint folder ({exc.strerror})") from None
         self._lock = lock_folder(self.dir)  # released when the Checkpointer goes, or the process
 
+    def release(self) -> None:
+        """Let go of the folder now (otherwise when this Checkpointer is freed)."""
+        self._lock.close()
+
     # Ctrl-C while checkpointing: the handler only sets a flag, which the bfs
     # loop reads between expansions, so the run stops at a consistent point and
     # writes a final checkpoint. A second Ctrl-C interrupts at once.
@@ -319,14 +323,20 @@ def open_checkpointer(job, ex):
     if opts.resume and not os.path.lexists(Path(opts.resume) / MANIFEST):  # before anything is created
         raise CheckpointError(f"{opts.resume}: no checkpoint here (no {MANIFEST})")
     ck = Checkpointer(job, ex, folder, float(interval))
-    if opts.resume:
-        return ck, ck.load(opts.resume)
-    # A fresh run: an older checkpoint in the folder would be overwritten piecemeal, so drop it first.
-    for old in [ck.dir / MANIFEST, *ck.dir.glob("seg-*.bin")]:
-        try:
-            old.unlink()
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise CheckpointWriteError(f"{old}: cannot replace the old checkpoint ({exc.strerror})") from None
+    try:
+        if opts.resume:
+            return ck, ck.load(opts.resume)
+        # A fresh run: an older checkpoint in the folder would be overwritten piecemeal, so drop it first.
+        for old in [ck.dir / MANIFEST, *ck.dir.glob("seg-*.bin")]:
+            try:
+                old.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise CheckpointWriteError(f"{old}: cannot replace the old checkpoint ({exc.strerror})") from None
+    except BaseException:
+        # the folder is free at once: the traceback holds `ck` until the garbage collector frees
+        # it, and a second run in this process (the API, a test) found the folder still held
+        ck.release()
+        raise
     return ck, None
