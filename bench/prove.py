@@ -46,10 +46,17 @@ def measure_proofs() -> dict:
     return {"rows": rows}
 
 
+def _markdown(columns: str, rows) -> list[str]:
+    """A Markdown table: `columns` as "name:align, ..." (r: right-aligned), `rows` lists of cells."""
+    cols = [c.rsplit(":", 1) for c in columns.split(", ")]
+    return (["| " + " | ".join(n for n, _ in cols) + " |", "|" + "|".join("---:" if a == "r" else "---" for _, a in cols)
+             + "|"] + ["| " + " | ".join(cells) + " |" for cells in rows])
+
+
 def render_proofs(r: dict) -> list[str]:
-    return ["| model | clauses | verdict | base CPU s | step CPU s | queries |", "|---|---:|---|---:|---:|---:|"] + [
-        f"| {x['model']} | {x['clauses']} | {x['verdict']} | {x['base_seconds']:.2f} | {x['step_seconds']:.2f} | "
-        f"{x['queries']} |" for x in r["rows"]]
+    return _markdown("model:l, clauses:r, verdict:l, base CPU s:r, step CPU s:r, queries:r", (
+        [x["model"], str(x["clauses"]), x["verdict"], f"{x['base_seconds']:.2f}", f"{x['step_seconds']:.2f}",
+         str(x["queries"])] for x in r["rows"]))
 
 
 def measure_bounded() -> dict:
@@ -75,9 +82,9 @@ def measure_bounded() -> dict:
 
 
 def render_bounded(r: dict) -> list[str]:
-    lines = ["| corpus model | property | states (bounded) | states (bfs) | CPU s |", "|---|---|---:|---:|---:|"] + [
-        f"| {x['model']} | {x['property']} | {x['length']} | {x['bfs_length']} | {x['cpu_seconds']:.2f} |"
-        for x in r["rows"]]
+    lines = _markdown("corpus model:l, property:l, states (bounded):r, states (bfs):r, CPU s:r", (
+        [x["model"], x["property"], str(x["length"]), str(x["bfs_length"]), f"{x['cpu_seconds']:.2f}"]
+        for x in r["rows"]))
     if r["refused"]:
         lines += ["", "Refused, a bound the relation does not state: " + "; ".join(
             f"{x['model']} ({x['why']})" for x in r["refused"]) + "."]
@@ -114,9 +121,9 @@ def measure_agreement(states: int = 2000) -> dict:
 
 
 def render_agreement(r: dict) -> list[str]:
-    return ["| model | distinct states | disagreements | CPU s | ms per state |", "|---|---:|---:|---:|---:|"] + [
-        f"| {x['model']} | {x['states']:,} | {x['disagreements']} | {x['cpu_seconds']:.1f} | "
-        f"{1000 * x['cpu_seconds'] / x['states']:.1f} |" for x in r["rows"]]
+    return _markdown("model:l, distinct states:r, disagreements:r, CPU s:r, ms per state:r", (
+        [x["model"], f"{x['states']:,}", str(x["disagreements"]), f"{x['cpu_seconds']:.1f}",
+         f"{1000 * x['cpu_seconds'] / x['states']:.1f}"] for x in r["rows"]))
 
 
 # Each table: how it is measured, how it is drawn, and what the line above it says was timed.
