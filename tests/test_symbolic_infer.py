@@ -67,6 +67,8 @@ TEXTS = [
     'tmState = "init" -> !msgs[Commit] & !msgs[Abort]',
     "forall R, R2 in RM: tmPrepared[R] & tmPrepared[R2] -> R = R2",
     'forall R in RM: (msgs[Commit] <-> tmState = "committed") | tmPrepared[R]',
+    "msgs[Commit] -> exists R in RM: tmPrepared[R] & (forall R2 in RM: tmPrepared[R2])",
+    'forall R in RM: rmState[R] = "working" | exists R2, R3 in RM: R2 != R3',
 ]
 
 
@@ -91,7 +93,30 @@ BAD = [
     ("true | " * 800 + "true", "longer than"),
     ("forall R, R in RM: true", "bound twice"),
     ("forall A, B, C, D, E, F, G, H, I, J, K, L in RM: true", "expand to over 200,000 instances"),
+    ("exists A, B, C, D, E, F, G, H, I, J, K, L in RM: true", "expand to over 200,000 instances"),
+    ("forall R in RM: exists R in RM: true", "bound twice"),
+    ("exists R in RM: tmPrepared", "takes 1 argument(s)"),
 ]
+
+
+def test_exists_is_the_disjunction_of_its_instances(twophase_schema):
+    """`exists` over a finite sort: true in a state where one instance holds,
+    false where none does (and `forall` the conjunction), checked by Z3 on
+    the schema's own cells."""
+    import z3
+    prepared = twophase_schema.symbols["tmPrepared"]
+    r1, r2, r3 = twophase_schema.consts("RM")
+    some, every = (compile_text(f"{q} R in RM: tmPrepared[R]", twophase_schema) for q in ("exists", "forall"))
+    only_r2 = z3.And(z3.Not(prepared(r1)), prepared(r2), z3.Not(prepared(r3)))
+    none = z3.And([z3.Not(prepared(r)) for r in (r1, r2, r3)])
+    for state, some_holds, every_holds in ((only_r2, True, False), (none, False, False)):
+        for formula, want in ((some, some_holds), (every, every_holds)):
+            s = z3.Solver()
+            s.add(state, formula if want else z3.Not(formula))
+            assert s.check() == z3.sat
+            s = z3.Solver()
+            s.add(state, z3.Not(formula) if want else formula)
+            assert s.check() == z3.unsat
 
 
 @pytest.mark.parametrize("text,why", BAD)

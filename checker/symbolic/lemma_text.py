@@ -1,13 +1,13 @@
 """The lemma language: lemmas written as text in a model file
 (`[prove.formulas]`) or printed by `txncheck prove --infer`.
 
-    lemma  := "forall" binds ":" lemma | iff
+    lemma  := ("forall" | "exists") binds ":" lemma | iff
     binds  := NAME ("," NAME)* "in" SORT ("," NAME ("," NAME)* "in" SORT)*
     iff    := imp ("<->" imp)?
     imp    := or ("->" imp)?                  (right-associative)
     or     := and ("|" and)*
     and    := unary ("&" unary)*
-    unary  := "!" unary | "(" lemma ")" | "forall" ... | atom
+    unary  := "!" unary | "(" lemma ")" | "forall" ... | "exists" ... | atom
     atom   := term (("=" | "!=" | "<" | "<=" | ">" | ">=") term)?
     term   := NAME ("[" arg ("," arg)* "]")? | STRING | INTEGER | "true" | "false"
     arg    := NAME | STRING                   (a bound variable or an element)
@@ -18,7 +18,9 @@ an enum sort; a STRING is a string value ("committed"), or, as an argument,
 an element's name, which may name bound variables in braces
 (`msgs["Prepared_{r}"]`: the element named after r). Quantifiers range
 over the model's finite sorts and are expanded (checker/symbolic/
-lemma_z3.py).
+lemma_z3.py): `forall` to the conjunction of its instances, `exists` to
+their disjunction (Paxos's "some majority voted": `exists A, A2 in
+Acceptor: A != A2 & p2b[R, A] & p2b[R, A2]`).
 
 Lemma text is untrusted input: this parser is the only thing that reads it
 (nothing is evaluated as Python), and it refuses text longer than
@@ -33,7 +35,7 @@ from typing import Union
 
 MAX_CHARS = 4000
 MAX_DEPTH = 40
-KEYWORDS = {"forall", "in", "true", "false"}
+KEYWORDS = {"forall", "exists", "in", "true", "false"}
 CMP_OPS = ("=", "!=", "<", "<=", ">", ">=")
 NEGATED = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
@@ -107,6 +109,15 @@ class Forall:
     body: object
 
 
+@dataclass(frozen=True)
+class Exists:
+    binds: tuple     # ((variable, sort), ...)
+    body: object
+
+
+QUANTIFIERS = {"forall": Forall, "exists": Exists}
+
+
 # -- parsing ----------------------------------------------------------------------------
 
 _TOKEN = re.compile(r"""
@@ -161,13 +172,16 @@ class _Parser:
         if self.depth > MAX_DEPTH:
             raise LemmaSyntaxError(f"nests deeper than {MAX_DEPTH}")
 
+    def quantifier(self) -> bool:
+        return self.peek("forall") or self.peek("exists")
+
     def lemma(self):
-        if self.peek("forall"):
-            return self.forall()
+        if self.quantifier():
+            return self.quantified()
         return self.iff()
 
-    def forall(self):
-        self.take("forall")
+    def quantified(self):
+        kind = QUANTIFIERS[self.take()]
         binds = []
         while True:
             names = [self.take(kind="name")]
@@ -184,7 +198,7 @@ class _Parser:
         self.nested()
         body = self.lemma()
         self.depth -= 1
-        return Forall(tuple(binds), body)
+        return kind(tuple(binds), body)
 
     def iff(self):
         left = self.imp()
@@ -198,7 +212,7 @@ class _Parser:
         if self.peek("->"):
             self.take("->")
             self.nested()
-            right = self.lemma() if self.peek("forall") else self.imp()
+            right = self.lemma() if self.quantifier() else self.imp()
             self.depth -= 1
             return Binary("->", left, right)
         return left
@@ -227,8 +241,8 @@ class _Parser:
                 inner = self.lemma()
                 self.take(")")
                 return inner
-            if self.peek("forall"):
-                return self.forall()
+            if self.quantifier():
+                return self.quantified()
             return self.atom()
         finally:
             self.depth -= 1
@@ -311,14 +325,15 @@ def show_term(t) -> str:
 
 def show(node, outer: int = 0) -> str:
     """The text of a syntax tree; `parse(show(x)) == x` up to parentheses."""
-    if isinstance(node, Forall):
+    if isinstance(node, (Forall, Exists)):
         groups: list[tuple[list[str], str]] = []
         for v, s in node.binds:
             if groups and groups[-1][1] == s:
                 groups[-1][0].append(v)
             else:
                 groups.append(([v], s))
-        text = f"forall {', '.join(', '.join(vs) + ' in ' + s for vs, s in groups)}: {show(node.body, 0)}"
+        word = "forall" if isinstance(node, Forall) else "exists"
+        text = f"{word} {', '.join(', '.join(vs) + ' in ' + s for vs, s in groups)}: {show(node.body, 0)}"
         prec = _PREC["forall"]
     elif isinstance(node, Binary):
         prec = _PREC[node.op]

@@ -4,6 +4,7 @@ state schema, its quantifiers expanded over the model's finite sorts.
 Every name is checked against the schema: a symbol, its arity and each
 argument's sort; an element of the sort where one is expected; a string
 value only against a string cell; order (<, <=, ...) only between integers.
+`forall` is the conjunction of its instances, `exists` their disjunction.
 The expansion is capped (MAX_INSTANCES bodies per lemma), so a lemma
 cannot make a model file's proof take unbounded memory.
 """
@@ -17,7 +18,7 @@ import z3
 
 from ...spec.schema import Bool, Enum, Int, Schema, Str
 from .lemma_text import (
-    Binary, Cmp, Const, Forall, LemmaSyntaxError, Name, Nary, Not, Quoted, parse, show_term,
+    Binary, Cmp, Const, Exists, Forall, LemmaSyntaxError, Name, Nary, Not, Quoted, parse, show_term,
 )
 
 MAX_INSTANCES = 200_000
@@ -40,8 +41,8 @@ class _Compiler:
 
     # -- formulas ------------------------------------------------------------------
     def formula(self, node, env: dict) -> z3.BoolRef:
-        if isinstance(node, Forall):
-            return self.forall(node, env)
+        if isinstance(node, (Forall, Exists)):
+            return self.quantified(node, env)
         if isinstance(node, Binary):
             a, b = self.formula(node.left, env), self.formula(node.right, env)
             return z3.Implies(a, b) if node.op == "->" else a == b
@@ -57,7 +58,7 @@ class _Compiler:
             raise LemmaSyntaxError(f"{_show(node.term)} is not a formula (compare it with a value)")
         return kind[1]
 
-    def forall(self, node: Forall, env: dict) -> z3.BoolRef:
+    def quantified(self, node: Forall | Exists, env: dict) -> z3.BoolRef:
         seen = set()
         for var, sort in node.binds:
             if sort not in self.sorts:
@@ -79,6 +80,8 @@ class _Compiler:
             inner = dict(env)
             inner.update({v: (s, e) for (v, s), e in zip(node.binds, values)})
             out.append(self.formula(node.body, inner))
+        if isinstance(node, Exists):
+            return z3.Or(out) if out else z3.BoolVal(False)
         return z3.And(out) if out else z3.BoolVal(True)
 
     def compare(self, node: Cmp, env: dict) -> z3.BoolRef:
