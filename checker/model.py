@@ -303,8 +303,11 @@ def _prove(path: Path, table, text: str) -> None:
     if not isinstance(formulas, dict) or not all(isinstance(v, str) for v in formulas.values()):
         _fail(path, "[prove.formulas] must be a table of lemma names to lemma text")
     infer = table.get("infer", {})
-    if not isinstance(infer, dict) or set(infer) - {"samples", "sorts"}:
-        _fail(path, "[prove.infer] must be a table with `samples` (tables of constants) and `sorts` (sort names)")
+    if not isinstance(infer, dict) or set(infer) - {"samples", "sorts", "exists"}:
+        _fail(path, "[prove.infer] must be a table with `samples` (tables of constants), `sorts` (sort names) "
+                    "and `exists` (true or false)")
+    if not isinstance(infer.get("exists", True), bool):
+        _fail(path, "[prove.infer] exists must be true or false")
 
 
 def _label(path: Path, label, text: str) -> dict[str, str]:

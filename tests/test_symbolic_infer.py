@@ -263,3 +263,35 @@ def test_infer_refuses_what_it_does_not_use(capsys):
     assert "drop --bounded" in txncheck(capsys, "prove", TWOPHASE, "--infer", "--bounded", "3").stderr
     r = txncheck(capsys, "prove", TWOPHASE, "--write")
     assert r.returncode == 2 and "give --infer too" in r.stderr
+
+
+# -- existential candidates ------------------------------------------------------------------------------
+
+
+def test_existential_candidates_are_those_every_sample_shows():
+    """TwoPhase's sampled states (rm=3): a committed TM has prepared RMs, at
+    least two of them (`exists` with two distinct elements); an RM the TM
+    counts as prepared never has a second one beside it, so that `exists`
+    is no candidate, nor one a sample refutes (an unguarded `exists`: the
+    initial state has no prepared RM). Sampling TwoPhase is fast (288
+    states at rm=3, 56 at rm=2)."""
+    from txncheck.checker.symbolic.exists_lemmas import candidates
+    from txncheck.checker.symbolic.infer import _values
+    from txncheck.checker.symbolic.samples import Codes, sample
+
+    m = load_model(TWOPHASE)
+    spec = m.instantiate()
+    codes = Codes()
+    instances, violated = sample(m, spec, codes)
+    assert violated is None
+    sorts = Sorts(spec.schema)
+    found, tried = candidates(spec.schema, sorts, instances, codes, _values(spec.schema, instances, codes))
+    texts = {x.text for x in found}
+    assert 'tmState = "committed" -> (exists RE in RM: tmPrepared[RE])' in texts
+    assert 'tmState = "committed" -> (exists RE, RE2 in RM: RE != RE2 & tmPrepared[RE] & tmPrepared[RE2])' in texts
+    assert "forall R in RM: tmPrepared[R] -> (exists RE, RE2 in RM: RE != RE2 & tmPrepared[RE] & " \
+           "tmPrepared[RE2])" not in texts
+    assert not any(t.startswith("exists") for t in texts)
+    assert 0 < len(found) <= tried
+    for x in found:     # each parses and compiles in the lemma language
+        compile_text(x.text, spec.schema)

@@ -68,7 +68,7 @@ def _rows(atoms: list[Atom], inst: Instance, sigma: dict, schema: Schema, codes:
     n = inst.matrix.shape[0]
     out = np.zeros((n, 2 * len(atoms)), dtype=bool)
     for j, a in enumerate(atoms):
-        t = _truth(a, inst, sigma, schema, codes)
+        t = atom_truth(a, inst, sigma, schema, codes)
         if t is None:
             continue
         out[:, j] = t
@@ -76,7 +76,7 @@ def _rows(atoms: list[Atom], inst: Instance, sigma: dict, schema: Schema, codes:
     return out
 
 
-def _column(cell: CellT, inst: Instance, sigma: dict):
+def cell_column(cell: CellT, inst: Instance, sigma: dict):
     names = []
     for arg in cell.args:
         if isinstance(arg, Shape):
@@ -89,11 +89,11 @@ def _column(cell: CellT, inst: Instance, sigma: dict):
     return None if j is None else inst.matrix[:, j]
 
 
-def _truth(a: Atom, inst: Instance, sigma: dict, schema: Schema, codes: Codes):
+def atom_truth(a: Atom, inst: Instance, sigma: dict, schema: Schema, codes: Codes):
     n = inst.matrix.shape[0]
     if a.kind == "same":
         return np.full(n, sigma[a.cell] == sigma[a.other])
-    col = _column(a.cell, inst, sigma)
+    col = cell_column(a.cell, inst, sigma)
     if col is None:
         return None
     if a.kind == "bool":
@@ -101,7 +101,7 @@ def _truth(a: Atom, inst: Instance, sigma: dict, schema: Schema, codes: Codes):
     if a.kind == "is":
         return col == codes.code(sigma[a.other])
     if a.kind == "cmp":
-        other = _column(a.other, inst, sigma)
+        other = cell_column(a.other, inst, sigma)
         if other is None:
             return None
         return col < other if a.op == "<" else col == other

@@ -32,6 +32,7 @@ from ..invariants import check_sanity
 from ..model import Model, load_model
 from .candidates import clauses, truth_table
 from .clause_lemmas import Lemma, Writer, canonical, renamed
+from .exists_lemmas import candidates as existential_candidates
 from .houdini import Induction, houdini, initial_checker, needed
 from .induction import Proof, prove
 from .lemma_z3 import compile_text
@@ -53,6 +54,7 @@ class Level:
     candidates: int = 0          # clauses true in every sample, up to renaming
     kept: int = 0                # after Houdini
     ctis: int = 0
+    exists: int = 0              # existential candidates among them (the last level, exists_lemmas.py)
     verdict: str = ""
     cti: tuple | None = None     # the step that broke only the properties: (clause, action)
     seconds: float = 0.0
@@ -85,12 +87,14 @@ class Inference:
 
 
 def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_instance: int = PER_INSTANCE,
-          total: int = TOTAL, given: dict | None = None, explain: bool = True,
+          total: int = TOTAL, given: dict | None = None, explain: bool = True, exists: bool = True,
           say: Callable[[str], None] = lambda _: None) -> Inference:
     """`given`: the relation's lemmas (name -> formula over its state schema)
     assumed while inferring, then kept only where the inferred ones cannot
     replace them. `explain`: when no level proves, look for the strongest
-    inductive set and the properties' CTI under it (one more Houdini)."""
+    inductive set and the properties' CTI under it (one more Houdini).
+    `exists`: when no level proves, one more with the last level's clauses
+    and the existential candidates (exists_lemmas.py)."""
     m = path if isinstance(path, Model) else load_model(path)
     spec = m.instantiate()
     props = m.selected_properties(spec)
@@ -125,21 +129,36 @@ def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_i
     out.skipped = sorts.skipped(schema)
     values = _values(schema, out.samples, codes)
     formulas_of: dict = {}
-    for variables, literals in levels:
+    exists = exists and m.raw.get("prove", {}).get("infer", {}).get("exists", True)
+    plan = [(v, k, False) for v, k in levels] + [(*levels[-1], True)] * bool(exists and levels)
+    lemmas: list[Lemma] = []
+    for variables, literals, existential in plan:
         lv = Level(variables, literals)
         out.levels.append(lv)
         t0 = time.process_time()
-        with clock("enumerate"):
-            vocab = atoms(schema, sorts, variables, values)
-            table = truth_table(vocab, out.samples, sorts, variables, schema, codes)
-            found, lv.tried = clauses(table, schema, codes, values, literals)
-            found = canonical(found, vocab, sorts, variables)
-            writer = Writer(schema, sorts, vocab)
-            lemmas = [writer.lemma(c) for c in found]
-        lv.atoms, lv.candidates = len(vocab), len(lemmas)
-        say(f"level {len(out.levels)} ({variables} variable{'s' if variables > 1 else ''} per sort, "
-            f"{literals} literals): {len(vocab)} atoms, {lv.tried:,} clauses tried, {lv.candidates:,} hold "
-            f"in every sample ({table.rows:,} distinct rows)")
+        if existential:     # the last level's clauses and the existential candidates (exists_lemmas.py)
+            with clock("enumerate"):
+                found_ex, tried = existential_candidates(schema, sorts, out.samples, codes, values)
+            if not found_ex:
+                out.levels.pop()
+                break
+            lemmas = lemmas + found_ex
+            lv.atoms, lv.tried, lv.exists = out.levels[-2].atoms, tried, len(found_ex)
+            lv.candidates = len(lemmas)
+            say(f"level {len(out.levels)} (level {len(out.levels) - 1}'s clauses and existentials): "
+                f"{tried:,} guarded existentials tried, {len(found_ex):,} hold in every sample")
+        else:
+            with clock("enumerate"):
+                vocab = atoms(schema, sorts, variables, values)
+                table = truth_table(vocab, out.samples, sorts, variables, schema, codes)
+                found, lv.tried = clauses(table, schema, codes, values, literals)
+                found = canonical(found, vocab, sorts, variables)
+                writer = Writer(schema, sorts, vocab)
+                lemmas = [writer.lemma(c) for c in found]
+            lv.atoms, lv.candidates = len(vocab), len(lemmas)
+            say(f"level {len(out.levels)} ({variables} variable{'s' if variables > 1 else ''} per sort, "
+                f"{literals} literals): {len(vocab)} atoms, {lv.tried:,} clauses tried, {lv.candidates:,} hold "
+                f"in every sample ({table.rows:,} distinct rows)")
         with clock("compile"):
             formulas = {x.name: compile_text(x.text, schema) for x in lemmas}
         formulas_of = {x.name: (x, formulas[x.name]) for x in lemmas}
@@ -211,7 +230,8 @@ def _explain_failure(out: Inference, formulas_of: dict, props, timeout_ms: int, 
     cti = out.proof.cti
     last = out.levels[-1]
     out.hints.append(f"a lemma of more than {last.literals} literals or {last.variables} variables per sort "
-                     f"(the largest templates tried), or with an existential quantifier, which templates lack")
+                     f"(the largest templates tried), or an existential beyond the two templates "
+                     f"(docs/guide.md, \"Existentials\")")
     if out.skipped:
         out.hints.append(f"a lemma about {', '.join(out.skipped)}, which the templates leave out "
                          f"(an argument of a sort of more than 16 elements)")

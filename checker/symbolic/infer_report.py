@@ -60,8 +60,9 @@ def human(r: Inference, proof_lines, written: str | None = None) -> str:
         end = {"inductive": "inductive", "property falls": "the properties fall",
                "deadlock": "inductive, but a state of it has no action enabled (deadlock = true)"}.get(lv.verdict,
                                                                                                   lv.verdict)
+        ex = f", and {lv.exists:,} existential" if lv.exists else ""
         lines.append(f"level {i} ({lv.variables} variable{'s' if lv.variables > 1 else ''} per sort, at most "
-                     f"{lv.literals} literals): {lv.candidates:,} candidates hold in every sample; Houdini: "
+                     f"{lv.literals} literals{ex}): {lv.candidates:,} candidates hold in every sample; Houdini: "
                      f"{lv.ctis} CTIs, {lv.kept:,} kept: {end}")
     if r.violated is not None:
         v = r.violated
@@ -112,7 +113,8 @@ def to_json(r: Inference, written: str | None = None) -> dict[str, Any]:
         "lemmas": [{"name": x.name, "text": x.text} for x in r.lemmas],
         "inductive": len(r.inductive),
         "samples": [{"bounds": dict(s.constants), "states": s.states, "complete": s.complete} for s in r.samples],
-        "levels": [{"variables": lv.variables, "literals": lv.literals, "atoms": lv.atoms, "tried": lv.tried,
+        "levels": [{"variables": lv.variables, "literals": lv.literals, "exists": lv.exists, "atoms": lv.atoms,
+                    "tried": lv.tried,
                     "candidates": lv.candidates, "kept": lv.kept, "ctis": lv.ctis,
                     "verdict": lv.verdict} for lv in r.levels],
         "seconds": {k: round(v, 3) for k, v in r.seconds.items()},
