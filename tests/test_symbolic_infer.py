@@ -251,6 +251,18 @@ def test_when_templates_are_too_small_it_says_not_inductive_with_a_cti():
     assert r.verdict == "not inductive" and r.exit_code == 3
     assert r.proof.cti is not None and r.strongest
     assert any("more than 2 literals" in h for h in r.hints)
+    # the last level again with existential candidates beside its clauses, unless switched off
+    assert [lv.exists > 0 for lv in r.levels] == [False, True]
+    assert r.levels[1].candidates == r.levels[0].candidates + r.levels[1].exists
+    off = infer(TWOPHASE, levels=((1, 2),), exists=False)
+    assert off.verdict == "not inductive" and len(off.levels) == 1
+
+
+def test_exists_in_the_infer_table_must_be_true_or_false(tmp_path, capsys):
+    model = tmp_path / "m.toml"
+    model.write_text(TWOPHASE.read_text() + '\n[prove.infer]\nexists = "no"\n')
+    r = txncheck(capsys, "prove", model, "--infer")
+    assert r.returncode == 2 and "[prove.infer] exists must be true or false" in r.stderr, r.stderr
 
 
 def test_a_property_a_sample_violates_is_a_violation(capsys):
