@@ -157,7 +157,7 @@ class _Writer(Writer):
         else:
             copy = (twin[0], "e2")
             second = Truth(self.cell(CellT(cell.symbol, tuple(copy if a == twin else a for a in cell.args))))
-            binds.append((self.var_names[copy], copy[0]))
+            binds.insert(ex.index(twin) + 1, (self.var_names[copy], copy[0]))    # Y, Y2 side by side
             distinct = Cmp("!=", Name(self.var_names[twin]), Name(self.var_names[copy]))
             body = Exists(tuple(binds), Nary("&", (distinct, first, second)))
         slots = {a for a in cell.args if isinstance(a, tuple) and a[1] == 0}
