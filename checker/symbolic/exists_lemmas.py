@@ -18,7 +18,7 @@ A candidate is kept when it holds in every sampled state under every
 assignment of X, its guard holds in some sample (else the universal
 clause `!G` says more) and, when it holds without its guard, only the
 unguarded one. The candidates of one model are at most MAX_CANDIDATES,
-the first in template order; the rest are counted, not tried.
+the first in template order.
 """
 
 from __future__ import annotations
