@@ -258,6 +258,13 @@ def test_when_templates_are_too_small_it_says_not_inductive_with_a_cti():
     assert off.verdict == "not inductive" and len(off.levels) == 1
 
 
+def test_a_level_of_more_literals_than_the_enumeration_has_is_refused():
+    """The clause enumeration stops at three literals: a level asking for four
+    must say so, not run as three (a (2, 4) level once gave (2, 3)'s clauses)."""
+    with pytest.raises(ValueError, match="clauses of 1 to 3 literals are enumerated, not 4"):
+        infer(TWOPHASE, levels=((1, 4),))
+
+
 def test_exists_in_the_infer_table_must_be_true_or_false(tmp_path, capsys):
     model = tmp_path / "m.toml"
     model.write_text(TWOPHASE.read_text() + '\n[prove.infer]\nexists = "no"\n')

@@ -26,6 +26,7 @@ from .samples import Codes, Instance
 from .vocabulary import Atom, CellT, Shape, Sorts
 
 Clause = tuple          # sorted literal ids; literal 2a is atom a, 2a+1 its negation
+MAX_LITERALS = 3        # the enumeration below has a loop per literal, up to three
 
 
 @dataclass
@@ -117,7 +118,10 @@ def clauses(table: Table, schema: Schema, codes: Codes, values: dict, max_litera
             limit: int = 2_000_000) -> tuple[list[Clause], int]:
     """(the minimal clauses of at most `max_literals` literals that hold on
     every row and are not true by the types alone; how many clauses were
-    tried). `limit` bounds the clauses tried."""
+    tried). `limit` bounds the clauses tried. Clauses of up to three
+    literals are enumerated: asking for more is an error, not a silent three."""
+    if not 1 <= max_literals <= MAX_LITERALS:
+        raise ValueError(f"clauses of 1 to {MAX_LITERALS} literals are enumerated, not {max_literals}")
     F = table.false_at
     # a literal never false is a clause by itself; one never true adds nothing to a clause
     useful = [lit for lit in range(len(F)) if F[lit] and F[lit ^ 1]]

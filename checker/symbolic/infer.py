@@ -30,7 +30,7 @@ from ...spec.schema import Bool, Int
 from ..errors import ModelError
 from ..invariants import check_sanity
 from ..model import Model, load_model
-from .candidates import clauses, truth_table
+from .candidates import MAX_LITERALS, clauses, truth_table
 from .clause_lemmas import Lemma, Writer, canonical, renamed
 from .exists_lemmas import candidates as existential_candidates
 from .houdini import Induction, houdini, initial_checker, needed
@@ -95,6 +95,8 @@ def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_i
     inductive set and the properties' CTI under it (one more Houdini).
     `exists`: when no level proves, one more with the last level's clauses
     and the existential candidates (exists_lemmas.py)."""
+    if any(not 1 <= k <= MAX_LITERALS for _, k in levels):
+        raise ValueError(f"clauses of 1 to {MAX_LITERALS} literals are enumerated, not {max(k for _, k in levels)}")
     m = path if isinstance(path, Model) else load_model(path)
     spec = m.instantiate()
     props = m.selected_properties(spec)
