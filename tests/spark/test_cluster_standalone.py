@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from txncheck.checker.api import check_model
+from txncheck.checker.engines.spark.session import LOCAL_JVM_OPTIONS
 
 from .cluster import Cluster, java_missing
 
@@ -44,11 +45,12 @@ ROOT = Path(__file__).resolve().parents[2]
 TWOPHASE = ROOT / "models" / "classic" / "twophase-rm3.toml"
 DIEHARD = ROOT / "models" / "classic" / "diehard.toml"
 GUARD = 600   # seconds: a hang guard for one CLI run, never a timing check
+JIT = LOCAL_JVM_OPTIONS
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    c = Cluster(tmp_path_factory.mktemp("cluster"), java_options=JIT)
     try:
         yield c.start()
     finally:
@@ -61,8 +63,12 @@ def cli_env(cluster: Cluster) -> dict:
     return {
         **os.environ,
         "SPARK_LOCAL_IP": "127.0.0.1",
-        # executors that fit the one-gigabyte workers, and one core each
-        "PYSPARK_SUBMIT_ARGS": "--conf spark.executor.memory=512m --conf spark.executor.cores=1 pyspark-shell",
+        # executors that fit the one-gigabyte workers, and one core each; the driver's and the
+        # executors' JVMs compile with the first tier only, as txncheck's local sessions do
+        # (checker/engines/spark/session.py LOCAL_JVM_OPTIONS): these runs are short, and C2's
+        # compiling of Spark's start-up code was most of the JVMs' CPU
+        "PYSPARK_SUBMIT_ARGS": f"--conf spark.executor.memory=512m --conf spark.executor.cores=1 "
+                               f"--driver-java-options {JIT} --conf spark.executor.extraJavaOptions={JIT} pyspark-shell",
         "TXNCHECK_SPARK_DRIVER_BELOW": "0",
     }
 
