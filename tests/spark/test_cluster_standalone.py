@@ -45,12 +45,11 @@ ROOT = Path(__file__).resolve().parents[2]
 TWOPHASE = ROOT / "models" / "classic" / "twophase-rm3.toml"
 DIEHARD = ROOT / "models" / "classic" / "diehard.toml"
 GUARD = 600   # seconds: a hang guard for one CLI run, never a timing check
-JIT = LOCAL_JVM_OPTIONS
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    c = Cluster(tmp_path_factory.mktemp("cluster"), java_options=JIT)
+    c = Cluster(tmp_path_factory.mktemp("cluster"), java_options=LOCAL_JVM_OPTIONS)
     try:
         yield c.start()
     finally:
@@ -65,10 +64,10 @@ def cli_env(cluster: Cluster) -> dict:
         "SPARK_LOCAL_IP": "127.0.0.1",
         # executors that fit the one-gigabyte workers, and one core each; the driver's and the
         # executors' JVMs compile with the first tier only, as txncheck's local sessions do
-        # (checker/engines/spark/session.py LOCAL_JVM_OPTIONS): these runs are short, and C2's
-        # compiling of Spark's start-up code was most of the JVMs' CPU
-        "PYSPARK_SUBMIT_ARGS": f"--conf spark.executor.memory=512m --conf spark.executor.cores=1 "
-                               f"--driver-java-options {JIT} --conf spark.executor.extraJavaOptions={JIT} pyspark-shell",
+        # (LOCAL_JVM_OPTIONS): in runs this short, C2 costs more CPU than it saves
+        "PYSPARK_SUBMIT_ARGS": "--conf spark.executor.memory=512m --conf spark.executor.cores=1 "
+                               f"--driver-java-options {LOCAL_JVM_OPTIONS} "
+                               f"--conf spark.executor.extraJavaOptions={LOCAL_JVM_OPTIONS} pyspark-shell",
         "TXNCHECK_SPARK_DRIVER_BELOW": "0",
     }
 
