@@ -19,6 +19,7 @@ from typing import Any, Mapping
 import z3
 
 from ...spec.api import Action
+from ...spec.schema import Int
 from ..failures import BudgetExpired
 from .system import System, show_action, show_valuation
 
@@ -162,9 +163,31 @@ def show_cti(schema, cti: CTI, glossary: str = "") -> list[str]:
     lines.append("  state 2 (what changed):")
     lines += [f"    {x}" for x in show_valuation(schema, cti.after, only=changed, before=cti.before)] or ["    (nothing)"]
     lines.append(f"  clauses that fail in state 2: {', '.join(cti.failing)}")
+    if TYPES in cti.failing:
+        lines += [f"    {x}" for x in outside_types(schema, cti.after)]
     if glossary:
         lines.append(f"  the cells' names: {glossary}")
     return lines
+
+
+def outside_types(schema, cells: Mapping) -> list[str]:
+    """The cells outside their declared ranges (what breaks TYPES). A
+    derived sequence's `#len` past its capacity is a tuple longer than any
+    of the states its shape was taken from (derive/cells.py)."""
+    out = []
+    for (name, key), v in cells.items():
+        t = getattr(schema.symbols.get(name), "type", None)
+        if not isinstance(t, Int) or isinstance(v, bool) or not isinstance(v, int):
+            continue
+        if (t.lo is not None and v < t.lo) or (t.hi is not None and v > t.hi):
+            cell = name + (f"[{', '.join(map(str, key))}]" if key else "")
+            note = ", a tuple longer than the derived shape holds" if name.endswith("#len") else ""
+            out.append(f"{cell} = {v}: outside its declared {_range(t)}{note}")
+    return out
+
+
+def _range(t: Int) -> str:
+    return f"{'' if t.lo is None else t.lo}..{'' if t.hi is None else t.hi}"
 
 
 def show_initial(schema, cells: Any, failing: list[str]) -> list[str]:

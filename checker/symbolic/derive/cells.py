@@ -226,6 +226,25 @@ def constraints(shape, terms: list, i: int, atoms: Atoms, out: list) -> int:
     return i
 
 
+class Misfits:
+    """What `fit` does with a value its place cannot hold: it notes the place
+    and the value (the derivation widens the shape there and runs again).
+
+    A sequence longer than its capacity is the exception unless
+    `grow_seqs`: the capacity is what states of the model show, and the
+    successor's length cell goes past it, which the `Types` clause forbids,
+    so a proof shows that no reachable state overflows. Widening instead
+    never settles for a tuple appended to under a symbolic guard (ADR 0011):
+    every round builds one slot more than the capacity."""
+
+    def __init__(self, grow_seqs: bool = False) -> None:
+        self.grow_seqs = grow_seqs
+        self.places: list = []
+
+    def __call__(self, path: tuple, v) -> None:
+        self.places.append((path, v))
+
+
 Widen = Callable[[tuple, Any], None]
 
 
@@ -250,11 +269,11 @@ def fit(shape, v, base, terms: list, i: int, atoms: Atoms, out: list, widen: Wid
         return i
     if isinstance(shape, Seq):
         slots = v.slots if isinstance(v, SSeq) else v if type(v) is tuple else None
-        if slots is None or len(slots) > shape.cap:
+        if slots is None or (len(slots) > shape.cap and getattr(widen, "grow_seqs", True)):
             widen(path, v)
             out.extend(terms[i:i + n])
             return i + n
-        out.append(v.n.t if isinstance(v, SSeq) else z3.IntVal(len(v)))
+        out.append(v.n.t if isinstance(v, SSeq) else z3.IntVal(len(v)))     # past the cap: Types fails
         i += 1
         m = ncells(shape.elem)
         for k in range(shape.cap):

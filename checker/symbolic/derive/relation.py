@@ -27,7 +27,7 @@ import z3
 from ....spec.api import Action, Spec, SpecError
 from ....spec.symbolic import Act, Frame, Relation
 from ..cti import render
-from .cells import fit, widen_at
+from .cells import Misfits, fit, widen_at
 from .explore import Exploration
 from .join import Reach, join_values
 from .layout import RAISED, DerivedFrame, Layout, Renamer
@@ -44,6 +44,7 @@ MAX_ROUNDS = 12
 class DerivedRelation(Relation):
     derived = True
     merge = True          # explore.py's merging (off: every path, for the audit)
+    grow_seqs = False     # widen a sequence's capacity too (cells.Misfits; on: never settles for PIP-473)
     samples = 2_000       # states of the model the shape is first inferred from
 
     def state_schema(self):
@@ -136,19 +137,18 @@ class DerivedRelation(Relation):
                 ex.event("yield", (label, k, succ))
 
         ex = self._explore(body)
-        widen: list = []
+        widen = Misfits(self.grow_seqs)
         self._yields = []
         for e in ex.events:
             if e.kind != "yield":
                 continue
             label, k, succ = e.value
             terms: list = []
-            fit(lay.shape, succ, lay.state, lay.terms, 0, lay.atoms, terms,
-                lambda path, v: widen.append((path, v)), ())
+            fit(lay.shape, succ, lay.state, lay.terms, 0, lay.atoms, terms, widen, ())
             self._yields.append((e, label, k, terms))
         self._reach = Reach(ex)
         self._raises = [e for e in ex.events if e.kind == "raise" and self._possible(self._reach.guard(e))]
-        return widen
+        return widen.places
 
     def _possible(self, cond: z3.BoolRef) -> bool:
         sv = getattr(self, "_sv", None)

@@ -50,10 +50,11 @@ def kind(v) -> Any:
 
 
 def _order(values) -> tuple:
+    values = set(values)      # once: `values` may be a generator
     try:
-        return tuple(sorted(set(values)))
+        return tuple(sorted(values))
     except TypeError:
-        return tuple(sorted(set(values), key=repr))
+        return tuple(sorted(values, key=repr))
 
 
 @dataclass(frozen=True)

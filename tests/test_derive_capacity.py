@@ -1,0 +1,91 @@
+"""A derived relation's sequences keep the capacity the model's states
+show (derive/cells.py's `Misfits`): a tuple the code makes longer is not
+widened into, its length cell goes past the capacity, and the `Types`
+clause (DeclaredBounds) says it does not, so `prove` shows that no
+reachable state overflows or says where one does. Widening instead
+(`grow_seqs`) never settles for a tuple appended to under a symbolic
+guard: each round builds one slot more (ADR 0011)."""
+
+from __future__ import annotations
+
+import pytest
+
+from txncheck.checker.cli import main
+from txncheck.checker.symbolic.derive import derive, relation
+from txncheck.checker.symbolic.derive.sample import sample_states
+from txncheck.checker.symbolic.derive.shapes import Set, widen
+from txncheck.checker.symbolic.derive.containers import SSet
+from txncheck.spec.api import SpecError
+from txncheck.spec.registry import resolve
+
+LOG_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    on: bool
+    log: tuple
+
+
+class Log(Spec):
+    """An append under a symbolic guard (`on`); "guarded" also keeps the
+    log at two entries, "unbounded" lets it grow for ever."""
+    name = "log"
+    variants = ("guarded", "unbounded")
+
+    def setup(self):
+        self.invariants["FirstIsOne"] = self.schema.var("first", Int(0, 1)) == 1
+
+    def init_states(self):
+        yield State(False, ())
+
+    def next(self, s):
+        yield ("Flip", ()), s._replace(on=not s.on)
+        if s.on and (self.variant == "unbounded" or len(s.log) < 2):
+            yield ("Add", ()), s._replace(log=s.log + (1,))
+
+    def observe(self, s):
+        return {"first": s.log[0] if s.log else 1}
+'''
+
+
+@pytest.fixture
+def log(tmp_path, monkeypatch):
+    """The log spec's models; the shape is taken from 6 states of a
+    breadth-first search (no walks), so the unbounded log's capacity is 3."""
+    (tmp_path / "log.py").write_text(LOG_SPEC)
+    for variant in ("guarded", "unbounded"):
+        (tmp_path / f"{variant}.toml").write_text(
+            f'spec = "log.py:Log"\nvariant = "{variant}"\nproperties = ["FirstIsOne"]\n')
+    monkeypatch.setattr(relation.DerivedRelation, "samples", 6)
+    monkeypatch.setattr(relation, "sample_states", lambda spec, n: sample_states(spec, n, walks=0))
+    return tmp_path
+
+
+def test_a_log_within_its_capacity_proves_and_one_past_it_fails_at_its_length(log, capsys):
+    assert main(["prove", str(log / "guarded.toml"), "--out", str(log)]) == 0
+    assert "verdict: proved" in capsys.readouterr().out
+    assert main(["prove", str(log / "unbounded.toml"), "--out", str(log)]) == 3
+    out = capsys.readouterr().out
+    assert "inductive step: DeclaredBounds is not preserved" in out and "  action Add\n" in out
+    assert "log#len = 4: outside its declared 0..3, a tuple longer than the derived shape holds" in out
+
+
+def test_widening_sequences_settles_where_the_capacity_holds_and_never_where_it_grows(log):
+    """The switch: with `grow_seqs` the guarded log derives the same cells
+    and actions; the unbounded one never settles."""
+    guarded = resolve(f"{log / 'log.py'}:Log").cls("guarded")
+    kept, grown = derive(guarded), derive(guarded, grow_seqs=True)
+    assert kept.schema.symbols.keys() == grown.schema.symbols.keys()
+    assert [a.label for a in kept.actions()] == [a.label for a in grown.actions()]
+    with pytest.raises(SpecError, match="the state's shape did not settle"):
+        derive(resolve(f"{log / 'log.py'}:Log").cls("unbounded"), grow_seqs=True).actions()
+
+
+def test_a_set_of_mixed_elements_widens_to_hold_them_all():
+    """Elements Python cannot order (a str beside a tuple) are ordered by
+    their repr; the set's universe holds every one of them."""
+    grown = widen(Set(()), SSet({(0, 2, "OPEN"): True, (0, 2, ("OPEN", 0)): True}))
+    assert set(grown.universe) == {(0, 2, "OPEN"), (0, 2, ("OPEN", 0))}
