@@ -16,6 +16,7 @@ Without schedstat (not Linux) the grace is wall time. Imports nothing of txnchec
 
 from __future__ import annotations
 
+import os
 import time
 
 CAP = 30.0  # wall seconds after which a child is ended however long it waited for a CPU
@@ -30,15 +31,16 @@ def _waited(pid: int) -> float:
         return 0.0
 
 
-def _tree(pid: int) -> list[int]:
-    """pid and its descendants (as far as /proc/PID/task/TID/children tells)."""
+def descendants(pid: int) -> list[int]:
+    """pid and its descendants, as /proc/PID/task/TID/children tells (every thread's children)."""
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
         out.append(p)
         try:
-            with open(f"/proc/{p}/task/{p}/children") as f:
-                todo += [int(c) for c in f.read().split()]
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
         except (OSError, ValueError):
             pass
     return out
@@ -50,13 +52,13 @@ class Grace:
     def __init__(self, pid: int, seconds: float):
         self.pid, self.seconds = pid, seconds
         self.t0 = time.monotonic()
-        self.w0 = {p: _waited(p) for p in _tree(pid)}    # a process born later waited from 0
+        self.w0 = {p: _waited(p) for p in descendants(pid)}    # a process born later waited from 0
 
     def used(self) -> float:
         wall = time.monotonic() - self.t0
         if wall >= CAP:
             return wall
-        waited = max((_waited(p) - self.w0.get(p, 0.0) for p in _tree(self.pid)), default=0.0)
+        waited = max((_waited(p) - self.w0.get(p, 0.0) for p in descendants(self.pid)), default=0.0)
         return max(0.0, wall - waited)
 
     def left(self) -> float:
