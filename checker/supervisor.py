@@ -31,7 +31,7 @@ import signal
 import sys
 import time
 
-from .grace import Grace
+from .grace import Grace, descendants
 
 EXIT_INCOMPLETE = 3
 GRACE = 1.5  # seconds of the child's own time from the first signal until it is ended by force
@@ -163,7 +163,7 @@ def _end(pid: int) -> int:
         except OSError:
             break
         time.sleep(0.002)
-    rest = _descendants(pid)[1:]
+    rest = descendants(pid)[1:]
     os.kill(pid, signal.SIGKILL)
     status = os.waitpid(pid, 0)[1]
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -175,17 +175,3 @@ def _end(pid: int) -> int:
         if sig == signal.SIGTERM:
             time.sleep(0.2)
     return status
-
-
-def _descendants(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        try:
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    todo.extend(int(c) for c in f.read().split())
-        except OSError:
-            pass
-    return out

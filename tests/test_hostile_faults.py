@@ -359,22 +359,27 @@ def test_a_spec_that_swallows_the_interrupt_is_ended_within_2_s(tmp_path):
 @pytest.mark.skipif(not Path("/proc/self/schedstat").exists(), reason="no /proc/PID/schedstat")
 def test_the_grace_is_not_charged_for_time_spent_waiting_for_a_cpu():
     """CI runs the suite niced beside the two gates: a signalled child waited on the run queue
-    for most of the supervisor's 1.5 s and was killed mid-report. A child starved by a busy
-    loop on its one CPU uses little of its grace; a sleeping one uses all of it."""
+    for most of the supervisor's 1.5 s and was killed mid-report. A child asleep while its own
+    child (a worker) is starved by a busy loop on its one CPU uses little of its grace (the wait
+    of its whole tree counts); a sleeping one uses all of it."""
     from txncheck.checker.grace import Grace
 
     pin = f"import os; os.sched_setaffinity(0, {{{min(os.sched_getaffinity(0))}}}); "   # one CPU this may use
+    loop = pin + "os.nice(19)\nwhile True: pass"
     hog = subprocess.Popen([sys.executable, "-c", pin + "\nwhile True: pass"])
-    starved = subprocess.Popen([sys.executable, "-c", pin + "os.nice(19)\nwhile True: pass"])
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
+                               f"subprocess.Popen([sys.executable, '-c', {loop!r}]); time.sleep(30)"],
+                              process_group=0)   # its own group, in this session (autogroup: CPU shares per session)
     asleep = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        time.sleep(0.3)   # all three started and pinned
-        graces = [Grace(p.pid, 1.0) for p in (starved, asleep)]
+        time.sleep(0.5)   # all started and pinned
+        graces = [Grace(p.pid, 1.0) for p in (parent, asleep)]
         time.sleep(0.6)
         used = [g.used() for g in graces]
-        assert all(p.poll() is None for p in (hog, starved, asleep)), "a process of the test ended early"
+        assert all(p.poll() is None for p in (hog, parent, asleep)), "a process of the test ended early"
     finally:
-        for p in (hog, starved, asleep):
+        os.killpg(parent.pid, signal.SIGKILL)
+        for p in (hog, parent, asleep):
             p.kill()
             p.wait()
     assert used[0] < 0.3 and used[1] >= 0.6, used

@@ -48,13 +48,14 @@ def _die_with_parent() -> None:
 
 
 class Cluster:
-    def __init__(self, folder: Path, workers: int = 2, memory: str = "1g") -> None:
+    def __init__(self, folder: Path, workers: int = 2, memory: str = "1g", java_options: str = "") -> None:
         import pyspark
 
         self.folder = folder
         self.home = Path(pyspark.__file__).parent
         self.n_workers = workers
         self.memory = memory   # each worker's, for its executors (Spark's --memory)
+        self.java_options = java_options   # the master's and the workers' own JVMs (SPARK_DAEMON_JAVA_OPTS)
         self.procs: dict[str, subprocess.Popen] = {}
         self.port = free_port()
         self.master = f"spark://127.0.0.1:{self.port}"
@@ -68,6 +69,7 @@ class Cluster:
             "SPARK_DAEMON_MEMORY": "256m",
             "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false",
             "SPARK_WORKER_OPTS": "-Dspark.worker.cleanup.enabled=false",
+            **({"SPARK_DAEMON_JAVA_OPTS": self.java_options} if self.java_options else {}),
         }
 
     def _spawn(self, name: str, *args: str) -> subprocess.Popen:

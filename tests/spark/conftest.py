@@ -55,6 +55,8 @@ def pytest_itemcollected(item):
 def spark():
     from pyspark.sql import SparkSession
 
+    from txncheck.checker.engines.spark.session import LOCAL_JVM_OPTIONS
+
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     session = (
@@ -65,6 +67,7 @@ def spark():
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", "768m")
+        .config("spark.driver.extraJavaOptions", LOCAL_JVM_OPTIONS)   # C1 only, as the engine's local sessions
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

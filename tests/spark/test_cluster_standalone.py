@@ -31,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from txncheck.checker.api import check_model
+from txncheck.checker.engines.spark.session import LOCAL_JVM_OPTIONS
 
 from .cluster import Cluster, java_missing
 
@@ -48,7 +49,7 @@ GUARD = 600   # seconds: a hang guard for one CLI run, never a timing check
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    c = Cluster(tmp_path_factory.mktemp("cluster"), java_options=LOCAL_JVM_OPTIONS)
     try:
         yield c.start()
     finally:
@@ -61,8 +62,12 @@ def cli_env(cluster: Cluster) -> dict:
     return {
         **os.environ,
         "SPARK_LOCAL_IP": "127.0.0.1",
-        # executors that fit the one-gigabyte workers, and one core each
-        "PYSPARK_SUBMIT_ARGS": "--conf spark.executor.memory=512m --conf spark.executor.cores=1 pyspark-shell",
+        # executors that fit the one-gigabyte workers, and one core each; the driver's and the
+        # executors' JVMs compile with the first tier only, as txncheck's local sessions do
+        # (LOCAL_JVM_OPTIONS): in runs this short, C2 costs more CPU than it saves
+        "PYSPARK_SUBMIT_ARGS": "--conf spark.executor.memory=512m --conf spark.executor.cores=1 "
+                               f"--driver-java-options {LOCAL_JVM_OPTIONS} "
+                               f"--conf spark.executor.extraJavaOptions={LOCAL_JVM_OPTIONS} pyspark-shell",
         "TXNCHECK_SPARK_DRIVER_BELOW": "0",
     }
 
