@@ -8,7 +8,11 @@ never settles shows the same places widening round after round.
     .venv/bin/python bench/derive_rounds.py MODEL [--rounds N]
 
 Issue 52's measurement of PIP-473:
-    .venv/bin/python bench/derive_rounds.py models/pip473/append-before-op-fixed.toml --rounds 4
+    .venv/bin/python bench/derive_rounds.py models/pip473/append-before-op-fixed.toml --agree
+
+With --agree, `observe` is not derived (PIP-473's does not end yet, ADR
+0011) and the derived `next` is compared with the spec's on every
+reachable state of the model (agreement.py), transitions only.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import resource
 import time
 
 from txncheck.checker.model import load_model
+from txncheck.checker.symbolic import agreement
 from txncheck.checker.symbolic.derive import relation
 from txncheck.checker.symbolic.derive.shapes import Record, Seq, Set, Union
 
@@ -51,6 +56,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model")
     ap.add_argument("--rounds", type=int, default=relation.MAX_ROUNDS)
+    ap.add_argument("--agree", action="store_true", help="derive next only; compare it on every reachable state")
     args = ap.parse_args()
     relation.MAX_ROUNDS = args.rounds
     spec = load_model(args.model).instantiate()
@@ -81,13 +87,23 @@ def main() -> None:
         return real_layout(shape, *a, **kw)
 
     relation.Layout = layout
+    if args.agree:
+        relation.DerivedRelation._derive_observe = lambda self: []
+        agreement.Agreement._observation = lambda self, s, here, now: []
     try:
         rel = relation.derive(spec)
-        print(f"derived: {len(rel.actions())} actions, {len(rel.schema.symbols)} cells, "
-              f"{time.process_time() - t0:.1f} CPU s")
+        print(f"derived: {len(rel.actions())} actions, {len(rel.schema.symbols)} cells, {rel.stats['rounds']} rounds, "
+              f"{time.process_time() - t0:.1f} CPU s", flush=True)
     except Exception as exc:      # the spec's one-line error (SpecError) or the shape's
         report(rounds[0])
         print(f"not derived: {str(exc).splitlines()[0]}")
+        return
+    if args.agree:
+        t1 = time.process_time()
+        n, bad = agreement.disagreements(rel, agreement.reachable(spec), stop_after=10)
+        print(f"next agrees: {n} reachable states, {len(bad)} disagreements, {time.process_time() - t1:.1f} CPU s")
+        for b in bad:
+            print(f"  {str(b)[:300]}")
 
 
 if __name__ == "__main__":
