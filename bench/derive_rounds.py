@@ -12,7 +12,8 @@ Issue 52's measurement of PIP-473:
 
 With --agree, `observe` is not derived (PIP-473's does not end yet, ADR
 0011) and the derived `next` is compared with the spec's on every
-reachable state of the model (agreement.py), transitions only.
+reachable state of the model (agreement.py), transitions only; with
+--agree --observe, `observe` is derived and compared too.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def main() -> None:
     ap.add_argument("model")
     ap.add_argument("--rounds", type=int, default=relation.MAX_ROUNDS)
     ap.add_argument("--agree", action="store_true", help="derive next only; compare it on every reachable state")
+    ap.add_argument("--observe", action="store_true", help="with --agree: derive and compare observe too")
     args = ap.parse_args()
     relation.MAX_ROUNDS = args.rounds
     spec = load_model(args.model).instantiate()
@@ -87,7 +89,7 @@ def main() -> None:
         return real_layout(shape, *a, **kw)
 
     relation.Layout = layout
-    if args.agree:
+    if args.agree and not args.observe:
         relation.DerivedRelation._derive_observe = lambda self: []
         agreement.Agreement._observation = lambda self, s, here, now: []
     try:
@@ -101,7 +103,7 @@ def main() -> None:
     if args.agree:
         t1 = time.process_time()
         n, bad = agreement.disagreements(rel, agreement.reachable(spec), stop_after=10)
-        print(f"next agrees: {n} reachable states, {len(bad)} disagreements, {time.process_time() - t1:.1f} CPU s")
+        print(f"{'next and observe agree' if args.observe else 'next agrees'}: {n} reachable states, {len(bad)} disagreements, {time.process_time() - t1:.1f} CPU s")
         for b in bad:
             print(f"  {str(b)[:300]}")
 

@@ -341,3 +341,65 @@ def test_a_helper_returning_a_set_it_hashed_is_joined_without_deciding_again(tmp
     spec = resolve(f"{tmp_path / 'pair.py'}:Pair").cls()
     rel, n, bad, labels = agree(spec)
     assert (n, bad, labels) == (243, [], {("Take", ())})
+
+
+WORST_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Str
+
+POS = ("p1", "p2", "p3", "p4")
+
+
+class State(NamedTuple):
+    dlv: frozenset   # (position, state at delivery)
+    last: str        # the last delivery's state: the atoms' cell
+
+
+def worst(dlv, pos):
+    for st in ("OPEN", "COMMITTED"):
+        if (pos, st) in dlv:
+            return st
+    return ""
+
+
+class Worst(Spec):
+    name = "worst"
+
+    def setup(self):
+        sc = self.schema
+        sc.enum("Pos", POS)
+        w = sc.fun("worst", "Pos", Str(), default="")
+        self.invariants["NeverOpen"] = sc.forall("Pos", lambda p: w(p) != "OPEN")
+
+    def init_states(self):
+        yield State(frozenset(), "")
+
+    def next(self, s):
+        for pos in POS:
+            for st in ("OPEN", "COMMITTED"):
+                if (pos, st) not in s.dlv:
+                    yield ("Deliver", (("pos", pos), ("st", st))), State(s.dlv | {(pos, st)}, st)
+
+    def observe(self, s):
+        return {"worst": {pos: worst(s.dlv, pos) for pos in POS}}
+'''
+
+
+def test_a_helper_answering_plain_atoms_per_key_is_one_value_not_a_branch_per_answer(tmp_path, monkeypatch):
+    """`worst` returns "OPEN", "COMMITTED" or "" by the set's elements. Its
+    summary joins the three into one symbolic atom (the layout's atoms), so
+    observe runs on a handful of paths; were each answer a branch, it would
+    run once per combination of the four positions' answers (3^4)."""
+    from txncheck.checker.symbolic.derive import summary
+
+    (tmp_path / "worst.py").write_text(WORST_SPEC)
+    spec = resolve(f"{tmp_path / 'worst.py'}:Worst").cls()
+    rel, n, bad, _ = agree(spec)
+    assert (n, bad) == (481, [])
+    joined = rel.stats["runs"]
+    real = summary.join_groups
+    monkeypatch.setattr(summary, "join_groups", lambda entries, atoms=None: real(entries))
+    rel, n, bad, _ = agree(resolve(f"{tmp_path / 'worst.py'}:Worst").cls())
+    assert (n, bad) == (481, [])
+    assert rel.stats["runs"] > joined + 3 ** 4 - 10, (joined, rel.stats["runs"])

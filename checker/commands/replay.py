@@ -57,7 +57,8 @@ def _run_on_zookeeper(args) -> int:
     from ...reference.store.zk_factory import check_hosts, zookeeper_stores
     from ...reference.store.zookeeper import ZooKeeperUnsupported
     from ...reference.zkserver import ZooKeeperMissing, ZooKeeperStartError
-    from ..cli import EXIT_INCOMPLETE, UsageError
+    from ..cli import EXIT_INCOMPLETE
+    from ..errors import UsageError
 
     try:
         hosts = check_hosts(args.zk) if args.zk is not None else None

@@ -140,7 +140,7 @@ def run_infer(args, proof_lines) -> int:
     import json
     from contextlib import nullcontext
 
-    from ..cli import UsageError
+    from ..errors import UsageError
     from ..failures import BudgetExpired, budget_alarm, one_line
     from ..streams import stdout_to_stderr
     from .induction import z3_deadline

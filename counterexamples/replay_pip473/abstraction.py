@@ -117,7 +117,7 @@ def observe(b: Bridge) -> dict:
         "gcops": {t: g[0] for t, g in b.gcsnap.items()},
         "gcunmat": {t: g[1] for t, g in b.gcsnap.items()},
         "entry": entry,
-        "dlv": worst_deliveries(b.dlv),
+        "dlv": worst_deliveries(sn, pn, frozenset((sn.index(seg), pn.index(p) + 1, st) for (seg, p), st in b.dlv)),
         "skipped": skipped,
         "up": up,
         "maxread": maxread,

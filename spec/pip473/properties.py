@@ -15,23 +15,35 @@ import z3
 from ..schema import Int, Str
 from .buffer import is_txn_aborted, read_limit
 from .pendingack import covers
-from .state import COMMITTED, UNANSWERED, Header, OPEN, PLAIN, SEALED, TOLD_ABORTED, TOLD_COMMITTED, S
+from .state import (
+    ABORTED, COMMITTED, GONE, NONE, UNANSWERED, Header, OPEN, PLAIN, SEALED, TOLD_ABORTED, TOLD_COMMITTED, S,
+)
 from .store import header_state
 
 NO_OPEN = 99  # firstopen() of a segment with no entry of an OPEN txn
 
 # With two subscriptions an entry may be delivered twice, at different header
-# states; `dlv` observes the worst (an OPEN or ABORTED delivery is never hidden).
-_DLV_RANK = {"OPEN": 0, "ABORTED": 1}
+# states; `dlv` observes the worst, in this order (an OPEN or ABORTED delivery
+# is never hidden).
+DLV_ORDER = (OPEN, ABORTED, COMMITTED, NONE, GONE)
 
 
-def worst_deliveries(deliveries) -> dict:
-    """(seg, pos) -> the worst header state any subscription delivered it at."""
-    out: dict = {}
-    for key, st in deliveries:
-        if key not in out or _DLV_RANK.get(st, 2) < _DLV_RANK.get(out[key], 2):
-            out[key] = st
-    return out
+def worst_delivery(deliveries, seg, pos) -> str:
+    """The worst header state any subscription delivered entry `pos` of `seg`
+    at, "" if none: `deliveries` holds (seg, pos, state). A function of one
+    key, so a derivation (ADR 0011) joins its answers into one value."""
+    for st in DLV_ORDER:
+        if (seg, pos, st) in deliveries:
+            return st
+    return ""
+
+
+def worst_deliveries(seg_names, pos_names, deliveries) -> dict:
+    """(seg, pos) -> the worst delivery of the entry, by name ("" if none:
+    the symbol's default; every key is given, so that no path of a
+    derivation branches on whether an entry was delivered)."""
+    return {(seg, pos): worst_delivery(deliveries, j, i + 1)
+            for j, seg in enumerate(seg_names) for i, pos in enumerate(pos_names)}
 
 
 def declare(m) -> None:
@@ -351,8 +363,7 @@ PARTS = (
     (("part", "ledger"), _max_read),
     (("pubs", "zomb"), _in_flight),
     (("ackw",), _acks_written),
-    (("dlv",), lambda m, s: {"dlv": worst_deliveries(((m.seg_names[j], m.pos_names[pos - 1]), st)
-                                                     for (j, pos, st) in s.dlv)}),
+    (("dlv",), lambda m, s: {"dlv": worst_deliveries(m.seg_names, m.pos_names, s.dlv)}),
     (("wmark",), lambda m, s: {"wmark": {m.seg_names[j]: w for j, w in enumerate(s.wmark) if w >= 0}}),
 )
 

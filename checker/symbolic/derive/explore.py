@@ -88,6 +88,7 @@ class Exploration:
         self.canon = Canon()
         self.memo: dict = {}       # decision-free computations, by their inputs (pyfuncs.t_comp)
         self.asked = 0             # symbolic conditions asked, known ones too (a memo's test of decision-free)
+        self.atoms = None          # the layout's atoms: a summary joins plain atoms into one (summary.py)
 
     # -- running ------------------------------------------------------------------
     def explore(self, body: Callable[["Exploration"], None]) -> None:

@@ -112,6 +112,7 @@ class DerivedRelation(Relation):
     def _explore(self, body) -> Exploration:
         lay = self.layout
         ex = Exploration(self.files, lay.types(lay.base), merge=self.merge)
+        ex.atoms = lay.atoms
         ex.canon.pin(lay.state)
         try:
             with rewritten(self.modules, extra=list(vars(self.spec).values())):

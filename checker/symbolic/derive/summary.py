@@ -71,6 +71,7 @@ def _summarize(run: Exploration, f, args, kw):
     inner = Exploration(run.files, run.background, merge=run.merge, budget=run.budget)
     inner.canon = run.canon
     inner.summaries = run.summaries
+    inner.atoms = run.atoms
     outer_trace = sys.gettrace()
     try:
         inner.explore(lambda ex: ex.event("return", settled(f(*args, **kw))))
@@ -81,7 +82,7 @@ def _summarize(run: Exploration, f, args, kw):
     reach = Reach(inner)
     raises = [(reach.guard(e), e.value) for e in inner.events if e.kind == "raise"]
     returns = [(reach.guard(e), e.value) for e in inner.events if e.kind == "return"]
-    return raises, join_groups(returns)
+    return raises, join_groups(returns, run.atoms)
 
 
 def settled(v):
@@ -98,16 +99,19 @@ def settled(v):
     return v
 
 
-def join_groups(entries: list) -> list[tuple[Any, Any]]:
+def join_groups(entries: list, atoms=None) -> list[tuple[Any, Any]]:
     """[(condition, value)] from [(condition, value)] whose conditions exclude
-    each other: one entry per kind of value, each kind's values joined."""
+    each other: one entry per kind of value, each kind's values joined.
+    `atoms` (the layout's) lets plain atoms join into one: a function that
+    returns "OPEN" on one path and "" on another returns one symbolic atom,
+    where the caller would otherwise branch on which."""
     groups: dict = {}
     for cond, v in entries:
         groups.setdefault(_kind(v), []).append((cond, v))
     out = []
     for members in groups.values():
         cond = members[0][0] if len(members) == 1 else z3.Or([c for c, _ in members])
-        value = join_value(members)
+        value = join_value(members, atoms)
         if value is _APART:
             out += [(SBool(c), v) for c, v in members]
         else:
@@ -132,7 +136,7 @@ def _kind(v) -> Any:
     return ("object", id(v))
 
 
-def join_value(members: list) -> Any:
+def join_value(members: list, atoms=None) -> Any:
     """One value for [(condition, value)] of one kind: `If(c1, v1, If(c2, v2, ...))`."""
     first = members[0][1]
     if all(v is first for _, v in members):
@@ -152,7 +156,7 @@ def join_value(members: list) -> Any:
         return SInt(_chain([(c, v.t if isinstance(v, SInt) else z3.IntVal(v)) for c, v in members]),
                     None if None in lo else min(lo), None if None in hi else max(hi))
     if k == "atom":
-        reg = next((v.reg for _, v in members if isinstance(v, SAtom)), None)
+        reg = next((v.reg for _, v in members if isinstance(v, SAtom)), atoms)
         if reg is None or any(not isinstance(v, SAtom) and (type(v), v) not in reg.consts for _, v in members):
             return _APART
         values = tuple(dict.fromkeys(x for _, v in members for x in (v.values if isinstance(v, SAtom) else (v,))))
@@ -171,7 +175,7 @@ def join_value(members: list) -> Any:
             groups = {_kind(x) for _, x in sub}
             if len(groups) != 1:
                 return _APART
-            x = join_value(sub)
+            x = join_value(sub, atoms)
             if x is _APART:
                 return _APART
             items.append(x)
