@@ -15,7 +15,7 @@ import z3
 from ..schema import Int, Str
 from .buffer import is_txn_aborted, read_limit
 from .pendingack import covers
-from .state import COMMITTED, UNANSWERED, Header, OPEN, PLAIN, SEALED, TOLD_ABORTED, TOLD_COMMITTED, S
+from .state import COMMITTED, READING, UNANSWERED, Header, OPEN, PLAIN, SEALED, TOLD_ABORTED, TOLD_COMMITTED, S
 from .store import header_state
 
 NO_OPEN = 99  # firstopen() of a segment with no entry of an OPEN txn
@@ -309,7 +309,9 @@ def _max_read(m, s: S) -> dict:
 def _in_flight(m, s: S) -> dict:
     # a closed instance's send counts too: it may still delete its op; and (apply =
     # steps) a closed instance's read, apply or delete of the txn's ops there
-    out = {(m.txn_names[m.op_txn[k]], m.seg_names[pub.seg]) for k, pub in enumerate(s.pubs) if pub.stage in UNANSWERED}
+    # (check = steps: a send whose header read is out puts the entry and its op next)
+    out = {(m.txn_names[m.op_txn[k]], m.seg_names[pub.seg]) for k, pub in enumerate(s.pubs)
+           if pub.stage in UNANSWERED or pub.stage in READING}
     for j, z in enumerate(s.zomb):
         if z is not None:
             p = z[1]
