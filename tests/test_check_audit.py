@@ -11,11 +11,13 @@ in fixed. docs/pip473.md's atomicity table says so."""
 
 from __future__ import annotations
 
+import pytest
+
+from txncheck.spec.pip473 import publish
+from txncheck.spec.pip473.publish_cache import cache_put
 from txncheck.spec.pip473.spec import Pip473
 from txncheck.spec.pip473.state import DONE, OPEN, READ
 from txncheck.spec.pip473.store import header_state
-
-import pytest
 
 from .test_apply_audit import PROPERTIES, SMALL
 from .test_pruning_audit import first_violations
@@ -81,3 +83,26 @@ def test_the_split_reaches_an_entry_remade_after_its_decision(variant):
     assert (_first(joined, False), _first(split, False)) == (4, 5)
     assert _first(joined, True) is None
     assert _first(split, True) == {"merged": 10, "fixed": 11}[variant]
+
+
+@pytest.mark.parametrize("variant", ["merged", "fixed"])
+def test_the_read_then_its_callback_is_the_joined_check(variant):
+    """From every reachable state of the split model with a send not yet
+    checked, its read followed at once by its callback's put reaches what the
+    joined publishCheck reaches: the split adds runs only by what comes
+    between the two (a read that answers a decided header rejects at once)."""
+    split, joined = (Pip473(variant, **TWO_SENDS, check=c) for c in ("steps", "atomic"))
+    level = list(dict.fromkeys(split.init_states()))
+    seen, outcomes = set(level), set()
+    while level:
+        for s in level:
+            for k in range(len(split.writes)):
+                after = publish.check(split, s, k)
+                if after is None:
+                    continue
+                outcomes.add(after.pubs[k].stage)
+                if after.pubs[k].stage == READ:
+                    after = cache_put(split, after, k)
+                assert after == publish.check(joined, s, k), (s, k)
+        level = [t for s in level for _, t in split.next(s) if t not in seen and not seen.add(t)]
+    assert outcomes == {READ, "checked", "rejected"}   # a miss, a hit, a read of a decided header
