@@ -18,6 +18,11 @@ apache/pulsar@ec708a8 `MetadataTransactionBuffer.java`:
 * `persistWatermarkIfAdvanced`: nothing unless maxReadPosition is above the
   watermark the buffer knows; else a CAS on the version it knows; a lost CAS
   re-reads the record and fails.
+* `syncMaxReadPositionForNormalPublish` (a non-transactional entry added)
+  chains `persistWatermarkIfAdvanced` on `stateTail` too: on an idle chain
+  it finds nothing to do at once or its CAS is a task ("tb-apply", segment,
+  NORMAL, "watermark"); behind queued applies it waits its turn. A lost CAS
+  re-reads the record and is only logged.
 * `closeAsync` sets `closed` and closes the event subscription; it waits for
   neither the reads in flight nor the chain, and neither checks `closed`:
   their tasks go on, owned by the closed instance.
@@ -30,10 +35,14 @@ from .store import BadVersion
 from .store.api import NEW
 
 
+NORMAL = "normal-publish"   # the txn slot of a normal publish's watermark CAS in the chain
+
+
 class ApplyChain:
     def __init__(self, tb) -> None:
         self.tb = tb
-        self.queue: list[tuple[str, str, bool]] = []   # (txn, state, entry made by recovery)
+        self.queue: list[tuple] = []   # (txn, state, entry made by recovery), or (None, None, False): a
+        # normal publish's watermark CAS
         self.mirror: int | None = None    # the watermark this buffer knows (none until recovery
         self.version = NEW                # loads it), and its record's version
         self.head: tuple | None = None    # the head apply's stage in flight and its prune key
@@ -52,6 +61,10 @@ class ApplyChain:
     def reload_watermark(self) -> None:
         rec = self.tb.env.store.get(watermark_path(self.tb.segment))
         self.mirror, self.version = (None, NEW) if rec is None else (rec.value["position"], rec.version)
+
+    def advances(self) -> bool:
+        """persistWatermarkIfAdvanced's check: maxReadPosition above the watermark it knows."""
+        return self.mirror is None or self.tb._max_read_position() > self.mirror
 
     def persist_watermark(self) -> bool:
         """persistWatermarkIfAdvanced: False when its CAS lost."""
@@ -80,6 +93,12 @@ class ApplyChain:
             self.enqueue(txn, ABORTED if state is None else state)
 
     # -- stateTail --------------------------------------------------------------
+    def enqueue_normal_publish(self) -> None:
+        """A non-transactional entry's `persistWatermarkIfAdvanced`, chained."""
+        self.queue.append((None, None, False))
+        if len(self.queue) == 1:
+            self._apply_now()
+
     def enqueue(self, txn: str, state: str, found: bool = False) -> None:
         self.queue.append((txn, state, found))
         if len(self.queue) == 1:
@@ -90,6 +109,9 @@ class ApplyChain:
         tb = self.tb
         while self.queue:
             txn, state, found = self.queue[0]
+            if txn is None:   # a normal publish's: its CAS in flight
+                self._stage(NORMAL, "watermark", self._normal_watermark, None)
+                return
             if not found and txn not in tb.cache:   # no entry: applied already
                 self.queue.pop(0)
                 continue
@@ -117,6 +139,11 @@ class ApplyChain:
             self._stage(txn, "delete", lambda: self._delete(txn), key)
         else:   # the apply failed: the chain goes on, this txn's ops stay
             self._next()
+
+    def _normal_watermark(self) -> None:
+        if not self.persist_watermark() and not self.tb.ready:
+            self.tb.watermark_known = True   # it re-read the record's version
+        self._next()
 
     def _delete(self, txn: str) -> None:
         store = self.tb.env.store

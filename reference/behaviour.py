@@ -98,8 +98,8 @@ class Behaviour:
     # instance has no task left (its sends, reads and apply chain are done).
     drain_closed: bool = False
     # A producer is added only once the segment's transaction buffer has
-    # recovered (`ServerCnx.handleProducer` waits on
-    # `checkIfTransactionBufferRecoverCompletely`; a model's bound `producers`).
+    # recovered, as `ServerCnx.handleProducer` did before apache/pulsar#21406
+    # (a model's bound `producers = "gated"`; the code since gates no producer).
     producers_gated: bool = False
     retention_ms: int = 900_000
     sweep_period_ms: int = 10_000

@@ -335,9 +335,9 @@ class MetadataTransactionBuffer:
                 # persistWatermarkIfAdvanced), so the next CAS can succeed
                 self.watermark_known = True
                 return
-        if self.b.apply_steps:   # persistWatermarkIfAdvanced: a CAS on the version it knows
-            if not self.chain.persist_watermark() and not self.ready:
-                self.watermark_known = True   # it re-read the record's version
+        if self.b.apply_steps:   # persistWatermarkIfAdvanced, chained on stateTail (apply_chain.py)
+            if self.chain.queue or self.chain.advances():
+                self.chain.enqueue_normal_publish()
             return
         position = self._max_read_position()
         if rec is None or position > rec.value["position"]:

@@ -143,7 +143,7 @@ def test_walks_reach_the_interesting_steps():
     expected = {"newTxn", "publishCheck", "publishPutOp", "publishAppend", "publishValidate", "appendAck",
                 "endTxn", "tcFinalize", "timeoutSweep", "gcSweep", "tick", "tcFailover",
                 "deliverEvent", "crash", "recover", "createChildren", "terminateParents",
-                "casSegmentMetadata", "dispatch", "publishPlain", "recoverAcks", "unload"}
+                "casSegmentMetadata", "dispatch", "publishPlain", "recoverAcks", "unload", "plainWatermark"}
     assert expected <= seen, expected - seen
     assert seen <= set(ACTIONS), f"actions the bridge cannot map: {seen - set(ACTIONS)}"
 

@@ -167,3 +167,28 @@ def test_new_txn_writes_only_what_create_header_and_the_answer_write():
             assert [i for i in range(len(s.hdr)) if (s.hdr[i], s.client[i]) != (t.hdr[i], t.client[i])] == [x]
             checked += 1
     assert checked > 100, checked
+
+
+def test_a_normal_publish_persists_its_watermark_behind_the_queued_applies():
+    """`publishPlain`: `syncMaxReadPositionForNormalPublish` chains its
+    watermark CAS on `stateTail`, so with `apply = steps` it waits behind
+    the applies queued there (`plainWatermark`). Taken at once, as the model
+    did, it persisted a watermark over an aborted entry whose record was not
+    put yet: a state the code cannot reach. On every reachable state of a
+    small model: while an abort's record is in flight, no watermark covers
+    its entries."""
+    from txncheck.spec.pip473.state import ABORTED, PLAIN, REC
+
+    spec = Pip473("merged", txns=1, writes="t1:0", plain="0 0", acks="", reshape="none", decisions="abort",
+                  crashes=0, failovers=0, apply="steps", recovery="steps", timeout=1)
+    states, queued = _states(spec), 0
+    for s in states:
+        for j, p in enumerate(s.part):
+            if p is None or not p.chain:
+                continue
+            queued += any(c[0] == PLAIN for c in p.chain[1:])
+            t, d, stage, _ = p.chain[0]
+            if t != PLAIN and d == ABORTED and stage == REC:
+                mine = [i + 1 for i, tag in enumerate(s.ledger[j]) if tag == t]
+                assert not mine or s.wmark[j] < min(mine), (s.wmark[j], mine, p.chain)
+    assert queued, "no normal publish's CAS ever waited behind an apply"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...reference.records import OPEN, header_path, ops_prefix, segment_events, subscription_events
 from ...spec.pip473.properties import worst_deliveries
-from .conventions import FOUND, IN_FLIGHT, RECOVERED, SUBS, UNIT_MS, UNKEYED, is_decision
+from .conventions import FOUND, IN_FLIGHT, PLAIN, RECOVERED, SUBS, UNIT_MS, UNKEYED, is_decision
 from .step import Bridge
 
 
@@ -103,8 +103,8 @@ def observe(b: Bridge) -> dict:
         for seg, z in zip(sn, _closed(b, lambda tid: b.names[tid])):
             if z is not None:
                 p = z[1]
-                for t in (*p[16], *(c[0] for c in p[17]), *p[18], *p[19]):   # reads, chain, areads, adel
-                    inflight.add((t, seg))
+                for t in (*p[16], *(c[0] for c in p[17] if c[0] != PLAIN), *p[18], *p[19]):
+                    inflight.add((t, seg))   # reads, chain (its applies), areads, adel
     owed = [*c.scheduler.pending("tc-list"), *c.scheduler.pending("tc-publish")]
     return {
         "hdr": hdr,
@@ -271,7 +271,9 @@ def _instance(b: Bridge, tb, pending_acks, idx, owner: str | None, pas_owners: d
         chain = tb.chain
         items = []
         for i, (tid, state, found) in enumerate(chain.queue):
-            if i == 0 and chain.head is not None:
+            if tid is None:   # a normal publish's watermark CAS
+                items.append((PLAIN, None, "watermark", None))
+            elif i == 0 and chain.head is not None:
                 stage, key = chain.head
                 items.append((idx(tid), state, stage, UNKEYED if key is None else key + 1))
             elif (found or tid in tb.cache.open) and all(q[0] != tid for q in chain.queue[:i]):

@@ -63,6 +63,7 @@ HANDLERS: dict[str, Callable[[Bridge, Step], None]] = {
     "reconcileRead": brokers.reconcile_read,
     "applyAbortedRecord": brokers.apply_aborted_record,
     "applyWatermark": brokers.apply_watermark,
+    "plainWatermark": brokers.plain_watermark,
     "applyDeleteOps": brokers.apply_delete_ops,
     "ackReconcileRead": brokers.ack_reconcile_read,
     "ackDeleteOps": brokers.ack_delete_ops,

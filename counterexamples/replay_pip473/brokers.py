@@ -3,6 +3,7 @@ recovery, its dispatcher, and its ledger's trimming and pruning."""
 
 from __future__ import annotations
 
+from ...reference.apply_chain import NORMAL
 from ..replay import StepRefused
 from .conventions import is_decision, sub_of
 from .step import Bridge, Step
@@ -160,6 +161,11 @@ def apply_aborted_record(b: Bridge, step: Step) -> None:
 def apply_watermark(b: Bridge, step: Step) -> None:
     """Run the apply chain's ("tb-apply", seg, txn, "watermark") task: the watermark CAS."""
     _run_stage(b, step, "tb-apply", step.params["seg"], step.tid, "watermark")
+
+
+def plain_watermark(b: Bridge, step: Step) -> None:
+    """Run the apply chain's ("tb-apply", seg, NORMAL, "watermark") task: a normal publish's watermark CAS."""
+    _run_stage(b, step, "tb-apply", step.params["seg"], NORMAL, "watermark")
 
 
 def apply_delete_ops(b: Bridge, step: Step) -> None:

@@ -20,6 +20,11 @@ The transaction buffer (`MetadataTransactionBuffer`, apache/pulsar@ec708a8):
   CAS (`persistWatermarkIfAdvanced`, forward only: `applyWatermark`), the
   delete of the txn's WRITE ops on the segment (L512-L514:
   `applyDeleteOps`), whose completion runs the next item's in-memory part.
+  A normal publish's `syncMaxReadPositionForNormalPublish` (L664-L679)
+  chains its `persistWatermarkIfAdvanced` there too (`plainWatermark`): it
+  waits behind the queued applies, and on an idle chain its CAS is in
+  flight at once, or there is nothing to do. Every CAS here reads
+  maxReadPosition when it lands, not when it is issued (a join of the two).
 * `isTxnAborted` (L652-L659) answers from the in-memory aborted set only,
   which recovery's scan of the aborted records fills (`recover_aborted`).
 
@@ -43,7 +48,7 @@ from __future__ import annotations
 from ..api import replace_at as _put
 from .buffer import ceiling, forget, prune_key
 from .pendingack import acks_to_apply, apply_to_cursor
-from .state import ABORTED, COMMITTED, DEL, MEM, OPEN, REC, WM, S
+from .state import ABORTED, COMMITTED, DEL, MEM, OPEN, PLAIN, REC, WM, S
 from .store import header_state
 
 FOUND = -2   # a MEM item's key: its entry came from recovery (terminal), not from the cache
@@ -126,25 +131,38 @@ def put_aborted_record(m, s: S, j: int, closed: bool = False) -> S:
     return _store(s._replace(arec=arec), j, p, closed)
 
 
+def enqueue_plain_watermark(m, s: S, j: int) -> S:
+    """`syncMaxReadPositionForNormalPublish` (L664-L679) chains
+    `persistWatermarkIfAdvanced` on `stateTail`: behind the applies queued
+    there, at once (its CAS in flight) on an idle chain. The item is
+    `(PLAIN, None, WM, None)`: no txn, no in-memory part, no delete."""
+    p = s.part[j]
+    return _store(s, j, p._replace(chain=p.chain + ((PLAIN, None, WM, None),)), False)
+
+
 def cas_watermark(m, s: S, j: int, closed: bool = False) -> S:
-    """applyWatermark: `persistWatermarkIfAdvanced` (L547-L596): nothing to do
-    unless the instance's maxReadPosition is above the watermark it knows;
-    else a CAS on the version it last read or wrote. A lost CAS (the other
-    instance wrote the record since: `wstale`) re-reads the record and fails
-    the apply: its delete of the WRITE ops never runs, and the chain goes on
-    with the next item (`enqueueApplyTerminal`'s `exceptionally`)."""
+    """applyWatermark (and plainWatermark, a normal publish's item):
+    `persistWatermarkIfAdvanced` (L547-L596) reads maxReadPosition when the
+    chain reaches it: nothing to do unless it is above the watermark the
+    instance knows; else a CAS on the version it last read or wrote. A lost
+    CAS (the other instance wrote the record since, or a recovering buffer
+    has not loaded it: `wstale`) re-reads the record and fails the item: an
+    apply's delete of the WRITE ops never runs, and the chain goes on with
+    the next item (`enqueueApplyTerminal`'s `exceptionally`, and the normal
+    publish's, which only logs)."""
     p = instance(s, j, closed)
     t, d, _, key = p.chain[0]
-    ok = p._replace(chain=((t, d, DEL, key),) + p.chain[1:])
+    ok = p._replace(chain=p.chain[1:] if t == PLAIN else ((t, d, DEL, key),) + p.chain[1:])
+    done = (lambda s: _run_memory(m, s, j, closed)) if t == PLAIN else (lambda s: s)
     if not m.flags.watermark:
-        return _store(s, j, ok, closed)
+        return done(_store(s, j, ok, closed))
     v = ceiling(p, _lac(s, j, closed))
     if v <= p.wmirror:
-        return _store(s, j, ok, closed)
+        return done(_store(s, j, ok, closed))
     if p.wstale:
-        failed = p._replace(chain=p.chain[1:], wstale=False, wmirror=s.wmark[j])
+        failed = p._replace(chain=p.chain[1:], wstale=False, wmirror=s.wmark[j], wknown=p.wknown or not p.ready)
         return _run_memory(m, _store(s, j, failed, closed), j, closed)
-    return wrote_watermark(_store(s, j, ok._replace(wmirror=v), closed), j, v, closed)
+    return done(wrote_watermark(_store(s, j, ok._replace(wmirror=v), closed), j, v, closed))
 
 
 def wrote_watermark(s: S, j: int, v: int, closed: bool = False) -> S:
@@ -204,14 +222,15 @@ def delete_ack_ops(m, s: S, j: int, t: int, closed: bool = False) -> S:
 
 
 def steps(m, s: S, j: int, closed: bool):
-    """(action name, txn, successor) of every stage that may run now on
-    segment j's live or closed instance."""
+    """(action name, txn or None, successor) of every stage that may run now
+    on segment j's live or closed instance."""
     p = instance(s, j, closed)
     for t in sorted(p.reads):
         yield "reconcileRead", t, _finish(read_header(m, s, j, t, closed), j, closed)
     if p.chain:
-        name, fn = CHAIN_STEPS[p.chain[0][2]]
-        yield name, p.chain[0][0], _finish(fn(m, s, j, closed), j, closed)
+        t = p.chain[0][0]
+        name, fn = ("plainWatermark", cas_watermark) if t == PLAIN else CHAIN_STEPS[p.chain[0][2]]
+        yield name, None if t == PLAIN else t, _finish(fn(m, s, j, closed), j, closed)
     for t in sorted(p.areads):
         yield "ackReconcileRead", t, _finish(read_ack_header(m, s, j, t, closed), j, closed)
     for t in sorted(p.adel):

@@ -177,6 +177,14 @@ ACTIONS = (
            "stored watermark (a closed instance's is capped by its closed ledger handle)",
            "`MetadataTransactionBuffer.persistWatermarkIfAdvanced` (L511)",
            (Message(TB, STORE, "CAS the watermark"),), fair=True),
+    Action("plainWatermark", (("seg", str), ("closed", bool)), "publish", "apply.cas_watermark",
+           "bound `apply = steps`: a non-transactional send's watermark CAS, chained on the buffer's "
+           "`stateTail` behind the applies queued there, lands when the chain reaches it: maxReadPosition "
+           "as it is then, persisted if above the watermark the instance knows; a lost CAS re-reads the "
+           "record and is only logged",
+           "`MetadataTransactionBuffer.syncMaxReadPositionForNormalPublish`, `persistWatermarkIfAdvanced` "
+           "(L547-L596, L664-L679)",
+           (Message(TB, STORE, "CAS the watermark (normal publish)"),), fair=True),
     Action("applyDeleteOps", STAGE, "end-txn", "apply.delete_write_ops",
            "bound `apply = steps`: the chain's delete of the txn's WRITE ops on the segment lands; the next "
            "queued apply's in-memory part runs in the same callback",

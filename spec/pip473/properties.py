@@ -315,7 +315,7 @@ def _in_flight(m, s: S) -> dict:
     for j, z in enumerate(s.zomb):
         if z is not None:
             p = z[1]
-            for t in chain(p.reads, (c[0] for c in p.chain), p.areads, p.adel):
+            for t in chain(p.reads, (c[0] for c in p.chain if c[0] != PLAIN), p.areads, p.adel):
                 out.add((m.txn_names[t], m.seg_names[j]))
     return {"inflight": out}
 

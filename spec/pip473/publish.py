@@ -47,7 +47,7 @@ prune the record while an entry of the txn is readable.
 from __future__ import annotations
 
 from ..api import replace_at as _put
-from .apply import wrote_watermark
+from .apply import enqueue_plain_watermark
 from .buffer import drop_in_flight, max_read, rekey, release_failed, track_in_flight, track_position
 from .notify import materialize
 from .pendingack import pas_ready
@@ -293,14 +293,12 @@ def plain(m, s: S, k: int):
             return s._replace(part=_put(s.part, j, p._replace(wknown=True)))
         s = s._replace(part=_put(s.part, j, p))
     v = max_read(s, j, p)
-    if m.apply_steps:   # persistWatermarkIfAdvanced: a CAS above the watermark it knows
-        if v <= p.wmirror:
+    if m.apply_steps:
+        # persistWatermarkIfAdvanced, chained on stateTail: on an idle chain it
+        # finds nothing to do at once, or its CAS is in flight (plainWatermark)
+        if not p.chain and v <= p.wmirror:
             return s
-        if p.wstale:   # lost on a version it does not know (a record it has not loaded, or the other
-            # instance's write), which it re-reads
-            p = p._replace(wstale=False, wmirror=s.wmark[j], wknown=p.wknown or not p.ready)
-            return s._replace(part=_put(s.part, j, p))
-        return wrote_watermark(s._replace(part=_put(s.part, j, p._replace(wmirror=v))), j, v)
+        return enqueue_plain_watermark(m, s, j)
     return s._replace(wmark=_put(s.wmark, j, v)) if v > s.wmark[j] else s
 
 

@@ -205,10 +205,9 @@ class Pip473(Spec):
                        "the closed instance (docs/pip473.md, the atomicity table; tests/test_check_audit.py)",
                        choices=("atomic", "steps")),
         "producers": Bound("ungated", "merged/fixed: who may publish a non-transactional entry while the "
-                           "segment's transaction buffer recovers; ungated = any producer (a path that does not "
-                           "wait for the buffer); gated = none: `ServerCnx.handleProducer` adds a producer only "
-                           "after `checkIfTransactionBufferRecoverCompletely`, whose PIP-473 buffer answers "
-                           "`recoveryFuture` for every producer (docs/pip473.md, the producer gate)",
+                           "segment's transaction buffer recovers; ungated = any producer (Pulsar's broker since "
+                           "apache/pulsar#21406 makes no producer wait for the buffer); gated = none, as "
+                           "`ServerCnx.handleProducer` did before it (docs/pip473.md, the producer gate)",
                            choices=("ungated", "gated")),
         "ticks": Bound(0, "logical clock units; 0 = deadlines and retention may pass at any moment", lo=0, hi=4),
         "timeout": Bound(0, "txn timeout, in clock units", lo=0, hi=4),
@@ -439,7 +438,7 @@ class Pip473(Spec):
                 z = s.zomb[j]
                 if z is not None:
                     for name, t, t2 in apply.steps(self, s, j, closed=True):
-                        yield a(name, seg=sn[j], txn=tn[t], closed=True), t2
+                        yield a(name, seg=sn[j], **({} if t is None else {"txn": tn[t]}), closed=True), t2
             if p is None:
                 if not (self.flags.drain_closed and recovery.closing(self, s, j)):   # F10
                     yield by_seg["recover"][j], recovery.recover(self, s, j)
@@ -456,7 +455,7 @@ class Pip473(Spec):
                 yield by_seg["deliverEvent"][j], deliver_event(self, s, j)
             if self.apply_steps:
                 for name, t, t2 in apply.steps(self, s, j, closed=False):
-                    yield a(name, seg=sn[j], txn=tn[t], closed=False), t2
+                    yield a(name, seg=sn[j], **({} if t is None else {"txn": tn[t]}), closed=False), t2
             # each pending-ack store: its own replay, then its events (pas_ready)
             if self.pas_recovers:
                 if not p.aready:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from itertools import chain
 from operator import itemgetter
 
-from .state import Op, Part, S
+from .state import PLAIN, Op, Part, S
 
 
 def plan_classes(writes, acks, n: int) -> tuple[tuple[int, ...], ...]:
@@ -108,7 +108,7 @@ class _Renaming:
         if x is None or (moved.isdisjoint(x.cache) and moved.isdisjoint(x.abrt) and moved.isdisjoint(x.acache)
                          and moved.isdisjoint(x.acache2) and moved.isdisjoint(x.reads)
                          and moved.isdisjoint(x.areads) and moved.isdisjoint(x.adel)
-                         and not any(c[0] in moved for c in x.chain)
+                         and not any(c[0] in moved for c in x.chain)   # PLAIN: a normal publish's item
                          and not (x.tpos and any(t in moved for t, _ in x.tpos))
                          and not (x.packs and any(t in moved for t, _, _ in x.packs))
                          and not (x.packs2 and any(t in moved for t, _, _ in x.packs2))
@@ -121,7 +121,8 @@ class _Renaming:
                     queue(x.events), x.hold, x.ready, frozenset(p[t] for t in x.acache), queue(x.aevents),
                     x.loaded, x.wknown, frozenset(p[t] for t in x.acache2), queue(x.aevents2),
                     frozenset((p[t], pos, c) for t, pos, c in x.packs2), x.aready, x.aready2,
-                    frozenset(p[t] for t in x.reads), tuple((p[t], *rest) for t, *rest in x.chain),
+                    frozenset(p[t] for t in x.reads),
+                    tuple((t if t == PLAIN else p[t], *rest) for t, *rest in x.chain),
                     frozenset(p[t] for t in x.areads), frozenset(p[t] for t in x.adel), x.wmirror, x.wstale)
 
     def tcp(self, tcp: frozenset) -> frozenset:

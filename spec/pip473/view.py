@@ -56,7 +56,8 @@ def state_vars(m, s: S) -> dict:
         return frozenset(Record(txn=txn(t), pos=pos, cumulative=cum) for t, pos, cum in packs)
 
     def chain(items):
-        return tuple(Record(txn=txn(t), decision=d, stage=stage, key=_key(key)) for t, d, stage, key in items)
+        return tuple(Record(txn=PLAIN, decision=PLAIN, stage=stage, key=PLAIN) if t == PLAIN   # a normal publish's
+                     else Record(txn=txn(t), decision=d, stage=stage, key=_key(key)) for t, d, stage, key in items)
 
     def part(p):
         if p is None:
