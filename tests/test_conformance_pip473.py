@@ -209,7 +209,7 @@ EXHAUSTIVE = {
 # the text appends first: nothing goes on after a close; the text applies a decision in one step
 EXHAUSTIVE_ONLY = {"unload": ("merged", "fixed"), "apply-steps": ("merged", "fixed"),
                    "check-steps": ("merged", "fixed")}
-SLOW_CASES = {"apply-steps"}   # over a minute of CPU each: the slow tier
+SLOW_CASES = {"apply-steps", "check-steps"}   # over 2 CPU s each (apply-steps over a minute): the slow tier
 CASES = [pytest.param(c, v, "point", marks=pytest.mark.slow) if c in SLOW_CASES else (c, v, "point")
          for c in EXHAUSTIVE for v in VARIANTS if v in EXHAUSTIVE_ONLY.get(c, VARIANTS)] + [
     ("small", "pip-text", "zk-oneshot")]
