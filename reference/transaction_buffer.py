@@ -21,8 +21,9 @@ memory only, lost on a crash:
 A transactional send is a `PublishRequest` that moves through stages, each a
 scheduler task ("publish", segment, request id, stage):
   text     check -> append -> op
-  merged   check -> op (placeholder position) -> append
-  fixed    check -> op -> validate -> append
+  merged   check -> [cache] -> op (placeholder position) -> append
+  fixed    check -> [cache] -> op -> validate -> append
+(`cache`: the callback of the header read a txn missing from the map needs)
 """
 
 from __future__ import annotations
@@ -51,12 +52,13 @@ class PublishRequest:
     payload: Any
     done: Callable[["PublishRequest"], None] = field(repr=False, default=lambda r: None)
     segment: str = ""             # where the producer routed it
-    stage: str = "todo"           # todo checked op appended valid done rejected
+    stage: str = "todo"           # todo read checked op appended valid done rejected
     position: int | None = None   # the ledger entry once appended
     op_path: str | None = None    # the WRITE op record once put
     result: str | None = None
     op_write_fails: bool = False  # a metadata-store error injected for the op put (tests, replay)
     closed: bool = False          # its buffer instance was closed (a topic unload) while it ran
+    answer: str | None = None     # merged: what its header read answered, for the read's callback
 
     def finish(self, stage: str, result: str | None = None) -> None:
         self.stage, self.result = stage, result
@@ -100,15 +102,34 @@ class MetadataTransactionBuffer:
 
     def _check(self, req: PublishRequest) -> None:
         """Read the header, cache first: not OPEN (or missing) -> TxnConflict.
-        merged: a header read makes the txn's entry, with no position yet,
-        and an OPEN entry with none holds the read position (Pulsar's
-        `recomputeMaxReadPositionLocked`) until its append lands."""
-        fresh = req.txn not in self.cache
+        merged (`readStateCacheFirst`): a txn not in the map is read from the
+        store, and the read's callback (task "cache", `_cached`) makes its
+        entry."""
+        if self.b.op_before_append and req.txn not in self.cache:
+            req.answer = self.cache.read(req.txn)   # getHeader: the store's state now
+            req.stage = "read"
+            self._next(req, "cache", self._cached)
+            return
         if not self.cache.check_open(req.txn):
             self._end(req, "rejected", CONFLICT)
             return
-        if self.b.op_before_append and fresh:
+        self._checked(req)
+
+    def _cached(self, req: PublishRequest) -> None:
+        """The read's callback: `putIfAbsent` of an entry of the state read
+        (this map holds OPEN ones only: a terminal entry would answer a later
+        check as a fresh read does), into this instance, closed or not. An
+        OPEN entry with no position holds the read position (Pulsar's
+        `recomputeMaxReadPositionLocked`) until its append lands."""
+        if req.answer != OPEN:
+            self._end(req, "rejected", CONFLICT)
+            return
+        if req.txn not in self.cache:
+            self.cache.add(req.txn)
             self._hold_for(req.txn)
+        self._checked(req)
+
+    def _checked(self, req: PublishRequest) -> None:
         req.stage = "checked"
         self._next(req, "op" if self.b.op_before_append else "append",
                    self._put_op if self.b.op_before_append else self._append)
@@ -157,8 +178,9 @@ class MetadataTransactionBuffer:
             return
         if txn in self.first or txn in self.recovery_discovered:
             return
-        if any(r.txn == txn and r.stage != "todo" for r in self.requests.values()):
+        if any(r.txn == txn and r.stage not in ("todo", "read") for r in self.requests.values()):
             return  # another send of the txn past its check: its op put tracks only a cached txn
+            # (one whose header read is out makes the entry itself in the read's callback)
         store = self.env.store
         shared = not self.b.split_participants  # the pending-ack stores share this cache
         if any(v["segment"] == self.segment and (shared or v["kind"] == "write")

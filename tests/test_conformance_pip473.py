@@ -52,6 +52,10 @@ CONFIGS = {
     # topic unloads: a closed buffer's sends go on beside the next owner's recovery
     "unload": {"unloads": 2, "crashes": 1, "opfail": True, "decisions": "both", "writes": "t1:0 t1:0 t2:0",
                "reshape": "none"},
+    # a send's header read and its callback's cache put as two steps (check = steps), two sends of one
+    # txn on a segment, a decision, an unload or a crash between the read and the put
+    "check-steps": {"check": "steps", "unloads": 1, "crashes": 1, "opfail": True, "decisions": "both",
+                    "writes": "t1:0 t1:0 t2:0", "reshape": "none"},
     # a decision applied in the code's stages (apply = steps): the reads, the buffer's apply chain, the
     # pending-ack store's deletes, and the closed instance that goes on with them after an unload
     "apply-steps": {"apply": "steps", "recovery": "steps", "unloads": 2, "crashes": 1, "opfail": True,
@@ -64,7 +68,7 @@ VARIANTS = ("pip-text", "merged", "fixed")
 # Elsewhere a bound the variant ignores is left out of its run (the spec
 # refuses it), which leaves the same behaviour.
 ONLY = {"oneshot": ("pip-text",), "tc-steps": ("merged", "fixed"), "recovery-steps": ("merged", "fixed"),
-        "unload": ("merged", "fixed"), "apply-steps": ("merged", "fixed")}
+        "unload": ("merged", "fixed"), "apply-steps": ("merged", "fixed"), "check-steps": ("merged", "fixed")}
 WALKS = [(v, c) for c in sorted(CONFIGS) for v in VARIANTS if v in ONLY.get(c, VARIANTS)]
 _SPECS: dict = {}
 
@@ -193,6 +197,9 @@ EXHAUSTIVE = {
     # a topic unload beside a crash: the closed buffer's send goes on while the next owner recovers
     "unload": {"txns": 1, "writes": "t1:0", "acks": "", "reshape": "none", "decisions": "both", "crashes": 1,
                "failovers": 0, "unloads": 1},
+    # the header read and its callback's put as two steps (check = steps), an unload or a crash between them
+    "check-steps": {"txns": 1, "writes": "t1:0", "acks": "", "reshape": "none", "decisions": "both", "crashes": 1,
+                    "failovers": 0, "unloads": 1, "check": "steps"},
     # the decision's stages and the closed instance that goes on after an unload (apply = steps): a send
     # and an ack of one txn on one segment, both decisions
     "apply-steps": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both",
@@ -200,8 +207,9 @@ EXHAUSTIVE = {
                     "recovery": "steps", "timeout": 1},
 }
 # the text appends first: nothing goes on after a close; the text applies a decision in one step
-EXHAUSTIVE_ONLY = {"unload": ("merged", "fixed"), "apply-steps": ("merged", "fixed")}
-SLOW_CASES = {"apply-steps"}   # over a minute of CPU each: the slow tier
+EXHAUSTIVE_ONLY = {"unload": ("merged", "fixed"), "apply-steps": ("merged", "fixed"),
+                   "check-steps": ("merged", "fixed")}
+SLOW_CASES = {"apply-steps", "check-steps"}   # over 2 CPU s each (apply-steps over a minute): the slow tier
 CASES = [pytest.param(c, v, "point", marks=pytest.mark.slow) if c in SLOW_CASES else (c, v, "point")
          for c in EXHAUSTIVE for v in VARIANTS if v in EXHAUSTIVE_ONLY.get(c, VARIANTS)] + [
     ("small", "pip-text", "zk-oneshot")]
@@ -229,6 +237,8 @@ def test_every_transition_of_a_small_model_conforms(config, variant, watches):
     if config == "two":
         assert any(all(h != "NONE" and h.state == "COMMITTED" for h in st.hdr if h != "GONE") and len(
             {tag for tag in st.ledger[0] if tag != "-"}) == 2 for st in parent if "NONE" not in st.hdr)
+    if config == "check-steps":   # the read's callback on the live instance and on the closed one
+        assert "publishCache" in kinds and any(p.stage == "closed-read" for st in parent for p in st.pubs)
     if config == "trim" and variant != "pip-text":   # the text has no aborted records to prune
         assert {"trimLedger", "pruneAborted"} <= kinds
     if config == "plain":

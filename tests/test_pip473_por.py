@@ -104,6 +104,10 @@ def test_footprints_are_honest_on_every_state_of_a_recovery_in_steps():
                "acks": "t2:s1:2:cum t2:s1:1:cum:sub2 t1:s2:1:ind:sub2"}),
     ("merged", {"subs": 2, "participants": "split", "trim": True, "decisions": "both", "reshape": "none",
                 "acks": "t2:s1:2:cum t2:s1:1:cum:sub2 t1:s2:1:ind:sub2"}),
+    # a send's header read and its callback's cache put as two steps, an unload or a crash between them
+    ("merged", {"check": "steps", "writes": "t1:0 t1:0", "acks": "", "reshape": "none", "decisions": "both",
+                "unloads": 1, "opfail": True}),
+    ("fixed", {"check": "steps", "writes": "t1:0 t1:0 t2:0", "reshape": "none", "decisions": "both", "unloads": 1}),
 ])
 def test_footprints_are_honest_on_other_bounds(variant, constants):
     """A spread of the first 3000 states (BFS order) of bounds no model file uses."""

@@ -28,6 +28,7 @@ class Action(NamedTuple):
 HANDLERS: dict[str, Callable[[Bridge, Step], None]] = {
     # the client's sends and acks
     "publishCheck": sends.publish_check,
+    "publishCache": sends.publish_cache,
     "publishPutOp": sends.publish_put_op,
     "publishValidate": sends.publish_validate,
     "publishAppend": sends.publish_append,

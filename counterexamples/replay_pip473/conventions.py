@@ -19,7 +19,7 @@ def sub_of(params) -> str:
     return SUBS[int(params.get("sub", "sub1")[3:]) - 1]
 
 
-IN_FLIGHT = ("checked", "op", "appended", "valid")  # a request's stages between check and done
+IN_FLIGHT = ("read", "checked", "op", "appended", "valid")  # a request's stages between check and done
 
 
 def holds(broker, tid: str) -> bool:

@@ -69,11 +69,12 @@ def is_txn_aborted(m, s: S, j: int, p: Part, t: int) -> bool:
     return header_state(s, t) in (ABORTED, GONE, NONE)
 
 
-def track_in_flight(s: S, j: int, p: Part, t: int) -> Part:
+def track_in_flight(s: S, j: int, p: Part, t: int, lac: int | None = None) -> Part:
     """merged: t's entry has no position yet (the header read made it, or an
     op put for an append to come): hold maxReadPosition, as the merged
-    `recomputeMaxReadPositionLocked` does while an OPEN entry has none."""
-    hold = p.hold if p.hold >= 0 else max_read(s, j, p)
+    `recomputeMaxReadPositionLocked` does while an OPEN entry has none.
+    `lac`: a closed instance's ledger handle stopped there."""
+    hold = p.hold if p.hold >= 0 else ceiling(p, len(s.ledger[j]) if lac is None else lac)
     return p._replace(cache=p.cache | {t}, tpos=p.tpos | {(t, 0)}, hold=hold)
 
 

@@ -66,8 +66,16 @@ ACTIONS = (
     # -- publish ----------------------------------------------------------------------
     Action("publishCheck", SEND, "publish", "publish.check",
            "broker reads the header, cache first; not OPEN or missing -> TxnConflict (op rejected); OPEN -> "
-           "cached + point watch (pip-text)", "Flows / Publish; notes 1",
+           "cached + point watch (pip-text); with bound `check = steps` (merged/fixed) a miss only reads, and "
+           "the cache put is `publishCache`", "Flows / Publish; notes 1",
            (Message(CLIENT, TB, "send({txn}, {op})"), Message(TB, STORE, "read /txn/{txn}.state (cached)"))),
+    Action("publishCache", SEND, "publish", "publish_cache.cache_put",
+           "merged/fixed, bound `check = steps`: the callback of a publishCheck's header read that answered "
+           "OPEN: `putIfAbsent` of the OPEN entry (it holds the read position from now on), then the op put; "
+           "a decision and its event can come between the read and this put, which then makes an OPEN entry "
+           "no event will clear. After an unload it puts into the closed instance (stage `closed-read`)",
+           "`MetadataTransactionBuffer.readStateCacheFirst` (L366-L377)",
+           (Message(STORE, TB, "getHeader({txn}) returns: putIfAbsent OPEN", True),), fair=True),
     Action("publishPutOp", SEND, "publish", "publish.put_write_op",
            "sequential put `/txn-op/<txn>/<seq>` kind=write (pip-text: real position; merged/fixed: placeholder)",
            "Data Model / Operation records",

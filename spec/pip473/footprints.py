@@ -250,6 +250,9 @@ def footprints(m) -> dict | None:
                 pub | route | _part(g, "up", "cache", "tpos", "hold") | {("_client", t), ("_ledger", g)} | seen[t],
                 pub | _part(g, "cache", "tpos", "hold") | {("_late", t)})
             track = _part(g, "cache", "tpos", "hold")
+            if m.check_steps:   # publish_cache.cache_put: the read's callback makes the entry
+                fp[a("publishCache", op=k, txn=t, seg=g)] = F.fp(
+                    pub | track | _part(g, "up") | {("_ledger", g)}, pub | track)
             fp[a("publishPutOp", op=k, txn=t, seg=g)] = F.fp(
                 pub | track | _part(g, "up") | {("_seqs", t), ("_ledger", g)},
                 pub | track | {("_wmark", g), ("_seqs", t), ("_ops", t, g)})

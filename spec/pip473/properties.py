@@ -16,7 +16,7 @@ from ..schema import Int, Str
 from .buffer import is_txn_aborted, read_limit
 from .pendingack import covers
 from .state import (
-    ABORTED, COMMITTED, GONE, NONE, UNANSWERED, Header, OPEN, PLAIN, SEALED, TOLD_ABORTED, TOLD_COMMITTED, S,
+    ABORTED, COMMITTED, GONE, NONE, READING, UNANSWERED, Header, OPEN, PLAIN, SEALED, TOLD_ABORTED, TOLD_COMMITTED, S,
 )
 from .store import header_state
 
@@ -321,7 +321,9 @@ def _max_read(m, s: S) -> dict:
 def _in_flight(m, s: S) -> dict:
     # a closed instance's send counts too: it may still delete its op; and (apply =
     # steps) a closed instance's read, apply or delete of the txn's ops there
-    out = {(m.txn_names[m.op_txn[k]], m.seg_names[pub.seg]) for k, pub in enumerate(s.pubs) if pub.stage in UNANSWERED}
+    # (check = steps: a send whose header read is out puts the entry and its op next)
+    out = {(m.txn_names[m.op_txn[k]], m.seg_names[pub.seg]) for k, pub in enumerate(s.pubs)
+           if pub.stage in UNANSWERED or pub.stage in READING}
     for j, z in enumerate(s.zomb):
         if z is not None:
             p = z[1]

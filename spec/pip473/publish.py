@@ -51,10 +51,11 @@ from .apply import enqueue_plain_watermark
 from .buffer import drop_in_flight, max_read, rekey, release_failed, track_in_flight, track_position
 from .notify import materialize
 from .pendingack import pas_ready
+from .publish_cache import cache_put, closed_cache_put, read as read_header
 from .segments import route
 from .state import (
-    ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, CLOSED, COMMITTED, ABORTED, DONE, OPEN, OPPUT, PLAIN, REJECTED,
-    PUB_TODO, SUB_FIELDS, TODO, VALID, Pub, S,
+    ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, CLOSED, CLOSED_READ, COMMITTED, ABORTED, DONE, OPEN, OPPUT, PLAIN,
+    READ, REJECTED, PUB_TODO, SUB_FIELDS, TODO, VALID, Pub, S,
 )
 from .store import header_state, put_op
 
@@ -100,6 +101,8 @@ def check(m, s: S, k: int):
     j = route(m.topo, s, w.key)
     if j is None or s.part[j] is None or not s.part[j].ready:   # appendBufferToTxn waits for recovery
         return None
+    if m.check_steps and w.txn not in s.part[j].cache:   # the read now, its callback's put later
+        return read_header(m, s, k, j)
     changed, ok = _admit(m, s, j, w.txn, from_store=False) if not m.flags.validate_after_op else _check_only(s, j, w.txn)
     if "part" in changed and m.flags.op_first and w.txn not in s.part[j].cache:
         # the header read made the buffer's TxnEntry, OPEN with no position:
@@ -380,11 +383,13 @@ def closed_append(m, s: S, k: int):
 # tries them (which one applies depends on the variant; each checks its guard).
 STEPS = {
     TODO: (("publishCheck", check),),
+    READ: (("publishCache", cache_put),),   # bound check = steps (publish_cache.py)
     CHECKED: (("publishPutOp", put_write_op), ("publishAppend", append), ("publishOpFails", op_fails)),
     OPPUT: (("publishAppend", append), ("publishValidate", validate)),
     APPENDED: (("publishPutOp", put_write_op),),
     VALID: (("publishAppend", append),),
     # a send of a buffer instance that an unload closed (bound unloads)
+    CLOSED_READ: (("publishCache", closed_cache_put),),
     CLOSED[CHECKED]: (("publishPutOp", closed_put_op), ("publishOpFails", closed_op_fails)),
     CLOSED[OPPUT]: (("publishAppend", closed_append), ("publishValidate", closed_validate)),
     CLOSED[VALID]: (("publishAppend", closed_append),),

@@ -60,13 +60,16 @@ from __future__ import annotations
 from ..api import replace_at as _put
 from .notify import materialize
 from .state import (
-    ABORTED, CLOSED, COMMITTED, EMPTY_PART, GONE, IN_FLIGHT, OPEN, RECOVERED, REJECTED, SUB_FIELDS, UNKEYED, S,
+    ABORTED, CLOSED, CLOSED_READ, COMMITTED, EMPTY_PART, GONE, IN_FLIGHT, OPEN, READ, RECOVERED, REJECTED,
+    SUB_FIELDS, UNKEYED, S,
 )
 from .store import acks_by_segment_subscription, header_state, writes_by_segment
 
 
 def crash(m, s: S, j: int) -> S:
-    pubs = tuple(p._replace(stage=REJECTED) if p.seg == j and p.stage in IN_FLIGHT else p for p in s.pubs)
+    # a send whose header read is out (check = steps) fails too: its callback never runs
+    pubs = tuple(p._replace(stage=REJECTED) if p.seg == j and (p.stage in IN_FLIGHT or p.stage == READ) else p
+                 for p in s.pubs)
     return s._replace(part=_put(s.part, j, None), pubs=pubs, crashes=s.crashes - 1)
 
 
@@ -88,8 +91,8 @@ def unload(m, s: S, j: int) -> S:
     broker too); its pending-ack store's deletes in flight go on. Pruning: as a crash, only while the broker holds something to
     lose, or while it has such a send."""
     nw = len(m.writes)   # an ack in flight (apply = steps: its put done, not answered) fails with the connection
-    pubs = tuple((p._replace(stage=CLOSED[p.stage]) if k < nw else p._replace(stage=REJECTED))
-                 if p.seg == j and p.stage in CLOSED else p for k, p in enumerate(s.pubs))
+    pubs = tuple((p._replace(stage=TAKEN[p.stage]) if k < nw else p._replace(stage=REJECTED))
+                 if p.seg == j and p.stage in TAKEN else p for k, p in enumerate(s.pubs))
     old = s.part[j]
     s = s._replace(part=_put(s.part, j, None), pubs=pubs, unloads=s.unloads - 1)
     if m.apply_steps and (old.reads or old.chain or old.areads or old.adel):
@@ -105,7 +108,11 @@ def closing(m, s: S, j: int) -> bool:
     return any(p.seg == j and p.stage in CLOSED_STAGES for p in s.pubs) or (m.apply_steps and s.zomb[j] is not None)
 
 
-CLOSED_STAGES = frozenset(CLOSED.values())
+# The stage a send of the closed instance moves to at an unload: past its
+# check, or (check = steps) its header read out, whose callback puts into
+# the closed instance (publish_cache.py).
+TAKEN = {**CLOSED, READ: CLOSED_READ}
+CLOSED_STAGES = frozenset(TAKEN.values())
 
 
 def recover(m, s: S, j: int) -> S:

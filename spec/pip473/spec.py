@@ -148,7 +148,7 @@ from .plan import parse_acks, parse_plain, parse_writes
 from .properties import PARTS, PROPERTY_TEXT, declare, observe
 from .symmetry import getter, op_slots, permute, plan_classes, signatures
 from .state import (
-    ABSENT, ABORTED, CLOSED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO,
+    ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO,
     SUB_NAMES, S,
 )
 from .variants import BOUND_NEEDS, VARIANTS
@@ -196,6 +196,13 @@ class Pip473(Spec):
                        "watermark CAS, the WRITE ops' delete) and the store's ACK-op delete; isTxnAborted "
                        "answers from the in-memory aborted set; and an unloaded instance's reads and chain go "
                        "on after its close (needs participants = split and subs = 1)",
+                       choices=("atomic", "steps")),
+        "check": Bound("atomic", "merged/fixed: a send's header check on a cache miss "
+                       "(`readStateCacheFirst`); atomic = the read and its callback's cache put in one step "
+                       "(publishCheck); steps = the read, whose answer is the header then, and the put "
+                       "(publishCache) a step of its own, so a decision and its event can fall between them "
+                       "and the put leave an OPEN entry no event will clear; after an unload the put lands in "
+                       "the closed instance (docs/pip473.md, the atomicity table; tests/test_check_audit.py)",
                        choices=("atomic", "steps")),
         "producers": Bound("ungated", "merged/fixed: who may publish a non-transactional entry while the "
                            "segment's transaction buffer recovers; ungated = any producer (Pulsar's broker since "
@@ -263,6 +270,7 @@ class Pip473(Spec):
         # the pending-ack stores replay on their own, not inside the buffer's recovery (recovery.recover_acks)
         self.pas_recovers = self.split and self.flags.async_recovery
         self.apply_steps = c["apply"] == "steps" and self.flags.coalesced
+        self.check_steps = c["check"] == "steps" and self.flags.op_first
         self.producers_gated = c["producers"] == "gated" and self.flags.async_recovery
         if self.apply_steps and (not self.split or self.subs > 1):
             raise SpecError("bound apply = \"steps\" needs participants = \"split\" and subs = 1")
@@ -471,7 +479,7 @@ class Pip473(Spec):
                                        or p.reads or p.chain or p.areads or p.adel)
             if s.crashes > 0 and holds:
                 yield by_seg["crash"][j], recovery.crash(self, s, j)
-            if s.unloads > 0 and (holds or any(pub.seg == j and pub.stage in CLOSED for pub in s.pubs)) and (
+            if s.unloads > 0 and (holds or any(pub.seg == j and pub.stage in recovery.TAKEN for pub in s.pubs)) and (
                     not self.apply_steps or s.zomb[j] is None):   # one closed instance at a time
                 yield by_seg["unload"][j], recovery.unload(self, s, j)
         # Ledger trimming and the pruning of aborted records.

@@ -36,7 +36,7 @@ RECOVERED = -1
 # lands (its position), fails or the broker restarts (the LAC).
 UNKEYED = 99
 
-# Client-operation stages. Writes: todo -> checked -> (op | appended) ->
+# Client-operation stages. Writes: todo -> [read] -> checked -> (op | appended) ->
 # [valid] -> done, or rejected at any step.
 TODO, CHECKED, OPPUT, APPENDED, VALID, DONE, REJECTED = (
     "todo", "checked", "op", "appended", "valid", "done", "rejected")
@@ -46,6 +46,12 @@ IN_FLIGHT = (CHECKED, OPPUT, APPENDED, VALID)   # a send past its header check, 
 # but its ledger append fails, and nothing it does reaches the new instance.
 CLOSED = {CHECKED: "closed-checked", OPPUT: "closed-op", VALID: "closed-valid"}
 UNANSWERED = IN_FLIGHT + tuple(CLOSED.values())   # past its header check, the client not answered yet
+# Bound `check = "steps"` (merged/fixed): a send whose header read answered OPEN,
+# the read's callback (the cache put) not run yet; CLOSED_READ: the same send
+# after an unload closed the instance that issued the read. Both are
+# unanswered and will act on their segment, as a send past its check does.
+READ, CLOSED_READ = "read", "closed-read"
+READING = (READ, CLOSED_READ)
 
 # Client states per txn.
 C_NONE, C_OPEN = "none", "open"

@@ -174,5 +174,6 @@ BOUND_NEEDS = {
     "watches": ("coalesced", False),      # header watches: the point-watch variant only
     "unloads": ("op_first", True),        # the text's send appends first: a closed ledger leaves nothing
     "apply": ("coalesced", True),         # the text's point watches apply a decision in one step
+    "check": ("op_first", True),          # readStateCacheFirst is the merged code's; the text caches and watches
     "producers": ("async_recovery", True),  # the text's buffer recovers in one step
 }
