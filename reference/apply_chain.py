@@ -118,6 +118,7 @@ class ApplyChain:
             key = tb.prune_key(txn)
             if state == ABORTED:
                 tb.aborted.add(txn)
+            tb.applied(txn)
             tb.cache.evict(txn)
             tb.forget(txn)
             first = ("record", self._record) if state == ABORTED else ("watermark", self._watermark)

@@ -97,6 +97,9 @@ class Behaviour:
     # F10: the next owner loads an unloaded segment only once the closed
     # instance has no task left (its sends, reads and apply chain are done).
     drain_closed: bool = False
+    # F11: a header read's callback puts no entry for a txn the buffer applied
+    # since the read was issued; it fails the send (check = steps in the model).
+    stale_reads_fail: bool = False
     # A producer is added only once the segment's transaction buffer has
     # recovered, as `ServerCnx.handleProducer` did before apache/pulsar#21406
     # (a model's bound `producers = "gated"`; the code since gates no producer).
@@ -122,7 +125,8 @@ MERGED = Behaviour(
 FIXED = MERGED.with_(name="fixed", acks_from_records=True, validate_after_op=True, watermark_before_op=True,
                      collected_not_aborted=True, acks_unchecked=False, drop_cache_on_failed_send=True,
                      dispatch_waits_for_recovery=True, normal_publish_waits_for_recovery=True,
-                     rekey_late_entries=True, takeover_redrive=True, drain_closed=True)
+                     rekey_late_entries=True, takeover_redrive=True, drain_closed=True,
+                     stale_reads_fail=True)
 
 BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in (PIP_TEXT, MERGED, FIXED)}
 

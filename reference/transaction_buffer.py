@@ -121,7 +121,7 @@ class MetadataTransactionBuffer:
         check as a fresh read does), into this instance, closed or not. An
         OPEN entry with no position holds the read position (Pulsar's
         `recomputeMaxReadPositionLocked`) until its append lands."""
-        if req.answer != OPEN:
+        if req.answer != OPEN or req.stage == "read-applied":   # F11: applied since the read
             self._end(req, "rejected", CONFLICT)
             return
         if req.txn not in self.cache:
@@ -360,9 +360,19 @@ class MetadataTransactionBuffer:
         return self.cache.read(txn) not in (OPEN, COMMITTED)  # unknown ("retention horizon"): aborted
 
     # -- materialization -------------------------------------------------------------
+    def applied(self, txn: str) -> None:
+        """The entry of txn goes (`applyTerminalNow`). F11: a header read of
+        txn this instance issued, whose callback has not run, is stale."""
+        if self.b.stale_reads_fail:
+            for r in self.requests.values():
+                if r.txn == txn and r.stage == "read":
+                    r.stage = "read-applied"
+
     def materialize(self, txn: str, state: str) -> None:
         """Commit: stop pinning the read position. Abort: remember the txn as
         aborted (durably in merged). Then delete this segment's WRITE ops."""
+        if txn in self.cache:
+            self.applied(txn)
         if state == ABORTED:
             self.aborted.add(txn)
             if self.b.durable_aborted_records:

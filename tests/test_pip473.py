@@ -154,7 +154,7 @@ def test_fixed_is_merged_plus_its_changes():
     merged, fixed = variants.VARIANTS["merged"], variants.VARIANTS["fixed"]
     differ = {f for f in variants.Flags._fields if getattr(merged, f) != getattr(fixed, f)}
     set_by_fixes = {f for c in variants.FIXES for f in c.sets}
-    assert differ == set_by_fixes and len(variants.FIXES) == 10
+    assert differ == set_by_fixes and len(variants.FIXES) == 11
     assert variants.VARIANTS["pip-text"] == variants.Flags()
 
 

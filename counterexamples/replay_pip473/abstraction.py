@@ -98,7 +98,7 @@ def observe(b: Bridge) -> dict:
             tracks.add((seg, b.names[tid]))
             pins.add((seg, b.names[tid]))
     inflight = {(r.txn and b.names[r.txn], r.segment) for r in b.requests.values()
-                if r.stage in IN_FLIGHT}
+                if r.stage in IN_FLIGHT or r.stage == "read-applied"}   # F11: its callback will fail it
     if b.behaviour.apply_steps:   # a closed instance's read, queued apply or delete of a txn
         for seg, z in zip(sn, _closed(b, lambda tid: b.names[tid])):
             if z is not None:

@@ -48,6 +48,7 @@ from __future__ import annotations
 from ..api import replace_at as _put
 from .buffer import ceiling, forget, prune_key
 from .pendingack import acks_to_apply, apply_to_cursor
+from .publish_cache import applied
 from .state import ABORTED, COMMITTED, DEL, MEM, OPEN, PLAIN, REC, WM, S
 from .store import header_state
 
@@ -104,6 +105,7 @@ def _run_memory(m, s: S, j: int, closed: bool) -> S:
             continue
         key = prune_key(m, s, j, p, t, _lac(s, j, closed))
         p = forget(p, t)
+        s = applied(m, s, j, t, closed)   # F11
         if d == ABORTED:
             p = p._replace(abrt=p.abrt | {t})
         p = p._replace(chain=((t, d, REC if d == ABORTED else WM, key),) + p.chain[1:])

@@ -360,7 +360,7 @@ def markdown() -> str:
         out.append(f"| {f.name} | {_cell(f.section)} | {acts} | {_cell(f.text)} |")
     out += ["", "## Variants", "",
             "A variant is a list of named changes (`variants.py`): pip-text has none, merged the first "
-            "table's, fixed merged's and F1-F10. A fix names the model that fails without it.", "",
+            "table's, fixed merged's and F1-F11. A fix names the model that fails without it.", "",
             "| change | variant | flags | where | what | fails without it |", "|---|---|---|---|---|---|"]
     for variant, changes in (("merged", MERGED), ("fixed", FIXES)):
         for c in changes:

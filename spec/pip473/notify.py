@@ -35,6 +35,7 @@ from ..api import replace_at as _put
 from .apply import apply_acks, enqueue
 from .buffer import forget, max_read, prune_key
 from .pendingack import acks_to_apply, apply_to_cursor
+from .publish_cache import applied
 from .state import ABORTED, COMMITTED, OPEN, SUB_FIELDS, S
 from .store import header_state, streams
 
@@ -101,6 +102,8 @@ def materialize(m, s: S, j: int, t: int, decision: str, tb: bool = True, pas: bo
             arec = frozenset(a for a in arec if a[0] != j or a[1] != t) | {(j, t, prune_key(m, s, j, p, t))}
         elif decision != COMMITTED:
             p = p._replace(abrt=p.abrt | {t})
+        if t in p.cache:
+            s = applied(m, s, j, t)   # F11: the entry goes, which a read's callback would put back
         p = forget(p, t)
     kinds = ("write", "ack") if tb and pas else ("write",) if tb else ("ack",)
     ops = frozenset(o for o in s.ops if not (o.txn == t and o.seg == j and o.kind in kinds and o.sub == sub))

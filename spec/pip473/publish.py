@@ -55,7 +55,7 @@ from .publish_cache import cache_put, closed_cache_put, read as read_header
 from .segments import route
 from .state import (
     ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, CLOSED, CLOSED_READ, COMMITTED, ABORTED, DONE, OPEN, OPPUT, PLAIN,
-    READ, REJECTED, PUB_TODO, SUB_FIELDS, TODO, VALID, Pub, S,
+    READ, READ_APPLIED, REJECTED, PUB_TODO, SUB_FIELDS, TODO, VALID, Pub, S,
 )
 from .store import header_state, put_op
 
@@ -384,6 +384,7 @@ def closed_append(m, s: S, k: int):
 STEPS = {
     TODO: (("publishCheck", check),),
     READ: (("publishCache", cache_put),),   # bound check = steps (publish_cache.py)
+    READ_APPLIED: (("publishCache", cache_put),),   # F11
     CHECKED: (("publishPutOp", put_write_op), ("publishAppend", append), ("publishOpFails", op_fails)),
     OPPUT: (("publishAppend", append), ("publishValidate", validate)),
     APPENDED: (("publishPutOp", put_write_op),),

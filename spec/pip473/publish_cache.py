@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from ..api import replace_at as _put
 from .buffer import track_in_flight
-from .state import CHECKED, CLOSED, CLOSED_READ, OPEN, READ, REJECTED, Pub, S
+from .state import CHECKED, CLOSED, CLOSED_READ, OPEN, READ, READ_APPLIED, REJECTED, Pub, S
 from .store import header_state
 
 
@@ -41,11 +41,27 @@ def read(m, s: S, k: int, j: int) -> S:
     return s._replace(pubs=_put(s.pubs, k, Pub(stage, j, 0, -1)))
 
 
+def applied(m, s: S, j: int, t: int, closed: bool = False) -> S:
+    """fixed F11: segment j's buffer instance (the closed one: `closed`)
+    applied t; a read of t it issued and whose callback has not run is
+    stale now, and its callback will fail the send."""
+    if not m.flags.stale_reads_fail:
+        return s
+    mine = CLOSED_READ if closed else READ
+    if not any(p.stage == mine and p.seg == j and m.writes[k].txn == t for k, p in enumerate(s.pubs)):
+        return s
+    return s._replace(pubs=tuple(p._replace(stage=READ_APPLIED) if p.stage == mine and p.seg == j
+                                 and m.writes[k].txn == t else p for k, p in enumerate(s.pubs)))
+
+
 def cache_put(m, s: S, k: int):
     """publishCache: the read's callback, `putIfAbsent` of the OPEN entry it
     read (an entry already there, another send's, stays); the send goes on
-    to its op put."""
+    to its op put. F11: a read the buffer applied its txn since fails the
+    send (READ_APPLIED), whichever instance issued it."""
     pub = s.pubs[k]
+    if pub.stage == READ_APPLIED:
+        return s._replace(pubs=_put(s.pubs, k, pub._replace(stage=REJECTED)))
     if pub.stage != READ:
         return None
     j, t = pub.seg, m.writes[k].txn

@@ -60,7 +60,7 @@ from __future__ import annotations
 from ..api import replace_at as _put
 from .notify import materialize
 from .state import (
-    ABORTED, CLOSED, CLOSED_READ, COMMITTED, EMPTY_PART, GONE, IN_FLIGHT, OPEN, READ, RECOVERED, REJECTED,
+    ABORTED, CLOSED, CLOSED_READ, COMMITTED, EMPTY_PART, GONE, IN_FLIGHT, OPEN, READ, READ_APPLIED, RECOVERED, REJECTED,
     SUB_FIELDS, UNKEYED, S,
 )
 from .store import acks_by_segment_subscription, header_state, writes_by_segment
@@ -68,8 +68,8 @@ from .store import acks_by_segment_subscription, header_state, writes_by_segment
 
 def crash(m, s: S, j: int) -> S:
     # a send whose header read is out (check = steps) fails too: its callback never runs
-    pubs = tuple(p._replace(stage=REJECTED) if p.seg == j and (p.stage in IN_FLIGHT or p.stage == READ) else p
-                 for p in s.pubs)
+    pubs = tuple(p._replace(stage=REJECTED) if p.seg == j and (p.stage in IN_FLIGHT or p.stage in (READ, READ_APPLIED))
+                 else p for p in s.pubs)
     return s._replace(part=_put(s.part, j, None), pubs=pubs, crashes=s.crashes - 1)
 
 

@@ -91,12 +91,12 @@ Variants (flags in `variants.py`, read inside the action bodies):
   keeps the header while ops remain; recovery holds maxReadPosition at the
   watermark or the LAC; the pending-ack handle applies only in-memory acks
   and its replay re-seeds only txn ids.
-* fixed: merged plus ten changes, the smallest set found that makes every
+* fixed: merged plus eleven changes, the smallest set found that makes every
   safety property hold at the standard bounds (models/pip473/fixed.toml),
   with crashes anywhere (fixed-crash-anywhere.toml) and across a topic
   unload whose closed instance keeps working (fixed-unload.toml,
   unload-*-fixed.toml):
-  the changes are `variants.FIXES` (F1-F10), described there once: each
+  the changes are `variants.FIXES` (F1-F11), described there once: each
   with the flags it sets, the modules it touches, what it does and the
   model that fails without it, with the property and the trace's length
   (ACTIONS.md prints the table; tests/test_pip473.py checks each;

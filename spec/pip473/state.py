@@ -51,7 +51,10 @@ UNANSWERED = IN_FLIGHT + tuple(CLOSED.values())   # past its header check, the c
 # after an unload closed the instance that issued the read. Both are
 # unanswered and will act on their segment, as a send past its check does.
 READ, CLOSED_READ = "read", "closed-read"
-READING = (READ, CLOSED_READ)
+# fixed F11: a read whose txn the instance that issued it has applied since:
+# its callback fails the send instead of putting an entry back.
+READ_APPLIED = "read-applied"
+READING = (READ, CLOSED_READ, READ_APPLIED)
 
 # Client states per txn.
 C_NONE, C_OPEN = "none", "open"

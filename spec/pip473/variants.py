@@ -5,14 +5,15 @@ pip-text  the document as written: every flag off.
 merged    pip-text plus the shipped code's departures (protocol-notes.md,
           "PIP-473 as written versus as merged"), its recovery facts and the
           merged-code mechanisms modelled so far: `MERGED` below.
-fixed     merged plus F1-F10, the smallest change set found to make every
+fixed     merged plus F1-F11, the smallest change set found to make every
           safety property hold at the standard bounds, with crashes
-          anywhere, and (F10) across a topic unload whose closed instance
-          keeps working: `FIXES` below, each with the model that fails
+          anywhere, (F10) across a topic unload whose closed instance
+          keeps working, and (F11) with a send's header read and its
+          callback as two steps: `FIXES` below, each with the model that fails
           without it (tests/test_pip473.py drops each in turn and checks
           that model).
 
-A variant is its list of changes, so "fixed = merged + F1..F10" is true by
+A variant is its list of changes, so "fixed = merged + F1..F11" is true by
 construction; ACTIONS.md prints the table (spec/pip473/catalog.py).
 """
 
@@ -41,6 +42,7 @@ class Flags(NamedTuple):
     rekey_late: bool = False            # F8
     takeover_redrive: bool = False      # F9 (tc = steps)
     drain_closed: bool = False          # F10 (unloads)
+    stale_reads_fail: bool = False      # F11 (check = steps)
 
 
 class Evidence(NamedTuple):
@@ -142,6 +144,12 @@ FIXES = (
            "sends past their check have failed and deleted their ops (F1), its reconcile reads have "
            "returned and its apply chain is empty (`closeAsync` completes then)",
            (Evidence("fixed-unload", "GcSafety", 12), Evidence("unload-abort-fixed", "Atomicity", 19))),
+    Change("F11", {"stale_reads_fail": True}, "apply, notify, publish_cache",
+           "a header read's callback puts no entry for a txn the buffer applied since the read was "
+           "issued: the send fails (TxnConflict), as a read of the decided header would answer. Without "
+           "it the callback's `putIfAbsent` puts an OPEN entry back after the apply dropped the terminal "
+           "one (apache/pulsar#25960), and no event will clear it",
+           (Evidence("late-cache-put-fixed", "GcSafety", 12),)),
 )
 
 
