@@ -43,6 +43,7 @@ VIOLATIONS = {
     "prune-after-trim-merged": ("ReadCommitted", 14),
     "tc-failover-fanout-merged": ("NoMissedDecision", 7),
     "unload-merged": ("NoOrphanOp", 12),
+    "late-cache-put-merged": ("GcSafety", 11),
 }
 
 SIX = ("Atomicity", "NoLostCommittedAck", "SingleFinalization", "ReadCommitted", "GcSafety",
