@@ -94,7 +94,7 @@ ACTIONS = (
            "nothing else of the txn", "notes \"Merged-code mechanisms\"",
            (Message(STORE, TB, "put /txn-op/{txn}/<seq> fails", True),
             Message(TB, CLIENT, "send({txn}, {op}) fails", True))),
-    Action("publishPlain", (("op", str), ("seg", str)), "publish", "publish.plain",
+    Action("publishPlain", (("op", str), ("seg", str)), "publish", "publish_plain.plain",
            "bound `plain`: a non-transactional send (`n1, n2, ...`, in order), routed by key and appended; "
            "merged/fixed then run `syncMaxReadPositionForNormalPublish`: recompute maxReadPosition and "
            "persist the watermark if it advanced. merged: not gated on recovery (a recovering buffer knows "

@@ -19,15 +19,7 @@ with no header check at all (its pending-ack store relies on the handle,
 which does not read the header either); the ghost in `ackw` records an ack
 written after the decision (AcksFixedAtDecision).
 
-A non-transactional send (`publishPlain`, bound `plain`) appends a plain
-entry; merged and fixed then run `syncMaxReadPositionForNormalPublish`,
-which recomputes maxReadPosition and persists the watermark if it advanced
-(forward only). In merged that call is not gated on the buffer's recovery:
-while it runs, the buffer knows no txn, so the recompute gives the LAC and
-the watermark moves past the entries of txns recovery has not found yet
-(protocol notes, "Merged-code mechanisms"). fixed F7 gates it: during
-recovery a normal publish moves and persists nothing, and the completion
-of recovery computes both.
+A non-transactional send (`publishPlain`) is publish_plain.py's.
 
 Bound `unloads` (merged/fixed): a topic unload closes the segment's buffer
 instance and a new owner loads it anew (recovery.unload); the sends the
@@ -47,14 +39,13 @@ prune the record while an entry of the txn is readable.
 from __future__ import annotations
 
 from ..api import replace_at as _put
-from .apply import enqueue_plain_watermark
 from .buffer import drop_in_flight, max_read, rekey, release_failed, track_in_flight, track_position
 from .notify import materialize
 from .pendingack import pas_ready
 from .publish_cache import cache_put, closed_cache_put, read as read_header
 from .segments import route
 from .state import (
-    ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, CLOSED, CLOSED_READ, COMMITTED, ABORTED, DONE, OPEN, OPPUT, PLAIN,
+    ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, CLOSED, CLOSED_READ, COMMITTED, ABORTED, DONE, OPEN, OPPUT,
     READ, READ_APPLIED, REJECTED, PUB_TODO, SUB_FIELDS, TODO, VALID, Pub, S,
 )
 from .store import header_state, put_op
@@ -266,40 +257,6 @@ def ack_open(m, s: S, k: int):
     if m.flags.memory_acks:
         p = p._replace(**{f["packs"]: getattr(p, f["packs"]) | {(a.txn, a.pos, a.cumulative)}})
     return _pub(s, i, pub._replace(stage=DONE), part=_put(s.part, a.seg, p))
-
-
-def plain(m, s: S, k: int):
-    """publishPlain: a non-transactional send, routed by its key, appended,
-    then syncMaxReadPositionForNormalPublish (merged/fixed)."""
-    if s.plain != k:
-        return None
-    j = route(m.topo, s, m.plain_keys[k])
-    if j is None or s.part[j] is None:   # mid-reshape, or the broker is down: the producer waits
-        return None
-    if m.producers_gated and not s.part[j].ready:   # handleProducer waits for the buffer's recovery
-        return None
-    pos = len(s.ledger[j]) + 1
-    s = s._replace(ledger=_put(s.ledger, j, s.ledger[j] + (PLAIN,)), plain=k + 1)
-    if not m.flags.watermark:
-        return s
-    p = s.part[j]
-    if not p.ready:
-        if m.flags.sync_waits:
-            return s                    # F7: recovery's completion recomputes
-        p = p._replace(hold=pos)        # no txn loaded yet: the recompute gives the LAC
-        if m.recovery_steps and not m.apply_steps and not p.wknown and s.wmark[j] >= 0:
-            # the CAS expects no record (version -1) and fails; the buffer
-            # re-reads the record's version, so the next CAS can succeed
-            return s._replace(part=_put(s.part, j, p._replace(wknown=True)))
-        s = s._replace(part=_put(s.part, j, p))
-    v = max_read(s, j, p)
-    if m.apply_steps:
-        # persistWatermarkIfAdvanced, chained on stateTail: on an idle chain it
-        # finds nothing to do at once, or its CAS is in flight (plainWatermark)
-        if not p.chain and v <= p.wmirror:
-            return s
-        return enqueue_plain_watermark(m, s, j)
-    return s._replace(wmark=_put(s.wmark, j, v)) if v > s.wmark[j] else s
 
 
 def _closed_end(m, pub: Pub) -> Pub:

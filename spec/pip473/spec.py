@@ -9,6 +9,8 @@ are named for the component they model:
     store.py        headers, op records and the four secondary indexes (derived views)
     segments.py     segments, routing, split/merge in PIP-468 order
     publish.py      appendBufferToTxn and the pending-ack appends (client side)
+    publish_cache.py   a send's header read and its callback (bound check)
+    publish_plain.py   a non-transactional send and its read-position sync
     coordinator.py  TC V5: newTxn, endTxn, finalize, timeout and GC sweeps, failover
     notify.py       watches / coalesced events, and materialization
     buffer.py       MetadataTransactionBuffer: maxReadPosition, isTxnAborted
@@ -138,7 +140,7 @@ from functools import partial
 from ..api import Bound, Spec, SpecError
 from . import catalog
 from . import coordinator as tc
-from . import apply, publish, recovery, segments
+from . import apply, publish, publish_plain, recovery, segments
 from .buffer import prune_aborted
 from .dispatcher import dispatch
 from .footprints import footprints
@@ -381,7 +383,7 @@ class Pip473(Spec):
                         seg = sn[t2.pubs[k].seg]
                     yield a(label, op=w.name, txn=tn[w.txn], seg=seg), t2
         if s.plain < len(self.plain_keys):
-            t2 = publish.plain(self, s, s.plain)
+            t2 = publish_plain.plain(self, s, s.plain)
             if t2 is not None:
                 j = next(j for j in range(len(sn)) if t2.ledger[j] != s.ledger[j])
                 yield a("publishPlain", op=f"n{s.plain + 1}", seg=sn[j]), t2
