@@ -432,3 +432,14 @@ def test_the_fix_model_uses_the_bug_models_bounds(model, request):
     bug, fixed = load_model(path).instantiate().constants, load_model(fix).instantiate().constants
     differ = {k for k in set(bug) | set(fixed) if bug.get(k) != fixed.get(k)} - FIX_SWITCHES
     assert not differ, {k: (bug.get(k), fixed.get(k)) for k in differ}
+
+
+def test_figures_no_report_shows_are_dropped_only_below_the_reported_folders():
+    """`report --all` keeps the fix figures its reports show: a model that
+    became the same defect as another's leaves its fix's figure behind
+    otherwise, which no one re-checks (gc-forced-delete-fixed's did)."""
+    from txncheck.checker.reports.figures import Figures
+
+    f = Figures(None, {"fix": {"models/a/x.toml": {}, "models/a/y.toml": {}, "models/b/z.toml": {}}})
+    f.keep_only("fix", {"models/a/x.toml"}, ["models/a/"])
+    assert set(f.data["fix"]) == {"models/a/x.toml", "models/b/z.toml"} and f.changed

@@ -184,6 +184,12 @@ def _report_all(args, out: Path, formats, figures, factory) -> list[int]:
         rows.append((f, folder / f"{model.stem}.md"))
         figures.save()   # a fix model's check can take many minutes: keep each figure as soon as it exists
     write_text_atomic(out / "index.md", findings_index(rows, out))
+    from ..reports.finding import shown
+
+    under = [shown(r).rstrip("/") + "/" for r in roots if r.is_dir()]
+    figures.keep_only("fix", {f.fix_shown for f, _ in rows if f.fix_shown}, under)
+    figures.keep_only("zookeeper", {shown(m) for m in models}, under)
+    figures.save()
     for model in unreported([p for root in roots for p in find_models(root)], load_model):
         print(f"note: {model} finds a defect of the code but has no notes beside it "
               f"({notes_path(model).name}), so it has no report", file=sys.stderr)

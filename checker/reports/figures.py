@@ -59,6 +59,15 @@ class Figures:
             self.data[table][key] = value
             self.changed = True
 
+    def keep_only(self, table: str, keys: set[str], under: list[str]) -> None:
+        """Drop the entries of `table` below one of the folders `under` (as
+        the reports show paths) that are not in `keys`: figures no report
+        shows any more (a model now the same defect as another's)."""
+        gone = [k for k in self.data[table] if k not in keys and any(k.startswith(u) for u in under)]
+        for k in gone:
+            del self.data[table][k]
+        self.changed = self.changed or bool(gone)
+
     def save(self) -> None:
         if self.path is not None and self.changed:
             write_text_atomic(self.path, json.dumps(self.data, indent=2, sort_keys=True) + "\n")
