@@ -11,7 +11,10 @@ read position). `check = "atomic"` joins the read and the put in
 whose answer is the header at that moment, and `publishCache` is the
 callback's put, a step of its own: a decision, its event and a reconcile
 that finds no entry of the txn fit between the two, and the put then leaves
-an OPEN entry that no event will clear (tests/test_check_audit.py).
+an OPEN entry that no event will clear (tests/test_check_audit.py;
+late-cache-put-merged.toml). fixed F11: an instance that applies a txn marks
+its reads of that txn still out (`applied`), and their callbacks fail the
+send instead of putting the entry back.
 
 A read that answers a decided or missing header rejects the send at the read
 step. The callback would put a terminal entry (not modelled; it answers a
