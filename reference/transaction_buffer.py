@@ -52,7 +52,7 @@ class PublishRequest:
     payload: Any
     done: Callable[["PublishRequest"], None] = field(repr=False, default=lambda r: None)
     segment: str = ""             # where the producer routed it
-    stage: str = "todo"           # todo read checked op appended valid done rejected
+    stage: str = "todo"           # todo read (read-applied: F11) checked op appended valid done rejected
     position: int | None = None   # the ledger entry once appended
     op_path: str | None = None    # the WRITE op record once put
     result: str | None = None
