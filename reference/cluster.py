@@ -75,9 +75,12 @@ class Cluster:
 
     def publish(self, key: int, payload: Any = None) -> str | None:
         """A non-transactional send, routed by key: the ledger append (the
-        task ("ledger-add", segment)), whose completion syncs the buffer's
-        read position. Returns the segment, or None when no segment is
-        ACTIVE for the key or its broker is down."""
+        task ("ledger-add", segment)), whose completion callback syncs the
+        buffer's read position (the task ("plain-sync", segment), at the
+        head of the ledger's queue: the ledger's next add completes after
+        it, while the metadata store's callbacks and a crash may come
+        first). Returns the segment, or None when no segment is ACTIVE for
+        the key or its broker is down."""
         seg = self.controller.route(key)
         if seg is None or not self.brokers[seg].up:
             return None
@@ -87,7 +90,9 @@ class Cluster:
 
         def added(pos: int | None, err: Exception | None) -> None:
             if err is None and broker.up:
-                broker.tb.sync_max_read_position_for_normal_publish()
+                tb = broker.tb
+                self.scheduler.submit(("plain-sync", seg), tb.sync_max_read_position_for_normal_publish,
+                                      owner=tb.owner, queue=f"ledger:{broker.ledger.name}", first=True)
 
         broker.ledger.async_add_entry(("plain", None, payload), added)
         return seg

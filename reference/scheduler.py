@@ -49,10 +49,15 @@ class Scheduler:
 
     # -- tasks ----------------------------------------------------------------
     def submit(self, label: tuple, fn: Callable[[], None], *, owner: str = "", queue: str | None = None,
-               payload: object = None) -> Task:
+               payload: object = None, first: bool = False) -> Task:
+        """`first`: at the head of its queue, ahead of what waits there (the
+        rest of a callback the running task started)."""
         self._seq += 1
         task = Task(self._seq, label, fn, owner, queue, payload)
-        self._tasks.append(task)
+        if first:
+            self._tasks.insert(0, task)
+        else:
+            self._tasks.append(task)
         return task
 
     def runnable(self) -> list[Task]:

@@ -235,14 +235,19 @@ class MetadataTransactionBuffer:
         of `owner` (a crash of the segment's next broker does not touch
         them): the op put still lands; the ledger handle is closed, so the
         append fails. With `apply_steps` its reconcile reads and apply chain
-        go on as well (apply_chain.py), with its memory as it was and its
-        ledger handle's last confirmed entry where the close left it;
-        otherwise it applies no decision after the close."""
+        go on as well (apply_chain.py), and a plain entry's add callback
+        still to run, with its memory as it was and its ledger handle's last
+        confirmed entry where the close left it; otherwise it applies no
+        decision after the close."""
         self.closed = True
         for req in self.requests.values():
             req.closed = True
         self.env.scheduler.reassign(self.owner, owner, "publish", self.segment)
         self.chain.close(owner)   # apply_steps: its reads and apply chain go on too
+        if self.b.apply_steps:   # a plain entry's add callback still to run runs here, off the next owner's queue
+            for task in self.env.scheduler.pending("plain-sync", self.segment):
+                if task.owner == self.owner:
+                    task.owner, task.queue = owner, None
         self.owner = owner
         self.ledger.close()
 

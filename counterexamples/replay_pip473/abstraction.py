@@ -286,6 +286,7 @@ def _instance(b: Bridge, tb, pending_acks, idx, owner: str | None, pas_owners: d
                  -1 if chain.mirror is None else chain.mirror + 1,
                  (-1 if store is None else store.version) != chain.version)
     aborted = b.behaviour.durable_aborted_records and not b.behaviour.apply_steps
+    psync = any(task.owner == tb.owner for task in sched.pending("plain-sync", tb.segment))
     return (
         frozenset(idx(tid) for tid in tb.cache.open),
         frozenset({(idx(tid), p + 1) for tid, p in tb.first.items()} | {(idx(tid), 0) for tid in tb.in_flight}
@@ -293,7 +294,7 @@ def _instance(b: Bridge, tb, pending_acks, idx, owner: str | None, pas_owners: d
         frozenset() if aborted else frozenset(idx(tid) for tid in tb.aborted),
         per_sub[0][2], _events(b, owner, idx) if owner else (), -1 if tb.hold is None else tb.hold + 1, tb.ready,
         per_sub[0][0], per_sub[0][1], tb.loaded, tb.watermark_known, *second[:3], per_sub[0][3], second[3],
-        *steps,
+        *steps, psync,
     )
 
 

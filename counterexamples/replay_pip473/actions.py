@@ -34,6 +34,7 @@ HANDLERS: dict[str, Callable[[Bridge, Step], None]] = {
     "publishAppend": sends.publish_append,
     "publishOpFails": sends.publish_op_fails,
     "publishPlain": sends.publish_plain,
+    "plainSync": brokers.plain_sync,   # bound sync = steps
     "appendAck": sends.append_ack,
     "appendAckOpen": sends.append_ack_open,
     # the coordinator and the clock

@@ -168,6 +168,11 @@ def plain_watermark(b: Bridge, step: Step) -> None:
     _run_stage(b, step, "tb-apply", step.params["seg"], NORMAL, "watermark")
 
 
+def plain_sync(b: Bridge, step: Step) -> None:
+    """Run the ("plain-sync", seg) task: a plain entry's add callback (sync = steps)."""
+    _run_stage(b, step, "plain-sync", step.params["seg"])
+
+
 def apply_delete_ops(b: Bridge, step: Step) -> None:
     """Run the apply chain's ("tb-apply", seg, txn, "delete") task: the WRITE ops' delete."""
     _run_stage(b, step, "tb-apply", step.params["seg"], step.tid, "delete")

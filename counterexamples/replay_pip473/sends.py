@@ -72,8 +72,9 @@ def publish_op_fails(b: Bridge, step: Step) -> None:
 
 
 def publish_plain(b: Bridge, step: Step) -> None:
-    """cluster.publish(key), then its ("ledger-add", seg) task, whose completion
-    syncs the buffer's read position. Plain sends go in plan order."""
+    """cluster.publish(key), then its ("ledger-add", seg) task, and (sync =
+    atomic) the ("plain-sync", seg) task of its callback, which syncs the
+    buffer's read position. Plain sends go in plan order."""
     op, want = step.params["op"], step.params["seg"]
     if op != f"n{b.plain_sent + 1}":
         raise StepRefused(f"{op} is not the next non-transactional send")
@@ -81,6 +82,8 @@ def publish_plain(b: Bridge, step: Step) -> None:
     if seg != want:
         raise StepRefused(f"{op} routes to {seg}, the spec routed it to {want}")
     b.run("ledger-add", seg)
+    if not b.spec.sync_steps:
+        b.run("plain-sync", seg)
     b.plain_sent += 1
 
 

@@ -60,22 +60,24 @@ def instance(s: S, j: int, closed: bool):
     return s.zomb[j][1] if closed else s.part[j]
 
 
-def _store(s: S, j: int, p, closed: bool) -> S:
+def put_instance(s: S, j: int, p, closed: bool) -> S:
+    """The state with segment j's live (or closed) instance now p."""
     if closed:
         return s._replace(zomb=_put(s.zomb, j, (s.zomb[j][0], p)))
     return s._replace(part=_put(s.part, j, p))
 
 
-def _finish(s: S, j: int, closed: bool) -> S:
+def finish(s: S, j: int, closed: bool) -> S:
     """A closed instance with nothing left to do is gone."""
     if closed:
         p = s.zomb[j][1]
-        if not (p.reads or p.chain or p.areads or p.adel):
+        if not (p.reads or p.chain or p.areads or p.adel or p.psync):
             return s._replace(zomb=_put(s.zomb, j, None))
     return s
 
 
-def _lac(s: S, j: int, closed: bool) -> int:
+def instance_lac(s: S, j: int, closed: bool) -> int:
+    """The last confirmed entry (a length) of the instance's ledger handle."""
     return s.zomb[j][0] if closed else len(s.ledger[j])
 
 
@@ -89,7 +91,7 @@ def enqueue(m, s: S, j: int, t: int, d: str, found: bool = False, closed: bool =
         return s
     item = (t, d, MEM, FOUND if found else 0)
     p = p._replace(chain=p.chain + (item,))
-    s = _store(s, j, p, closed)
+    s = put_instance(s, j, p, closed)
     return _run_memory(m, s, j, closed) if len(p.chain) == 1 else s
 
 
@@ -103,20 +105,20 @@ def _run_memory(m, s: S, j: int, closed: bool) -> S:
         if key != FOUND and t not in p.cache:
             p = p._replace(chain=p.chain[1:])
             continue
-        key = prune_key(m, s, j, p, t, _lac(s, j, closed))
+        key = prune_key(m, s, j, p, t, instance_lac(s, j, closed))
         p = forget(p, t)
         s = applied(m, s, j, t, closed)   # F11
         if d == ABORTED:
             p = p._replace(abrt=p.abrt | {t})
         p = p._replace(chain=((t, d, REC if d == ABORTED else WM, key),) + p.chain[1:])
-    return _store(s, j, p, closed)
+    return put_instance(s, j, p, closed)
 
 
 def read_header(m, s: S, j: int, t: int, closed: bool = False) -> S:
     """reconcileRead: the buffer's read of t's header returns; a decided one
     is enqueued (a missing header counts as ABORTED)."""
     p = instance(s, j, closed)
-    s = _store(s, j, p._replace(reads=p.reads - {t}), closed)
+    s = put_instance(s, j, p._replace(reads=p.reads - {t}), closed)
     st = header_state(s, t)
     if st == OPEN:
         return s
@@ -130,16 +132,16 @@ def put_aborted_record(m, s: S, j: int, closed: bool = False) -> S:
     t, d, _, key = p.chain[0]
     arec = frozenset(a for a in s.arec if a[0] != j or a[1] != t) | {(j, t, key)}
     p = p._replace(chain=((t, d, WM, key),) + p.chain[1:])
-    return _store(s._replace(arec=arec), j, p, closed)
+    return put_instance(s._replace(arec=arec), j, p, closed)
 
 
-def enqueue_plain_watermark(m, s: S, j: int) -> S:
+def enqueue_plain_watermark(m, s: S, j: int, closed: bool = False) -> S:
     """`syncMaxReadPositionForNormalPublish` (L664-L679) chains
     `persistWatermarkIfAdvanced` on `stateTail`: behind the applies queued
     there, at once (its CAS in flight) on an idle chain. The item is
     `(PLAIN, None, WM, None)`: no txn, no in-memory part, no delete."""
-    p = s.part[j]
-    return _store(s, j, p._replace(chain=p.chain + ((PLAIN, None, WM, None),)), False)
+    p = instance(s, j, closed)
+    return put_instance(s, j, p._replace(chain=p.chain + ((PLAIN, None, WM, None),)), closed)
 
 
 def cas_watermark(m, s: S, j: int, closed: bool = False) -> S:
@@ -157,14 +159,14 @@ def cas_watermark(m, s: S, j: int, closed: bool = False) -> S:
     ok = p._replace(chain=p.chain[1:] if t == PLAIN else ((t, d, DEL, key),) + p.chain[1:])
     done = (lambda s: _run_memory(m, s, j, closed)) if t == PLAIN else (lambda s: s)
     if not m.flags.watermark:
-        return done(_store(s, j, ok, closed))
-    v = ceiling(p, _lac(s, j, closed))
+        return done(put_instance(s, j, ok, closed))
+    v = ceiling(p, instance_lac(s, j, closed))
     if v <= p.wmirror:
-        return done(_store(s, j, ok, closed))
+        return done(put_instance(s, j, ok, closed))
     if p.wstale:
         failed = p._replace(chain=p.chain[1:], wstale=False, wmirror=s.wmark[j], wknown=p.wknown or not p.ready)
-        return _run_memory(m, _store(s, j, failed, closed), j, closed)
-    return done(wrote_watermark(_store(s, j, ok._replace(wmirror=v), closed), j, v, closed))
+        return _run_memory(m, put_instance(s, j, failed, closed), j, closed)
+    return done(wrote_watermark(put_instance(s, j, ok._replace(wmirror=v), closed), j, v, closed))
 
 
 def wrote_watermark(s: S, j: int, v: int, closed: bool = False) -> S:
@@ -173,7 +175,7 @@ def wrote_watermark(s: S, j: int, v: int, closed: bool = False) -> S:
     s = s._replace(wmark=_put(s.wmark, j, v))
     other = s.part[j] if closed else (s.zomb[j][1] if s.zomb and s.zomb[j] is not None else None)
     if other is not None and not other.wstale:
-        s = _store(s, j, other._replace(wstale=True), not closed)
+        s = put_instance(s, j, other._replace(wstale=True), not closed)
     return s
 
 
@@ -183,7 +185,7 @@ def delete_write_ops(m, s: S, j: int, closed: bool = False) -> S:
     p = instance(s, j, closed)
     t = p.chain[0][0]
     ops = frozenset(o for o in s.ops if not (o.txn == t and o.seg == j and o.kind == "write"))
-    s = _store(s._replace(ops=ops), j, p._replace(chain=p.chain[1:]), closed)
+    s = put_instance(s._replace(ops=ops), j, p._replace(chain=p.chain[1:]), closed)
     return _run_memory(m, s, j, closed)
 
 
@@ -203,13 +205,13 @@ def apply_acks(m, s: S, j: int, t: int, d: str, closed: bool = False) -> S:
     if d == COMMITTED:
         changed["cursor"] = _put(s.cursor, j, apply_to_cursor(s.cursor[j], acks_to_apply(m, s, j, p.packs, t)))
     p = p._replace(acache=p.acache - {t}, packs=frozenset(x for x in p.packs if x[0] != t), adel=p.adel | {t})
-    return _store(s._replace(**changed), j, p, closed)
+    return put_instance(s._replace(**changed), j, p, closed)
 
 
 def read_ack_header(m, s: S, j: int, t: int, closed: bool = False) -> S:
     """ackReconcileRead: the store's read of t's header returns."""
     p = instance(s, j, closed)
-    s = _store(s, j, p._replace(areads=p.areads - {t}), closed)
+    s = put_instance(s, j, p._replace(areads=p.areads - {t}), closed)
     st = header_state(s, t)
     if st == OPEN:
         return s
@@ -220,7 +222,7 @@ def delete_ack_ops(m, s: S, j: int, t: int, closed: bool = False) -> S:
     """ackDeleteOps: `deleteAckOpsForSegmentSubscriptionAndTxn` lands."""
     p = instance(s, j, closed)
     ops = frozenset(o for o in s.ops if not (o.txn == t and o.seg == j and o.kind == "ack" and o.sub == 0))
-    return _store(s._replace(ops=ops), j, p._replace(adel=p.adel - {t}), closed)
+    return put_instance(s._replace(ops=ops), j, p._replace(adel=p.adel - {t}), closed)
 
 
 def steps(m, s: S, j: int, closed: bool):
@@ -228,12 +230,12 @@ def steps(m, s: S, j: int, closed: bool):
     on segment j's live or closed instance."""
     p = instance(s, j, closed)
     for t in sorted(p.reads):
-        yield "reconcileRead", t, _finish(read_header(m, s, j, t, closed), j, closed)
+        yield "reconcileRead", t, finish(read_header(m, s, j, t, closed), j, closed)
     if p.chain:
         t = p.chain[0][0]
         name, fn = ("plainWatermark", cas_watermark) if t == PLAIN else CHAIN_STEPS[p.chain[0][2]]
-        yield name, None if t == PLAIN else t, _finish(fn(m, s, j, closed), j, closed)
+        yield name, None if t == PLAIN else t, finish(fn(m, s, j, closed), j, closed)
     for t in sorted(p.areads):
-        yield "ackReconcileRead", t, _finish(read_ack_header(m, s, j, t, closed), j, closed)
+        yield "ackReconcileRead", t, finish(read_ack_header(m, s, j, t, closed), j, closed)
     for t in sorted(p.adel):
-        yield "ackDeleteOps", t, _finish(delete_ack_ops(m, s, j, t, closed), j, closed)
+        yield "ackDeleteOps", t, finish(delete_ack_ops(m, s, j, t, closed), j, closed)

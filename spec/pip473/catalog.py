@@ -73,7 +73,9 @@ ACTIONS = (
            "merged/fixed, bound `check = steps`: the callback of a publishCheck's header read that answered "
            "OPEN: `putIfAbsent` of the OPEN entry (it holds the read position from now on), then the op put; "
            "a decision and its event can come between the read and this put, which then makes an OPEN entry "
-           "no event will clear. After an unload it puts into the closed instance (stage `closed-read`)",
+           "no event will clear. After an unload it puts into the closed instance (stage `closed-read`). "
+           "fixed F11: a read whose txn the instance applied since it was issued (stage `read-applied`) "
+           "puts nothing and fails the send",
            "`MetadataTransactionBuffer.readStateCacheFirst` (L366-L377)",
            (Message(STORE, TB, "getHeader({txn}) returns: putIfAbsent OPEN", True),), fair=True),
     Action("publishPutOp", SEND, "publish", "publish.put_write_op",
@@ -102,6 +104,12 @@ ACTIONS = (
            "notes \"Merged-code mechanisms\"",
            (Message(CLIENT, TB, "send({op}), no txn"),
             Message(TB, STORE, "syncMaxReadPositionForNormalPublish: persist the watermark"))),
+    Action("plainSync", (("seg", str), ("closed", bool)), "publish", "publish_plain.callback",
+           "bound `sync = steps`: the callback of a non-transactional entry's add, "
+           "`syncMaxReadPositionForNormalPublish`, runs on the instance that added the entry (the closed one "
+           "after an unload), before the ledger's next add completes; a crash before it drops it",
+           "`MetadataTransactionBuffer.syncMaxReadPositionForNormalPublish` (L664-L679)",
+           (Message(TB, STORE, "syncMaxReadPositionForNormalPublish: persist the watermark"),), fair=True),
     # -- ack --------------------------------------------------------------------------
     Action("appendAck", (("op", str), ("txn", str), ("seg", str), ("pos", int), ("cumulative", bool)), "ack",
            "publish.ack",

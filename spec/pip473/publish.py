@@ -120,6 +120,8 @@ def append(m, s: S, k: int):
     if pub.stage != want:
         return None
     j, t = pub.seg, w.txn
+    if s.part[j].psync:   # sync = steps: a plain add's callback has not returned; this add completes after it
+        return None
     if s.status[j] != ACTIVE:                               # TopicTerminated
         changed = {}
         if m.flags.op_first:   # the entry stays; it holds the read position while it has none
@@ -286,14 +288,15 @@ def closed_put_op(m, s: S, k: int):
     """publishPutOp of a send whose buffer instance an unload closed (bound
     `unloads`): the op lands in the store, which does not know the instance
     is closed, possibly after the new owner's recovery scanned the segment's
-    ops. The closed instance's memory is not modelled (nothing it holds
-    reaches the new instance), nor its F2 watermark write: the send's append
-    will fail, so there is no entry for a watermark to hold below."""
+    ops. Its hold, in a closed instance kept with `apply = steps`, is taken
+    at the closed ledger handle's end, not at the entries the new owner added
+    since. Its F2 watermark write is not modelled: the send's append will
+    fail, so there is no entry for a watermark to hold below."""
     w, pub = m.writes[k], s.pubs[k]
     if pub.stage != CLOSED[CHECKED]:
         return None
     j, t = pub.seg, w.txn
-    s = _closed_memory(m, s, j, lambda p: track_in_flight(s, j, p, t) if t in p.cache else p)
+    s = _closed_memory(m, s, j, lambda p: track_in_flight(s, j, p, t, s.zomb[j][0]) if t in p.cache else p)
     return _pub(s, k, pub._replace(stage=CLOSED[OPPUT], seq=s.seqs[t]), **put_op(s, t, "write", j, 0))
 
 

@@ -87,7 +87,8 @@ def unload(m, s: S, j: int) -> S:
     `S.zomb` with the ledger's length at the close, until it has nothing
     left to do (apply.py). A buffer still recovering has no reads or chain
     yet (its events wait), and the model does not run the rest of its
-    recovery after the close (the reference's recovery tasks go with the
+    recovery after the close; a plain entry's callback still to run (bound
+    sync = steps) runs on it (the reference's recovery tasks go with the
     broker too); its pending-ack store's deletes in flight go on. Pruning: as a crash, only while the broker holds something to
     lose, or while it has such a send."""
     nw = len(m.writes)   # an ack in flight (apply = steps: its put done, not answered) fails with the connection
@@ -95,7 +96,7 @@ def unload(m, s: S, j: int) -> S:
                  if p.seg == j and p.stage in TAKEN else p for k, p in enumerate(s.pubs))
     old = s.part[j]
     s = s._replace(part=_put(s.part, j, None), pubs=pubs, unloads=s.unloads - 1)
-    if m.apply_steps and (old.reads or old.chain or old.areads or old.adel):
+    if m.apply_steps and (old.reads or old.chain or old.areads or old.adel or old.psync):
         # its event subscriptions are closed: the events pending for it are gone
         s = s._replace(zomb=_put(s.zomb, j, (len(s.ledger[j]), old._replace(events=(), aevents=(), aevents2=()))))
     return s

@@ -206,6 +206,13 @@ class Pip473(Spec):
                        "and the put leave an OPEN entry no event will clear; after an unload the put lands in "
                        "the closed instance (docs/pip473.md, the atomicity table; tests/test_check_audit.py)",
                        choices=("atomic", "steps")),
+        "sync": Bound("atomic", "merged/fixed: a non-transactional entry's add and its callback "
+                      "(`syncMaxReadPositionForNormalPublish`); atomic = one step (publishPlain); steps = the "
+                      "callback a step of its own (plainSync), before the ledger's next add completes: an "
+                      "apply, a recovery's completion or a crash can come between (a crash: it never runs); "
+                      "after an unload it runs on the closed instance (docs/pip473.md, the atomicity table; "
+                      "tests/test_sync_audit.py)",
+                      choices=("atomic", "steps")),
         "producers": Bound("ungated", "merged/fixed: who may publish a non-transactional entry while the "
                            "segment's transaction buffer recovers; ungated = any producer (Pulsar's broker since "
                            "apache/pulsar#21406 makes no producer wait for the buffer); gated = none, as "
@@ -273,6 +280,7 @@ class Pip473(Spec):
         self.pas_recovers = self.split and self.flags.async_recovery
         self.apply_steps = c["apply"] == "steps" and self.flags.coalesced
         self.check_steps = c["check"] == "steps" and self.flags.op_first
+        self.sync_steps = c["sync"] == "steps" and self.flags.watermark
         self.producers_gated = c["producers"] == "gated" and self.flags.async_recovery
         if self.apply_steps and (not self.split or self.subs > 1):
             raise SpecError("bound apply = \"steps\" needs participants = \"split\" and subs = 1")
@@ -441,6 +449,8 @@ class Pip473(Spec):
                 if z is not None:
                     for name, t, t2 in apply.steps(self, s, j, closed=True):
                         yield a(name, seg=sn[j], **({} if t is None else {"txn": tn[t]}), closed=True), t2
+                    if z[1].psync:
+                        yield a("plainSync", seg=sn[j], closed=True), publish_plain.callback(self, s, j, True)
             if p is None:
                 if not (self.flags.drain_closed and recovery.closing(self, s, j)):   # F10
                     yield by_seg["recover"][j], recovery.recover(self, s, j)
@@ -458,6 +468,8 @@ class Pip473(Spec):
             if self.apply_steps:
                 for name, t, t2 in apply.steps(self, s, j, closed=False):
                     yield a(name, seg=sn[j], **({} if t is None else {"txn": tn[t]}), closed=False), t2
+            if p.psync:
+                yield a("plainSync", seg=sn[j], closed=False), publish_plain.callback(self, s, j)
             # each pending-ack store: its own replay, then its events (pas_ready)
             if self.pas_recovers:
                 if not p.aready:
@@ -478,7 +490,7 @@ class Pip473(Spec):
             # (with durable aborted records the in-memory set is the records', reloaded by recovery)
             holds = not self.prune or (p.cache or p.events or p.abrt and not self.flags.durable_aborts or p.packs
                                        or p.acache or p.aevents or p.packs2 or p.acache2 or p.aevents2
-                                       or p.reads or p.chain or p.areads or p.adel)
+                                       or p.reads or p.chain or p.areads or p.adel or p.psync)
             if s.crashes > 0 and holds:
                 yield by_seg["crash"][j], recovery.crash(self, s, j)
             if s.unloads > 0 and (holds or any(pub.seg == j and pub.stage in recovery.TAKEN for pub in s.pubs)) and (

@@ -142,6 +142,10 @@ class Part(NamedTuple):
             wrote (-1: none), and whether the record's version has moved
             since (the other instance, closed or new, wrote it): its next
             watermark CAS then fails
+    psync:  bound sync = "steps" (merged/fixed): a non-transactional entry's
+            add completed and its callback, `syncMaxReadPositionForNormalPublish`,
+            has not run; the ledger's next add completes only after it
+            (publish_plain.py)
     """
 
     cache: frozenset
@@ -166,6 +170,7 @@ class Part(NamedTuple):
     adel: frozenset = frozenset()
     wmirror: int = -1
     wstale: bool = False
+    psync: bool = False
 
 
 # Stages of an item of the buffer's apply chain (Part.chain), bound apply = "steps":

@@ -123,7 +123,8 @@ class _Renaming:
                     frozenset((p[t], pos, c) for t, pos, c in x.packs2), x.aready, x.aready2,
                     frozenset(p[t] for t in x.reads),
                     tuple((t if t == PLAIN else p[t], *rest) for t, *rest in x.chain),
-                    frozenset(p[t] for t in x.areads), frozenset(p[t] for t in x.adel), x.wmirror, x.wstale)
+                    frozenset(p[t] for t in x.areads), frozenset(p[t] for t in x.adel), x.wmirror, x.wstale,
+                    x.psync)
 
     def tcp(self, tcp: frozenset) -> frozenset:
         p = self.p

@@ -183,5 +183,6 @@ BOUND_NEEDS = {
     "unloads": ("op_first", True),        # the text's send appends first: a closed ledger leaves nothing
     "apply": ("coalesced", True),         # the text's point watches apply a decision in one step
     "check": ("op_first", True),          # readStateCacheFirst is the merged code's; the text caches and watches
+    "sync": ("watermark", True),          # the text's normal publish syncs nothing
     "producers": ("async_recovery", True),  # the text's buffer recovers in one step
 }

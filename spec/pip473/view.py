@@ -69,7 +69,8 @@ def state_vars(m, s: S) -> dict:
             abrt=txns(p.abrt),
             packs=acks(p.packs), events=events(p.events), hold=p.hold, ready=p.ready, acache=txns(p.acache),
             aevents=events(p.aevents), loaded=p.loaded, wknown=p.wknown, acache2=txns(p.acache2),
-            aevents2=events(p.aevents2), packs2=acks(p.packs2), aready=p.aready, aready2=p.aready2, **steps)
+            aevents2=events(p.aevents2), packs2=acks(p.packs2), aready=p.aready, aready2=p.aready2, **steps,
+            **({"psync": p.psync} if m.sync_steps else {}))
 
     def pub(p):
         return Record(stage=p.stage, seg=sn[p.seg] if p.seg >= 0 else "-", pos=p.pos, seq=p.seq)
@@ -146,6 +147,7 @@ LEGEND = {
     "part.areads": "the pending-ack store's `getHeader` reads in flight",
     "part.adel": "`deleteAckOpsForSegmentSubscriptionAndTxn` calls in flight",
     "part.wmirror": "`MetadataTransactionBuffer.watermark`, the watermark it last read or wrote",
+    "part.psync": "a non-transactional entry's add callback (`syncMaxReadPositionForNormalPublish`) has not run",
     "part.wstale": "`watermarkVersion` is not the record's version any more (its next CAS fails)",
     "zomb": "the buffer instance a topic unload closed (`closeAsync`), still running its reads and apply chain",
     "crashes": "broker crashes the model still allows",
