@@ -150,7 +150,7 @@ from .plan import parse_acks, parse_plain, parse_writes
 from .properties import PARTS, PROPERTY_TEXT, declare, observe
 from .symmetry import getter, op_slots, permute, plan_classes, signatures
 from .state import (
-    ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO,
+    ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NO_GC, NONE, PLAIN, PUB_TODO,
     SUB_NAMES, S,
 )
 from .variants import BOUND_NEEDS, VARIANTS
@@ -364,7 +364,7 @@ class Pip473(Spec):
             unloads=self.constants["unloads"], zomb=(None,) * nseg if self.apply_steps else (),
             client=(C_NONE,) * n, pubs=(PUB_TODO,) * len(self.op_txn),
             fincnt=(0,) * n, decided=("",) * n, late=frozenset(), dlv=frozenset(), ackw=frozenset(),
-            gcsnap=((),) * n, fence=(-1,) * nseg, plain=0, retained=(1,) * nseg,
+            gcsnap=(NO_GC,) * n, fence=(-1,) * nseg, plain=0, retained=(1,) * nseg,
             **({"cursor2": ((0, frozenset()),) * nseg, "rd2": tuple(2 if st != ABSENT else 1 for st in status)}
                if self.subs > 1 else {}),
         )
