@@ -218,16 +218,28 @@ class MetadataTransactionBuffer:
                 self._release_failed(req.txn)
                 return
             req.position = pos
+            if self.b.op_before_append:
+                # the callback chain (`appendToLedger`'s future, then trackPosition and the
+                # client's answer) runs in the add's completion task: the task at the head of
+                # the ledger's queue, so the ledger's next add completes after it
+                req.stage = "added"
+                self.env.scheduler.submit(("append-callback", self.segment, req.rid), lambda: self._added(req),
+                                          owner=self.owner, queue=f"ledger:{self.ledger.name}", first=True)
+                return
             if self.b.rekey_late_entries and req.txn in self.aborted:
                 self._rekey_aborted(req, pos)
-            if self.b.op_before_append:
-                self._track(req.txn, pos)
-                self._end(req, "done")
-            else:
-                req.stage = "appended"
-                self._next(req, "op", self._put_op)
+            req.stage = "appended"
+            self._next(req, "op", self._put_op)
 
         self.ledger.async_add_entry(("txn", req.txn, req.payload), added)
+
+    def _added(self, req: PublishRequest) -> None:
+        """The callback of a send's ledger add (op before append): F8's
+        re-key, `trackPosition`, the client's answer."""
+        if self.b.rekey_late_entries and req.txn in self.aborted:
+            self._rekey_aborted(req, req.position)
+        self._track(req.txn, req.position)
+        self._end(req, "done")
 
     def close(self, owner: str) -> None:
         """closeAsync, on a topic unload. Pulsar's `internalAppend` checks
@@ -400,7 +412,7 @@ class MetadataTransactionBuffer:
         if self.closed:
             return False
         stage = "valid" if self.b.validate_after_op else "op"
-        return any(r is not but and r.txn == txn and r.stage == stage for r in self.requests.values())
+        return any(r is not but and r.txn == txn and r.stage in (stage, "added") for r in self.requests.values())
 
     def _rekey_aborted(self, req: PublishRequest, pos: int | None) -> None:
         """F8: the aborted record must outlive every readable entry of the

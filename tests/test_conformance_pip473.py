@@ -60,6 +60,11 @@ CONFIGS = {
     # unload (apply = steps)
     "sync-steps": {"sync": "steps", "apply": "steps", "recovery": "steps", "unloads": 2, "crashes": 1,
                    "decisions": "both", "writes": "t1:0 t2:0", "reshape": "none", "plain": "0 0 0"},
+    # a transactional and a plain entry's add callbacks as steps of their own (track, sync = steps), with a
+    # crash or a decision's apply between an add and its callback
+    "track-steps": {"track": "steps", "sync": "steps", "apply": "steps", "recovery": "steps", "crashes": 1,
+                    "decisions": "both", "writes": "t1:0 t1:0 t2:0", "reshape": "none", "plain": "0 0",
+                    "client": "stock"},
     # a decision applied in the code's stages (apply = steps): the reads, the buffer's apply chain, the
     # pending-ack store's deletes, and the closed instance that goes on with them after an unload
     "apply-steps": {"apply": "steps", "recovery": "steps", "unloads": 2, "crashes": 1, "opfail": True,
@@ -72,7 +77,7 @@ VARIANTS = ("pip-text", "merged", "fixed")
 # Elsewhere a bound the variant ignores is left out of its run (the spec
 # refuses it), which leaves the same behaviour.
 ONLY = {"oneshot": ("pip-text",), "tc-steps": ("merged", "fixed"), "recovery-steps": ("merged", "fixed"),
-        "sync-steps": ("merged", "fixed"),
+        "sync-steps": ("merged", "fixed"), "track-steps": ("merged", "fixed"),
         "unload": ("merged", "fixed"), "apply-steps": ("merged", "fixed"), "check-steps": ("merged", "fixed")}
 WALKS = [(v, c) for c in sorted(CONFIGS) for v in VARIANTS if v in ONLY.get(c, VARIANTS)]
 _SPECS: dict = {}
@@ -149,7 +154,7 @@ def test_walks_reach_the_interesting_steps():
                 "endTxn", "tcFinalize", "timeoutSweep", "gcSweep", "tick", "tcFailover",
                 "deliverEvent", "crash", "recover", "createChildren", "terminateParents",
                 "casSegmentMetadata", "dispatch", "publishPlain", "recoverAcks", "unload", "plainWatermark",
-                "plainSync"}
+                "plainSync", "publishTrack"}
     assert expected <= seen, expected - seen
     assert seen <= set(ACTIONS), f"actions the bridge cannot map: {seen - set(ACTIONS)}"
 
@@ -214,6 +219,10 @@ EXHAUSTIVE = {
     # decision between them
     "sync-steps": {"txns": 1, "writes": "t1:0", "plain": "0", "acks": "", "reshape": "none", "decisions": "both",
                    "crashes": 1, "failovers": 0, "recovery": "steps", "sync": "steps"},
+    # a send's add and its callback as two steps (track = steps): a crash between them leaves the entry and
+    # fails the send; the second send's add waits for the first's callback
+    "track-steps": {"txns": 1, "writes": "t1:0 t1:0", "acks": "", "reshape": "none", "decisions": "both",
+                    "crashes": 1, "failovers": 0, "track": "steps"},
     # the decision's stages and the closed instance that goes on after an unload (apply = steps): a send
     # and an ack of one txn on one segment, both decisions
     "apply-steps": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both",
@@ -223,8 +232,8 @@ EXHAUSTIVE = {
 # the text appends first: nothing goes on after a close; the text applies a decision in one step
 EXHAUSTIVE_ONLY = {"unload": ("merged", "fixed"), "apply-steps": ("merged", "fixed"),
                    "check-steps": ("merged", "fixed"), "late-cache-put": ("merged", "fixed"),
-                   "sync-steps": ("merged", "fixed")}
-SLOW_CASES = {"apply-steps", "check-steps", "late-cache-put", "sync-steps"}   # over 2 CPU s each (apply-steps over a minute): the slow tier
+                   "sync-steps": ("merged", "fixed"), "track-steps": ("merged", "fixed")}
+SLOW_CASES = {"apply-steps", "check-steps", "late-cache-put", "sync-steps", "track-steps"}   # over 2 CPU s each (apply-steps over a minute): the slow tier
 CASES = [pytest.param(c, v, "point", marks=pytest.mark.slow) if c in SLOW_CASES else (c, v, "point")
          for c in EXHAUSTIVE for v in VARIANTS if v in EXHAUSTIVE_ONLY.get(c, VARIANTS)] + [
     ("small", "pip-text", "zk-oneshot")]
@@ -254,6 +263,9 @@ def test_every_transition_of_a_small_model_conforms(config, variant, watches):
             {tag for tag in st.ledger[0] if tag != "-"}) == 2 for st in parent if "NONE" not in st.hdr)
     if config == "check-steps":   # the read's callback on the live instance and on the closed one
         assert "publishCache" in kinds and any(p.stage == "closed-read" for st in parent for p in st.pubs)
+    if config == "track-steps":   # a crash between a send's add and its callback: the entry stays, the send fails
+        assert "publishTrack" in kinds
+        assert any(0 in st.ledger[0] and all(p.stage == "rejected" for p in st.pubs) for st in parent)
     if config == "sync-steps":   # the callback after a recovery's load; a crash before it
         assert "plainSync" in kinds
         assert any(st.part[0] is not None and st.part[0].psync and st.part[0].loaded for st in parent)

@@ -302,7 +302,8 @@ def test_a_transactional_appends_add_and_its_callback_do_not_commute_with_a_cras
     taken between the add and the callback ends where one of the model's
     orders does (`publishAppend; b` or `b; publishAppend`), except a crash:
     the entry is in the ledger and the send failed at the client, which
-    neither order reaches (a known gap: docs/pip473.md's atomicity table),
+    neither order reaches (so `track = steps` splits the two:
+    tests/test_sync_audit.py),
     and, with `apply = steps`, a normal publish's watermark CAS (not
     examined further). An apply's recompute or a dispatch in between reads
     the held limit: the entry is OPEN with no position until the callback

@@ -33,6 +33,7 @@ HANDLERS: dict[str, Callable[[Bridge, Step], None]] = {
     "publishValidate": sends.publish_validate,
     "publishAppend": sends.publish_append,
     "publishOpFails": sends.publish_op_fails,
+    "publishTrack": sends.publish_track,   # bound track = steps
     "publishPlain": sends.publish_plain,
     "plainSync": brokers.plain_sync,   # bound sync = steps
     "appendAck": sends.append_ack,

@@ -20,7 +20,7 @@ def sub_of(params) -> str:
     return SUBS[int(params.get("sub", "sub1")[3:]) - 1]
 
 
-IN_FLIGHT = ("read", "checked", "op", "appended", "valid")  # a request's stages between check and done
+IN_FLIGHT = ("read", "checked", "op", "appended", "valid", "added")  # a request's stages between check and done
 
 
 def holds(broker, tid: str) -> bool:

@@ -57,11 +57,20 @@ def publish_validate(b: Bridge, step: Step) -> None:
 
 
 def publish_append(b: Bridge, step: Step) -> None:
-    """Run the request's "append" stage, then the ledger's add completion unless it was rejected."""
+    """Run the request's "append" stage, then the ledger's add completion unless
+    it was rejected, and (track = atomic) the add's callback."""
     req = _sent(b, step.params["op"])
     b.run("publish", step.params["seg"], req.rid, "append")
     if req.stage != "rejected":
         b.run("ledger-add", step.params["seg"])
+    if req.stage == "added" and not b.spec.track_steps:
+        b.run("append-callback", step.params["seg"], req.rid)
+
+
+def publish_track(b: Bridge, step: Step) -> None:
+    """Run the ("append-callback", seg, request) task: the add's callback (track = steps)."""
+    req = _sent(b, step.params["op"])
+    b.run("append-callback", step.params["seg"], req.rid)
 
 
 def publish_op_fails(b: Bridge, step: Step) -> None:

@@ -23,7 +23,7 @@ a record another instance puts after that scan is not in it.
 from __future__ import annotations
 
 from ..api import replace_at as _put
-from .state import ABORTED, GONE, IN_FLIGHT, NONE, OPPUT, RECOVERED, UNKEYED, VALID, Part, S
+from .state import ABORTED, ADDED, GONE, IN_FLIGHT, NONE, OPPUT, RECOVERED, UNKEYED, VALID, Part, S
 from .store import header_state, streams
 
 
@@ -142,11 +142,20 @@ def prune_aborted(m, s: S, j: int):
 
 def appending(m, s: S, j: int, t: int, but: int = -1) -> bool:
     """A send of t on segment j (other than plan operation `but`) whose
-    ledger append may still land: the buffer holds the request."""
+    ledger append may still land, or landed with its callback still to run
+    (track = steps): the buffer holds the request."""
     stage = VALID if m.flags.validate_after_op else OPPUT
     pubs = s.pubs
-    return any(k != but and w.txn == t and pubs[k].seg == j and pubs[k].stage == stage
+    return any(k != but and w.txn == t and pubs[k].seg == j and pubs[k].stage in (stage, ADDED)
                for k, w in enumerate(m.writes))
+
+
+def callback_pending(s: S, j: int) -> bool:
+    """An add to segment j's ledger completed and its callback has not run
+    (bounds sync, track = steps): the ledger's next add completes after it
+    (the managed ledger runs the callback in the add's completion task)."""
+    p = s.part[j]
+    return p is not None and p.psync or any(q.seg == j and q.stage == ADDED for q in s.pubs)
 
 
 def rekey(m, s: S, j: int, t: int, pos: int, but: int) -> frozenset:
@@ -171,13 +180,15 @@ def prune_key(m, s: S, j: int, p: Part, t: int, lac: int | None = None) -> int:
     """The key of t's aborted record on segment j (the merged
     `persistAbortedRecord`): the last position of t this buffer tracked,
     else the LAC. Every entry of t since its first tracked one was tracked
-    (a crash forgets all, and recovery's txns are RECOVERED), so the last
-    tracked position is t's last entry in the ledger. fixed F8: UNKEYED
-    while an append of t is in flight here."""
+    (a crash forgets all, and recovery's txns are RECOVERED) but one whose
+    add's callback has not run (track = steps), so the last tracked
+    position is t's last such entry in the ledger. fixed F8: UNKEYED while
+    an append of t is in flight here."""
     if m.flags.rekey_late and appending(m, s, j, t):
         return UNKEYED
     if any(x[0] == t and x[1] > 0 for x in p.tpos):
-        return max(i + 1 for i, tag in enumerate(s.ledger[j]) if tag == t)
+        untracked = {q.pos for q in s.pubs if q.seg == j and q.stage == ADDED}
+        return max(i + 1 for i, tag in enumerate(s.ledger[j]) if tag == t and i + 1 not in untracked)
     return len(s.ledger[j]) if lac is None else lac
 
 

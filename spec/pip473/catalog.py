@@ -90,6 +90,13 @@ ACTIONS = (
            "managed-ledger append (sealed/terminated segment rejects)",
            "Components / MetadataTransactionBuffer `appendBufferToTxn`; notes 1",
            (Message(TB, TB, "asyncAddEntry({op}) to the ledger"),)),
+    Action("publishTrack", SEND, "publish", "publish.track",
+           "merged/fixed, bound `track = steps`: the callback of a send's ledger add: `trackPosition` of the "
+           "entry's position (F8 re-keys the txn's aborted record), then the client's answer; it runs before "
+           "the ledger's next add completes, and a crash before it leaves the entry in the ledger and fails "
+           "the send",
+           "`MetadataTransactionBuffer.appendToLedger`, `trackPosition` (L398-L416)",
+           (Message(TB, CLIENT, "send({txn}, {op}) ok: trackPosition"),), fair=True),
     Action("publishOpFails", SEND, "publish", "publish.op_fails",
            "merged/fixed, bound `opfail`: the WRITE op put fails (a metadata-store error), the send is "
            "rejected; merged keeps the header read's cache entry, fixed F5 drops it when the broker holds "

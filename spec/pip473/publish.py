@@ -39,13 +39,15 @@ prune the record while an entry of the txn is readable.
 from __future__ import annotations
 
 from ..api import replace_at as _put
-from .buffer import drop_in_flight, max_read, rekey, release_failed, track_in_flight, track_position
+from .buffer import (
+    callback_pending, drop_in_flight, max_read, rekey, release_failed, track_in_flight, track_position,
+)
 from .notify import materialize
 from .pendingack import pas_ready
 from .publish_cache import cache_put, closed_cache_put, read as read_header
 from .segments import route
 from .state import (
-    ACTIVE, APPENDED, C_ENDING, C_OPEN, CHECKED, CLOSED, CLOSED_READ, COMMITTED, ABORTED, DONE, OPEN, OPPUT,
+    ACTIVE, ADDED, APPENDED, C_ENDING, C_OPEN, CHECKED, CLOSED, CLOSED_READ, COMMITTED, ABORTED, DONE, OPEN, OPPUT,
     READ, READ_APPLIED, REJECTED, PUB_TODO, SUB_FIELDS, TODO, VALID, Pub, S,
 )
 from .store import header_state, put_op
@@ -120,7 +122,7 @@ def append(m, s: S, k: int):
     if pub.stage != want:
         return None
     j, t = pub.seg, w.txn
-    if s.part[j].psync:   # sync = steps: a plain add's callback has not returned; this add completes after it
+    if callback_pending(s, j):   # an earlier add's callback has not returned: this add completes after it
         return None
     if s.status[j] != ACTIVE:                               # TopicTerminated
         changed = {}
@@ -137,10 +139,22 @@ def append(m, s: S, k: int):
     pos = len(s.ledger[j]) + 1
     ledger = _put(s.ledger, j, s.ledger[j] + (t,))
     if m.flags.op_first:
-        changed = {"arec": rekey(m, s, j, t, pos, k)} if m.flags.rekey_late else {}   # F8
-        return _pub(s, k, pub._replace(stage=DONE, pos=pos), ledger=ledger,
-                    part=_put(s.part, j, track_position(s.part[j], t, pos)), **changed)
+        added = _pub(s, k, pub._replace(stage=ADDED, pos=pos), ledger=ledger)
+        return added if m.track_steps else track(m, added, k)
     return _pub(s, k, pub._replace(stage=APPENDED, pos=pos), ledger=ledger)
+
+
+def track(m, s: S, k: int):
+    """publishTrack (merged/fixed): the add's callback, `trackPosition` of
+    the entry's position (L398-L416), F8's re-key, then the client's answer.
+    With `track = steps` a step of its own (stage ADDED): a crash before it
+    leaves the entry in the ledger and fails the send at the client."""
+    w, pub = m.writes[k], s.pubs[k]
+    if pub.stage != ADDED:
+        return None
+    j, t, pos = pub.seg, w.txn, pub.pos
+    changed = {"arec": rekey(m, s, j, t, pos, k)} if m.flags.rekey_late else {}   # F8
+    return _pub(s, k, pub._replace(stage=DONE), part=_put(s.part, j, track_position(s.part[j], t, pos)), **changed)
 
 
 def put_write_op(m, s: S, k: int):
@@ -349,6 +363,7 @@ STEPS = {
     OPPUT: (("publishAppend", append), ("publishValidate", validate)),
     APPENDED: (("publishPutOp", put_write_op),),
     VALID: (("publishAppend", append),),
+    ADDED: (("publishTrack", track),),   # bound track = steps
     # a send of a buffer instance that an unload closed (bound unloads)
     CLOSED_READ: (("publishCache", closed_cache_put),),
     CLOSED[CHECKED]: (("publishPutOp", closed_put_op), ("publishOpFails", closed_op_fails)),

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from ..api import replace_at as _put
 from .apply import enqueue_plain_watermark, finish, instance, instance_lac, put_instance
-from .buffer import ceiling
+from .buffer import callback_pending, ceiling
 from .segments import route
 from .state import PLAIN, S
 
@@ -57,7 +57,7 @@ def plain_add(m, s: S, k: int):
         return None
     if m.producers_gated and not s.part[j].ready:   # a broker that gates producers (bound producers)
         return None
-    if s.part[j].psync:   # the previous add's callback has not returned: this add completes after it
+    if callback_pending(s, j):   # the previous add's callback has not returned: this add completes after it
         return None
     return s._replace(ledger=_put(s.ledger, j, s.ledger[j] + (PLAIN,)), plain=k + 1), j
 

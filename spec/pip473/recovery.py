@@ -87,10 +87,11 @@ def unload(m, s: S, j: int) -> S:
     `S.zomb` with the ledger's length at the close, until it has nothing
     left to do (apply.py). A buffer still recovering has no reads or chain
     yet (its events wait), and the model does not run the rest of its
-    recovery after the close; a plain entry's callback still to run (bound
-    sync = steps) runs on it (the reference's recovery tasks go with the
-    broker too); its pending-ack store's deletes in flight go on. Pruning: as a crash, only while the broker holds something to
-    lose, or while it has such a send."""
+    recovery after the close (the reference's recovery tasks go with the
+    broker too); its pending-ack store's deletes in flight go on, and so
+    does a plain entry's add callback still to run (bound sync = steps).
+    Pruning: as a crash, only while the broker holds something to lose, or
+    while it has such a send."""
     nw = len(m.writes)   # an ack in flight (apply = steps: its put done, not answered) fails with the connection
     pubs = tuple((p._replace(stage=TAKEN[p.stage]) if k < nw else p._replace(stage=REJECTED))
                  if p.seg == j and p.stage in TAKEN else p for k, p in enumerate(s.pubs))

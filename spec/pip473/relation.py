@@ -46,7 +46,7 @@ class Pip473Relation(Relation):
         for bound, ok in (("participants", c["participants"] == "split"), ("subs", c["subs"] == 1),
                           ("trim", not m.trim), ("watches", not m.oneshot or not m.flags.coalesced),
                           ("replies", not m.owed), ("apply", not m.apply_steps), ("check", not m.check_steps),
-                          ("sync", not m.sync_steps),
+                          ("sync", not m.sync_steps), ("track", not m.track_steps),
                           ("producers", not m.producers_gated),
                           # a resent send leaves its closed op behind without F1: two op records of one send
                           ("client", not (c["unloads"] and m.stock_client and not m.flags.validate_after_op))):

@@ -213,6 +213,12 @@ class Pip473(Spec):
                       "after an unload it runs on the closed instance (docs/pip473.md, the atomicity table; "
                       "tests/test_sync_audit.py)",
                       choices=("atomic", "steps")),
+        "track": Bound("atomic", "merged/fixed: a transactional entry's add and its callback "
+                       "(`trackPosition`, then the client's answer); atomic = one step (publishAppend); steps = "
+                       "the callback a step of its own (publishTrack), before the ledger's next add completes: "
+                       "a crash between them leaves the entry in the ledger and fails the send at the client; "
+                       "not with unloads (docs/pip473.md, the atomicity table; tests/test_sync_audit.py)",
+                       choices=("atomic", "steps")),
         "producers": Bound("ungated", "merged/fixed: who may publish a non-transactional entry while the "
                            "segment's transaction buffer recovers; ungated = any producer (Pulsar's broker since "
                            "apache/pulsar#21406 makes no producer wait for the buffer); gated = none, as "
@@ -281,6 +287,10 @@ class Pip473(Spec):
         self.apply_steps = c["apply"] == "steps" and self.flags.coalesced
         self.check_steps = c["check"] == "steps" and self.flags.op_first
         self.sync_steps = c["sync"] == "steps" and self.flags.watermark
+        self.track_steps = c["track"] == "steps" and self.flags.op_first
+        if self.track_steps and c["unloads"]:
+            raise SpecError("bound track = \"steps\" is not modelled with unloads (a closed instance's "
+                            "callback): leave track at \"atomic\" or unloads at 0")
         self.producers_gated = c["producers"] == "gated" and self.flags.async_recovery
         if self.apply_steps and (not self.split or self.subs > 1):
             raise SpecError("bound apply = \"steps\" needs participants = \"split\" and subs = 1")

@@ -40,7 +40,10 @@ UNKEYED = 99
 # [valid] -> done, or rejected at any step.
 TODO, CHECKED, OPPUT, APPENDED, VALID, DONE, REJECTED = (
     "todo", "checked", "op", "appended", "valid", "done", "rejected")
-IN_FLIGHT = (CHECKED, OPPUT, APPENDED, VALID)   # a send past its header check, not finished
+# Bound `track = "steps"` (merged/fixed): the entry is in the ledger, the add's
+# callback (`trackPosition`, then the client's answer) has not run.
+ADDED = "added"
+IN_FLIGHT = (CHECKED, OPPUT, APPENDED, VALID, ADDED)   # a send past its header check, not finished
 # Bound `unloads`: the stage of a send whose buffer instance a topic unload
 # closed. It goes on (Pulsar's internalAppend checks `closed` only on entry)
 # but its ledger append fails, and nothing it does reaches the new instance.

@@ -184,5 +184,6 @@ BOUND_NEEDS = {
     "apply": ("coalesced", True),         # the text's point watches apply a decision in one step
     "check": ("op_first", True),          # readStateCacheFirst is the merged code's; the text caches and watches
     "sync": ("watermark", True),          # the text's normal publish syncs nothing
+    "track": ("op_first", True),          # the text appends first; its callback puts the op (publishPutOp)
     "producers": ("async_recovery", True),  # the text's buffer recovers in one step
 }
