@@ -25,10 +25,10 @@ from txncheck.checker.engines import bfs
 from txncheck.checker.job import Job
 from txncheck.checker.profiling.commute import commutation
 from txncheck.checker.profiling.fields import Layout
-from txncheck.spec.pip473 import coordinator as tc, dispatcher
+from txncheck.spec.pip473.protocol import coordinator as tc, dispatcher
 from txncheck.spec.pip473.spec import Pip473
-from txncheck.spec.pip473.state import GONE
-from txncheck.spec.pip473.store import acks_by_segment_subscription, header_state
+from txncheck.spec.pip473.protocol.state import GONE
+from txncheck.spec.pip473.protocol.store import acks_by_segment_subscription, header_state
 
 
 def _states(spec, cap=None):
@@ -177,7 +177,7 @@ def test_a_normal_publish_persists_its_watermark_behind_the_queued_applies():
     put yet: a state the code cannot reach. On every reachable state of a
     small model: while an abort's record is in flight, no watermark covers
     its entries."""
-    from txncheck.spec.pip473.state import ABORTED, PLAIN, REC
+    from txncheck.spec.pip473.protocol.state import ABORTED, PLAIN, REC
 
     spec = Pip473("merged", txns=1, writes="t1:0", plain="0 0", acks="", reshape="none", decisions="abort",
                   crashes=0, failovers=0, apply="steps", recovery="steps", timeout=1)
@@ -212,7 +212,7 @@ def test_a_plain_sends_add_and_its_callback_do_not_commute_with_everything(varia
     transactional append): the ledger completes adds, and runs their
     callbacks, in order. So `sync = steps` splits the two
     (tests/test_sync_audit.py: no verdict changes at small bounds)."""
-    from txncheck.spec.pip473 import publish_plain
+    from txncheck.spec.pip473.protocol import publish_plain
 
     spec = Pip473(variant, txns=1, writes="t1:0", plain="0", acks="", reshape="none", decisions="abort",
                   crashes=1, failovers=0, **bounds)

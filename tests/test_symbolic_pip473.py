@@ -19,7 +19,7 @@ from txncheck.checker.model import load_model
 from txncheck.checker.symbolic.agreement import disagreements, reachable, walk
 from txncheck.checker.symbolic.load import relation_for
 from txncheck.checker.symbolic.run import prove_model
-from txncheck.spec.pip473 import relation as pip473_relation
+from txncheck.spec.pip473.symbolic import relation as pip473_relation
 
 from .helpers import MODELS, ROOT
 
