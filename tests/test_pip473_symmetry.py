@@ -1,4 +1,4 @@
-"""Symmetry reduction on PIP-473 (`--symmetry`, spec/pip473/symmetry.py).
+"""Symmetry reduction on PIP-473 (`--symmetry`, spec/pip473/reductions/symmetry.py).
 
 * Txns are interchangeable only when their clients run the same plan; the
   standard models give every txn its own plan, and --symmetry says so in one

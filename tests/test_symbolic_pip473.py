@@ -1,4 +1,4 @@
-"""PIP-473's symbolic relation (spec/pip473/relation.py) against the spec:
+"""PIP-473's symbolic relation (spec/pip473/symbolic/relation.py) against the spec:
 the agreement at every state of the small models and at 25,000 (fixed) and
 10,000 (merged) states of random walks at the standard bounds, a changed
 guard caught, and bounded symbolic checking against the corpus: every
