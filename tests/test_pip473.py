@@ -142,7 +142,7 @@ def test_bad_bounds_are_one_clear_error(bounds, message):
 def test_every_change_of_fixed_is_necessary(change, evidence, monkeypatch):
     """Each change of `fixed` left out in turn (spec/pip473/variants.py FIXES),
     the model it names fails: that property, that shortest-trace length."""
-    stem, prop, length, only = evidence
+    stem, prop, length, only = evidence.model, evidence.property, evidence.length, evidence.only
     monkeypatch.setitem(variants.VARIANTS, "fixed", variants.without("fixed", change, only))
     r = check_model(PIP / f"{stem}.toml", keep_graph=stem.endswith("liveness"))   # liveness needs the graph
     assert r.verdict == "violation"

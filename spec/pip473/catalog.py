@@ -374,8 +374,9 @@ def markdown() -> str:
         for c in changes:
             flags = ", ".join(f"{k} = {v}" for k, v in c.sets.items())
             why = "; ".join(f"{e.model}.toml: {e.property} in {e.length} states"
-                            + (f" (only {', '.join(e.only)} left out)" if e.only else "") for e in c.necessary)
-            out.append(f"| {c.name} | {variant} | {flags} | {c.where} | {_cell(c.what)} | {why} |")
+                            + (f" (only {', '.join(e.only)} left out)" if e.only else "")
+                            + (f": {e.trace}" if e.trace else "") for e in c.necessary)
+            out.append(f"| {c.name} | {variant} | {flags} | {c.where} | {_cell(c.what)} | {_cell(why)} |")
     out += ["", "Bounds only some variants read (a model that sets one for another variant is refused):", ""]
     for name, (flag, want) in BOUND_NEEDS.items():
         which = ", ".join(v for v in CHANGES if _flags(v, flag) == want)
