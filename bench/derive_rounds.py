@@ -64,22 +64,27 @@ def main() -> None:
     spec = load_model(args.model).instantiate()
     t0 = time.process_time()
     widened: dict = {}
-    real = relation.widen_at
+    real = relation.widen_all
 
-    def widen_at(shape, path, v):
-        out = real(shape, path, v)
-        widened[path] = (out, type(v).__name__)
+    def widen_all(shape, places):
+        out = real(shape, places)
+        for path, v in places:   # named in the shape the round found them in
+            name, _ = place(shape, path)
+            widened[path] = (name, type(v).__name__, out)
         return out
 
     def report(n: int) -> None:
         mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
         print(f"round {n}: {time.process_time() - t0:.1f} CPU s, {mb} MB", flush=True)
-        for path, (shape, kind) in sorted(widened.items(), key=str):
-            name, there = place(shape, path)
-            print(f"  widened {name} (by a {kind}): {size(there)}")
+        for path, (name, kind, shape) in sorted(widened.items(), key=str):
+            try:
+                there = size(place(shape, path)[1])
+            except (IndexError, AttributeError):   # a union made above it this round
+                there = "under a new union"
+            print(f"  widened {name} (by a {kind}): {there}")
         widened.clear()
 
-    relation.widen_at = widen_at
+    relation.widen_all = widen_all
     real_layout, rounds = relation.Layout, [0]
 
     def layout(shape, *a, **kw):

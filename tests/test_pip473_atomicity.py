@@ -233,3 +233,57 @@ def test_a_plain_sends_add_and_its_callback_do_not_commute_with_everything(varia
             if code not in first | then:
                 found.add(name)
     assert between > 1_000 and found == outside
+
+
+@pytest.mark.parametrize("variant, bounds, outside", [
+    pytest.param("merged", {}, {"dispatch"}, marks=pytest.mark.slow), ("fixed", {}, set()),
+    pytest.param("fixed", {"apply": "steps", "recovery": "steps"}, {"applyAbortedRecord", "recoverComplete"},
+                 marks=pytest.mark.slow)], ids=["merged", "fixed", "fixed-apply"])
+def test_a_prunes_deletes_commute_or_delete_only_what_no_entry_needs(variant, bounds, outside):
+    """pruneAborted joins `pruneTrimmedAbortedTxns`' scan and its deletes
+    (unconditional, by the txn's path). The join would be sound if the
+    delete of each record the scan chose commuted with every other step.
+    Checked on every reachable state of small trim models, for each such
+    record and each other step (delete then step against step then
+    delete): with `apply = atomic` every step commutes in fixed; in merged
+    a dispatch does not (the record of a txn whose entry landed after its
+    abort is keyed below that entry, and its delete lets the entry out:
+    prune-after-trim-merged, fixed by F8: the delete's harm, not the
+    join's). With `apply = steps` an apply's record put (a re-apply, keyed
+    at the LAC) and a recovery's completion do not commute: the delete then
+    removes a record put since the scan. That loses nothing in fixed: no
+    record the scan can choose belongs to a txn with an entry still in the
+    ledger (checked on the same states), so the records it deletes, and
+    their re-puts, filter no readable entry."""
+    from txncheck.spec.pip473.protocol.buffer import prune_aborted
+
+    spec = Pip473(variant, **{"txns": 2, "writes": "t1:0", "acks": "t2:s1:1:cum", "reshape": "none",
+                              "decisions": "both", "crashes": 1, "failovers": 0, "client": "stock", "trim": True,
+                              **bounds})
+
+    def delete(s, rec):
+        """One record's delete, as prune_aborted does it (the in-memory set too)."""
+        p = s.part[rec[0]]
+        part = s.part
+        if spec.apply_steps and p is not None and rec[1] in p.abrt:
+            part = part[:rec[0]] + (p._replace(abrt=p.abrt - {rec[1]}),) + part[rec[0] + 1:]
+        return s._replace(arec=s.arec - {rec}, part=part)
+
+    checked, found, needed = 0, set(), False
+    for s in _states(spec):
+        for j in range(len(spec.seg_names)):
+            if prune_aborted(spec, s, j) is None:
+                continue
+            for rec in [a for a in s.arec if a[0] == j and a[2] < s.retained[j]]:
+                needed |= rec[1] in s.ledger[j][s.retained[j] - 1:]
+                after: dict = {}
+                for label, t in spec.next(delete(s, rec)):
+                    after.setdefault(label, set()).add(t)
+                for label, t in spec.next(s):
+                    if label[0] == "pruneAborted":
+                        continue
+                    checked += 1
+                    if delete(t, rec) not in after.get(label, set()):
+                        found.add(label[0])
+    assert checked > 1_000 and found == outside
+    assert needed == (variant == "merged")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...reference.records import OPEN, header_path, ops_prefix, segment_events, subscription_events
 from ...spec.pip473.properties import worst_deliveries
-from .conventions import FOUND, IN_FLIGHT, PLAIN, RECOVERED, SUBS, UNIT_MS, UNKEYED, is_decision
+from .conventions import FOUND, IN_FLIGHT, NO_GC, PLAIN, RECOVERED, SUBS, UNIT_MS, UNKEYED, is_decision
 from .step import Bridge
 
 
@@ -227,7 +227,7 @@ def spec_state(b: Bridge) -> dict:
         "late": frozenset(ti[t] for t in b.late),
         "dlv": frozenset((si[seg], b.pos_names.index(p) + 1, st) for (seg, p), st in b.dlv),
         "ackw": frozenset((ti[t], si[seg], b.pos_names.index(p) + 1, a, x) for t, seg, p, a, x in b.ackw),
-        "gcsnap": tuple(b.gcsnap.get(t, ()) for t in b.txn_names),
+        "gcsnap": tuple(b.gcsnap.get(t, NO_GC) for t in b.txn_names),
         "fence": tuple(b.fence.get(seg, -1) for seg in b.seg_names),
         "plain": b.plain_sent,
         "retained": tuple(c.ledgers[seg].first_retained + 1 if seg in c.ledgers else 1 for seg in b.seg_names),

@@ -11,6 +11,7 @@ SUBS = ("sub", "sub2")  # the spec's subscriptions sub1, sub2 (bound subs), as t
 RECOVERED = -1  # the spec's `Part.tpos` position of a txn that recovery found OPEN
 UNKEYED = 99    # the spec's prune key of an aborted record that has none yet (fixed F8)
 FOUND = -2      # the spec's key of a queued apply whose entry recovery made (apply = steps)
+NO_GC = (-1, -1)  # the spec's `gcsnap` of a txn whose header the GC has not deleted
 PLAIN = "-"     # the spec's tag of a non-transactional entry, and of a normal publish's item of the apply chain
 
 

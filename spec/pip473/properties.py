@@ -16,7 +16,8 @@ from ..schema import Int, Str
 from .protocol.buffer import is_txn_aborted, read_limit
 from .protocol.pendingack import covers
 from .protocol.state import (
-    ABORTED, COMMITTED, GONE, NONE, READING, UNANSWERED, Header, OPEN, PLAIN, SEALED, TOLD_ABORTED, TOLD_COMMITTED, S,
+    ABORTED, COMMITTED, GONE, NO_GC, NONE, READING, UNANSWERED, Header, OPEN, PLAIN, SEALED, TOLD_ABORTED,
+    TOLD_COMMITTED, S,
 )
 from .protocol.store import header_state
 
@@ -229,7 +230,7 @@ def _ops(m, s: S) -> dict:
 def _gc(m, s: S) -> dict:
     gcops, gcunmat = {}, {}
     for t, g in enumerate(s.gcsnap):
-        if g:
+        if g != NO_GC:
             gcops[m.txn_names[t]], gcunmat[m.txn_names[t]] = g
     return {"gcops": gcops, "gcunmat": gcunmat}
 

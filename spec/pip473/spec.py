@@ -138,7 +138,7 @@ from .protocol.buffer import prune_aborted
 from .protocol.dispatcher import dispatch
 from .protocol.notify import deliver_event
 from .protocol.state import (
-    ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NONE, PLAIN, PUB_TODO,
+    ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NO_GC, NONE, PLAIN, PUB_TODO,
     SUB_NAMES, S,
 )
 from .protocol.store import header_state
@@ -355,7 +355,7 @@ class Pip473(Spec):
             unloads=self.constants["unloads"], zomb=(None,) * nseg if self.apply_steps else (),
             client=(C_NONE,) * n, pubs=(PUB_TODO,) * len(self.op_txn),
             fincnt=(0,) * n, decided=("",) * n, late=frozenset(), dlv=frozenset(), ackw=frozenset(),
-            gcsnap=((),) * n, fence=(-1,) * nseg, plain=0, retained=(1,) * nseg,
+            gcsnap=(NO_GC,) * n, fence=(-1,) * nseg, plain=0, retained=(1,) * nseg,
             **({"cursor2": ((0, frozenset()),) * nseg, "rd2": tuple(2 if st != ABSENT else 1 for st in status)}
                if self.subs > 1 else {}),
         )

@@ -18,7 +18,7 @@ The view is one-to-one (replay matches a trace's states against it), and
 from __future__ import annotations
 
 from ..api import Record
-from .protocol.state import PLAIN, RECOVERED, SUB_NAMES, UNKEYED, Header, S
+from .protocol.state import NO_GC, PLAIN, RECOVERED, SUB_NAMES, UNKEYED, Header, S
 
 _NO_KEY = "unkeyed"   # an aborted record with no prune key yet (F8: UNKEYED)
 
@@ -102,7 +102,7 @@ def state_vars(m, s: S) -> dict:
         "dlv": frozenset(Record(seg=sn[j], pos=pos, state=st) for j, pos, st in s.dlv),
         "ackw": frozenset(Record(txn=txn(t), seg=sn[j], pos=pos, after=after, sub=SUB_NAMES[x])
                           for t, j, pos, after, x in s.ackw),
-        "gcsnap": per_txn(s.gcsnap, lambda g: Record(ops=g[0], unmaterialized=g[1]) if g else "-"),
+        "gcsnap": per_txn(s.gcsnap, lambda g: Record(ops=g[0], unmaterialized=g[1]) if g != NO_GC else "-"),
         "fence": per_seg(s.fence),
         "plain": s.plain,
         "retained": per_seg(s.retained),

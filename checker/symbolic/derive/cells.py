@@ -366,6 +366,15 @@ def _k(v):
     return (type(v), v)
 
 
+def widen_all(shape, places):
+    """The shape with each (path, value) of one round's misfits widened in.
+    Deepest first: widening a place into a union (by a None) moves the
+    places below it, whose paths were found in the shape before."""
+    for path, v in sorted(places, key=lambda w: -len(w[0])):
+        shape = widen_at(shape, path, v)
+    return shape
+
+
 def widen_at(shape, path: tuple, v):
     """The shape with the place `path` widened to hold v."""
     from .shapes import widen

@@ -27,7 +27,7 @@ import z3
 from ....spec.api import Action, Spec, SpecError
 from ....spec.symbolic import Act, Frame, Relation
 from ..cti import render
-from .cells import Misfits, fit, widen_at
+from .cells import Misfits, fit, widen_all
 from .explore import Exploration
 from .join import Reach, join_values
 from .layout import RAISED, DerivedFrame, Layout, Renamer
@@ -59,8 +59,7 @@ class DerivedRelation(Relation):
             widen = self._derive_next()
             if not widen:
                 break
-            for path, v in widen:
-                shape = widen_at(shape, path, v)
+            shape = widen_all(shape, widen)
         else:
             raise SpecError(f"the derivation of {spec.name}'s relation: the state's shape did not settle "
                             f"in {MAX_ROUNDS} rounds")
@@ -194,15 +193,31 @@ class DerivedRelation(Relation):
 
     # -- observe and the lemmas --------------------------------------------------------
     def _derive_observe(self) -> list:
+        """Each cell of the properties' vocabulary as a term of the state's
+        cells. A spec that gives `observe` as parts (`observation_parts`) has
+        each part explored on its own: its paths are then summed, where one
+        run of the whole `observe` would take every combination of them."""
         lay, spec = self.layout, self.spec
         cells = property_cells(spec.schema)
+        parts = spec.observation_parts()
+        fns = [part for _, part in parts] if parts else [lambda s: type(spec).observe(spec, s)]
+        terms: dict = {}
+        for fn in fns:
+            def body(ex: Exploration, fn=fn) -> None:
+                obs = fn(lay.state)
+                mine = tuple(c for c, ((name, _), _) in enumerate(cells) if isinstance(obs, dict) and name in obs)
+                ex.event("return", (mine, [observed_term(spec.schema, obs, *cells[c][0]) for c in mine]))
 
-        def body(ex: Exploration) -> None:
-            obs = type(spec).observe(spec, lay.state)
-            ex.event("return", [observed_term(spec.schema, obs, name, key) for (name, key), _ in cells])
-
-        values = self._returns(self._explore(body), "observe")
-        return [(term, join_values(values[0], [v[c] for v in values[1]])) for c, (_, term) in enumerate(cells)]
+            guards, values = self._returns(self._explore(body), "observe")
+            mine = values[0][0]
+            if any(v[0] != mine for v in values):
+                raise SpecError(f"{spec.name}: a part of observe returns other symbols on other paths")
+            for i, c in enumerate(mine):
+                terms[c] = join_values(guards, [v[1][i] for v in values])
+        missing = [cells[c][0][0] for c in range(len(cells)) if c not in terms]
+        if missing:
+            raise SpecError(f"{spec.name}: observe gives no value for symbol {missing[0]}")
+        return [(term, terms[c]) for c, (_, term) in enumerate(cells)]
 
     def _returns(self, ex: Exploration, what: str):
         reach = Reach(ex)

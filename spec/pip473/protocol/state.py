@@ -179,6 +179,9 @@ MEM, REC, WM, DEL = "mem", "record", "watermark", "delete"
 
 EMPTY_PART = Part(frozenset(), frozenset(), frozenset(), frozenset(), (), -1)
 
+# S.gcsnap of a txn whose header the GC has not deleted
+NO_GC = (-1, -1)
+
 
 @quick_replace
 class Pub(NamedTuple):
@@ -224,7 +227,8 @@ class S(NamedTuple):
     late: frozenset     # txns that had a write/ack admitted after their decision
     dlv: frozenset      # (seg, pos, header state at delivery), by any subscription
     ackw: frozenset     # (txn, seg, pos, after, sub) every ack op ever written; after = the header was decided
-    gcsnap: tuple       # per txn: (ops left, live participants not materialized) when the header was deleted; () before
+    gcsnap: tuple       # per txn: (ops left, live participants not materialized) when the header was deleted;
+                        # NO_GC before (a pair either way: one shape for the derived relation)
     fence: tuple        # per seg: its ledger length when it was terminated; -1 before
     # non-transactional sends (bound `plain`), at the end: most models have none
     plain: int = 0      # how many of the plan's non-transactional sends are done (they go in order)

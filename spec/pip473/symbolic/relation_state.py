@@ -25,7 +25,7 @@ from ...schema import Bool, Enum, Int, Schema
 from ...symbolic import Key, Sym
 from ..protocol.coordinator import STREAM_BASE, _pub
 from ..protocol.state import (
-    ABSENT, APPENDED, CHECKED, CLOSED, DONE, GONE, NONE, OPPUT, PLAIN, REJECTED, TODO, UNKEYED, VALID, Header,
+    ABSENT, APPENDED, CHECKED, CLOSED, DONE, GONE, NO_GC, NONE, OPPUT, PLAIN, REJECTED, TODO, UNKEYED, VALID, Header,
 )
 
 HST = ("NONE", "OPEN", "COMMITTED", "ABORTED", "GONE")
@@ -211,7 +211,8 @@ def encode(lay: Layout, s) -> dict[Key, object]:
         put("seqs", t, s.seqs[t]), put("client", t, s.client[t]), put("fincnt", t, s.fincnt[t])
         put("decided", t, s.decided[t] or "undecided"), put("late", t, t in s.late)
         g = s.gcsnap[t]
-        put("gcs", t, bool(g)), put("gcops", t, g[0] if g else 0), put("gcunmat", t, g[1] if g else 0)
+        gc = g != NO_GC
+        put("gcs", t, gc), put("gcops", t, g[0] if gc else 0), put("gcunmat", t, g[1] if gc else 0)
     ops = set(s.ops)
     for k, pub in enumerate(s.pubs):
         put("stage", k, pub.stage), put("pseg", k, pub.seg), put("ppos", k, pub.pos), put("pseq", k, pub.seq)
