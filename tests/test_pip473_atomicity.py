@@ -307,7 +307,7 @@ def test_a_transactional_appends_add_and_its_callback_do_not_commute_with_a_cras
     examined further). An apply's recompute or a dispatch in between reads
     the held limit: the entry is OPEN with no position until the callback
     (`track_in_flight`)."""
-    from txncheck.spec.pip473 import publish
+    from txncheck.spec.pip473.protocol import publish
     from txncheck.spec.pip473.protocol.buffer import rekey, track_position
 
     spec = Pip473(variant, txns=1, writes="t1:0", plain="0", acks="", reshape="none", decisions="abort",
