@@ -92,9 +92,21 @@ def file_digest(path: str) -> str | None:
     return h.hexdigest()
 
 
+def package_files(folder: Path) -> list[Path]:
+    """The Python files of `folder` and of its sub-packages (sub-folders with
+    an `__init__.py`, at any depth): a spec split into folders by concern
+    (spec/pip473/protocol/, ...) is one body of code."""
+    files = [p for p in folder.glob("*.py") if p.is_file()]
+    for sub in sorted(folder.iterdir()):
+        if sub.is_dir() and (sub / "__init__.py").is_file():
+            files += package_files(sub)
+    return sorted(files)
+
+
 def code_files(cls: type) -> list[Path]:
     """The Python files of the folders that define `cls` and its bases (not
-    the Spec framework's), and the modules loaded from below them."""
+    the Spec framework's) and of their sub-packages, and the modules loaded
+    from below them."""
     folders = []
     for c in cls.__mro__:
         if c is object or c is Spec:
@@ -102,7 +114,7 @@ def code_files(cls: type) -> list[Path]:
         file = getattr(sys.modules.get(c.__module__), "__file__", None)
         if file and (folder := Path(file).resolve().parent) not in folders:
             folders.append(folder)
-    files = {p for folder in folders for p in folder.glob("*.py") if p.is_file()}
+    files = {p for folder in folders for p in package_files(folder)}
     for mod in list(sys.modules.values()):
         file = getattr(mod, "__file__", None)
         if file and file.endswith(".py") and owner(file) == "spec":

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import pytest
 
-from txncheck.spec.pip473 import publish
-from txncheck.spec.pip473.publish_cache import cache_put
+from txncheck.spec.pip473.protocol import publish
+from txncheck.spec.pip473.protocol.publish_cache import cache_put
 from txncheck.spec.pip473.spec import Pip473
-from txncheck.spec.pip473.state import DONE, OPEN, READ
-from txncheck.spec.pip473.store import header_state
+from txncheck.spec.pip473.protocol.state import DONE, OPEN, READ
+from txncheck.spec.pip473.protocol.store import header_state
 
 from .test_apply_audit import PROPERTIES, SMALL
 from .test_pruning_audit import first_violations

@@ -58,7 +58,7 @@ def test_an_ellipsis_stands_for_lines_or_for_text_within_a_line():
 def test_the_pip473_glossary_lists_every_state_field():
     """docs/pip473-state.md has a table row for each field of the spec's
     state `S` and of a participant's `Part`, and none that is not one."""
-    from txncheck.spec.pip473.state import Part, S
+    from txncheck.spec.pip473.protocol.state import Part, S
 
     text = (ROOT / "docs" / "pip473-state.md").read_text().split(CELLS_HEADING)[0]
     rows = set(re.findall(r"^\| `(\w+)` \|", text, re.M))
@@ -72,7 +72,7 @@ def test_the_pip473_glossary_lists_every_cell_of_the_proof():
     """Its last section has a row for each cell the relation declares, over
     models that between them declare every kind (pip-text's event queues,
     merged's coalesced flag, acks, unloads), and none that is not one."""
-    from txncheck.spec.pip473.relation_state import Layout
+    from txncheck.spec.pip473.symbolic.relation_state import Layout
 
     text = (ROOT / "docs" / "pip473-state.md").read_text().split(CELLS_HEADING)[1]
     rows = set(re.findall(r"^\| `(\w+)` \|", text, re.M))

@@ -359,6 +359,17 @@ def test_model_digest_ignores_comments_and_docstrings_but_not_code(tmp_path, mon
     assert model_digest(model) != before
     model.write_text('spec = "toy"\n[bounds]\nn = 3\n')
     assert model_digest(model) != before
+    # the code of a sub-package counts (spec/pip473/protocol/), and where it lives
+    model.write_text('spec = "toy"\n[bounds]\nn = 2\n')
+    (spec / "protocol").mkdir()
+    (spec / "protocol" / "__init__.py").write_text("")
+    (spec / "protocol" / "coordinator.py").write_text("def end(s):\n    return s\n")
+    nested = model_digest(model)
+    (spec / "protocol" / "coordinator.py").write_text("def end(s):\n    return -s\n")
+    assert model_digest(model) != nested
+    (spec / "protocol" / "coordinator.py").rename(spec / "coordinator.py")
+    (spec / "coordinator.py").write_text("def end(s):\n    return s\n")
+    assert model_digest(model) != nested
 
 
 # -- each report stands on the code (issue 43) -------------------------------------------------

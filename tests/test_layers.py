@@ -2,7 +2,8 @@
 layer or a lower one (docs/adr/0009-layers-of-the-checker.md); `spec/` never
 imports `checker/`, `reference/` imports nothing of the project outside itself
 (it follows the real code, not the spec or the checker), and `counterexamples/`
-has no import cycle either.
+has no import cycle either. spec/pip473's folders are layers too: protocol/,
+reductions/, the top folder (the tables and the entry point), symbolic/.
 
 The graph is read from the source with `ast`, so an import inside a function
 counts as much as one at the top: a lazy import hides a cycle from Python,
@@ -117,6 +118,32 @@ def outside(folder: str, allowed: tuple[str, ...]) -> list[str]:
 def test_the_spec_never_imports_the_checker():
     """A spec is the document made executable: it needs the spec API, not the checker."""
     assert outside("spec", ("txncheck.spec",)) == []
+
+
+# spec/pip473's folders, lowest first (spec/pip473/spec.py's module map): the
+# protocol's components, the reductions' contracts over them, the tables and
+# the entry point (the top folder), and the hand-written symbolic relation,
+# which reads the protocol's constants and the properties' table and which
+# the spec never imports.
+PIP473 = "txncheck.spec.pip473"
+PIP473_LAYERS = ["protocol", "reductions", "", "symbolic"]
+
+
+def pip473_layer(module: str) -> int:
+    folder = module.removeprefix(PIP473 + ".").partition(".")[0]
+    return PIP473_LAYERS.index(folder if folder in PIP473_LAYERS else "")
+
+
+def test_spec_pip473_imports_from_its_folder_or_a_lower_one():
+    g = import_graph(SOURCE / "spec", "txncheck.spec")
+    mine = [n for n in g if n.startswith(PIP473 + ".")]
+    assert {pip473_layer(n) for n in mine} == set(range(len(PIP473_LAYERS)))   # every folder has modules
+    names = [f or "the top" for f in PIP473_LAYERS]
+    upward = [f"{a} ({names[pip473_layer(a)]}) imports {b} ({names[pip473_layer(b)]}) at line {g.edges[a, b]['line']}"
+              for a, b in g.edges(mine) if b.startswith(PIP473 + ".") and pip473_layer(b) > pip473_layer(a)]
+    assert not upward, "imports against spec/pip473's folders:\n" + "\n".join(sorted(upward))
+    cycles = list(nx.simple_cycles(g.subgraph(mine)))
+    assert not cycles, "import cycles in spec/pip473:\n" + "\n".join(describe(g, c) for c in cycles[:10])
 
 
 def test_the_reference_imports_nothing_of_the_project_outside_itself():

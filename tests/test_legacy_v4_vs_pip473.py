@@ -42,7 +42,7 @@ def test_pip473_fixed_model_holds_with_its_witnesses():
 
 
 def test_split_mid_txn_completes_under_pip473_fixed():
-    from txncheck.spec.pip473.state import SEALED, TERMINATED
+    from txncheck.spec.pip473.protocol.state import SEALED, TERMINATED
 
     r = check_model(MODEL)
     spec = r.spec

@@ -142,7 +142,7 @@ def test_bad_bounds_are_one_clear_error(bounds, message):
 def test_every_change_of_fixed_is_necessary(change, evidence, monkeypatch):
     """Each change of `fixed` left out in turn (spec/pip473/variants.py FIXES),
     the model it names fails: that property, that shortest-trace length."""
-    stem, prop, length, only = evidence
+    stem, prop, length, only = evidence.model, evidence.property, evidence.length, evidence.only
     monkeypatch.setitem(variants.VARIANTS, "fixed", variants.without("fixed", change, only))
     r = check_model(PIP / f"{stem}.toml", keep_graph=stem.endswith("liveness"))   # liveness needs the graph
     assert r.verdict == "violation"
@@ -163,7 +163,7 @@ def test_f5_keeps_the_cache_entry_while_another_send_is_in_progress(monkeypatch)
     """F5's guard (found by fixed-mechanisms.toml): without it, a failed send
     drops the entry a second send of the txn still needs, and that send's
     entry goes untracked."""
-    from txncheck.spec.pip473 import buffer
+    from txncheck.spec.pip473.protocol import buffer
 
     monkeypatch.setattr(buffer, "IN_FLIGHT", ())
     r = check_model(PIP / "op-write-fails-two-sends-fixed.toml")
@@ -230,7 +230,7 @@ def test_no_write_op_of_a_segment_changes_while_its_buffer_recovers(variant):
     Checked on every transition of bounds with two sends of a txn, failing op
     writes, a timeout racing the sends, a plain send and two crashes."""
     from collections import deque
-    from txncheck.spec.pip473.store import writes_by_segment
+    from txncheck.spec.pip473.protocol.store import writes_by_segment
     spec = load_spec_class("pip473")(variant, txns=1, writes="t1:0 t1:0", plain="0", acks="", reshape="none",
                                      decisions="both", crashes=2, failovers=0, opfail=True, recovery="steps",
                                      participants="split")
@@ -272,17 +272,24 @@ def test_actions_md_is_what_the_catalog_writes():
 
 
 def test_the_catalog_names_every_action_and_its_function():
-    """Every action `next` yields on a busy model is in the catalog, and each
-    catalog row names a function of spec/pip473 that exists; every flow has actions."""
-    import importlib
+    """Each catalog row names every place its action lives, and each is there:
+    the function under spec/pip473 that computes it (`impl`, such as
+    `protocol.coordinator.new_txn`), its replay handler
+    (counterexamples/replay_pip473/actions.py) and, on a busy model whose
+    bounds declare footprints, a footprint (reductions/footprints.py) for
+    every label of it that `next` yields; every action `next` yields is in
+    the catalog, every action the footprints name too, and every flow has
+    actions. (The ACTIONS.md row is the catalog's by construction:
+    test_actions_md_is_what_the_catalog_writes.)"""
+    from txncheck.counterexamples.replay_pip473 import TABLE
     from txncheck.spec.pip473 import catalog
 
+    missing = []
     for a in catalog.ACTIONS:
-        module, _, name = a.impl.partition(".")
-        obj = importlib.import_module(f"txncheck.spec.pip473.{module}")
-        for part in name.split("."):
-            obj = getattr(obj, part)
-        assert callable(obj), a.impl
+        if not callable(catalog_function(a.impl)):
+            missing.append(f"{a.name}: no function {a.impl} under spec/pip473")
+        if a.name not in TABLE:
+            missing.append(f"{a.name}: no replay handler in counterexamples/replay_pip473/actions.py")
         assert a.flow in {f.name for f in catalog.FLOWS}, a.name
     assert all(any(a.flow == f.name for a in catalog.ACTIONS) for f in catalog.FLOWS)
     spec = load_spec_class("pip473")("fixed", writes="t1:0 t1:1", plain="0", reshape="split", decisions="both",
@@ -290,8 +297,31 @@ def test_the_catalog_names_every_action_and_its_function():
     (s,) = spec.init_states()
     seen, frontier = set(), [s]
     for _ in range(6):
-        frontier = [t for x in frontier for (name, _), t in spec.next(x) if not seen.add(name)][:400]
-    assert seen <= set(catalog.BY_NAME) and len(seen) > 10, seen - set(catalog.BY_NAME)
+        frontier = [t for x in frontier for label, t in spec.next(x) if not seen.add(label)][:400]
+    fps = spec.footprints()
+    missing += [f"{label[0]}: no footprint of {label} in reductions/footprints.py" for label in seen
+                if label not in fps]
+    assert not missing, "places the catalog names that are not there:\n" + "\n".join(missing)
+    names = {label[0] for label in seen}
+    assert names <= set(catalog.BY_NAME) and len(names) > 10, names - set(catalog.BY_NAME)
+    assert {label[0] for label in fps} <= set(catalog.BY_NAME), {label[0] for label in fps} - set(catalog.BY_NAME)
+
+
+def catalog_function(impl: str):
+    """The object a catalog row's `impl` names: its longest prefix that is a
+    module under spec/pip473, then attributes (None if there is none)."""
+    import importlib
+
+    path = impl.split(".")
+    for i in range(len(path) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(["txncheck.spec.pip473", *path[:i]]))
+        except ModuleNotFoundError:
+            continue
+        for part in path[i:]:
+            obj = getattr(obj, part, None)
+        return obj
+    return None
 
 
 def test_the_trace_view_names_every_field_and_loses_nothing():

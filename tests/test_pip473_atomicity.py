@@ -25,10 +25,10 @@ from txncheck.checker.engines import bfs
 from txncheck.checker.job import Job
 from txncheck.checker.profiling.commute import commutation
 from txncheck.checker.profiling.fields import Layout
-from txncheck.spec.pip473 import coordinator as tc, dispatcher
+from txncheck.spec.pip473.protocol import coordinator as tc, dispatcher
 from txncheck.spec.pip473.spec import Pip473
-from txncheck.spec.pip473.state import GONE
-from txncheck.spec.pip473.store import acks_by_segment_subscription, header_state
+from txncheck.spec.pip473.protocol.state import GONE
+from txncheck.spec.pip473.protocol.store import acks_by_segment_subscription, header_state
 
 
 def _states(spec, cap=None):
@@ -177,7 +177,7 @@ def test_a_normal_publish_persists_its_watermark_behind_the_queued_applies():
     put yet: a state the code cannot reach. On every reachable state of a
     small model: while an abort's record is in flight, no watermark covers
     its entries."""
-    from txncheck.spec.pip473.state import ABORTED, PLAIN, REC
+    from txncheck.spec.pip473.protocol.state import ABORTED, PLAIN, REC
 
     spec = Pip473("merged", txns=1, writes="t1:0", plain="0 0", acks="", reshape="none", decisions="abort",
                   crashes=0, failovers=0, apply="steps", recovery="steps", timeout=1)
@@ -212,7 +212,7 @@ def test_a_plain_sends_add_and_its_callback_do_not_commute_with_everything(varia
     transactional append): the ledger completes adds, and runs their
     callbacks, in order. So `sync = steps` splits the two
     (tests/test_sync_audit.py: no verdict changes at small bounds)."""
-    from txncheck.spec.pip473 import publish_plain
+    from txncheck.spec.pip473.protocol import publish_plain
 
     spec = Pip473(variant, txns=1, writes="t1:0", plain="0", acks="", reshape="none", decisions="abort",
                   crashes=1, failovers=0, **bounds)
@@ -255,7 +255,7 @@ def test_a_prunes_deletes_commute_or_delete_only_what_no_entry_needs(variant, bo
     record the scan can choose belongs to a txn with an entry still in the
     ledger (checked on the same states), so the records it deletes, and
     their re-puts, filter no readable entry."""
-    from txncheck.spec.pip473.buffer import prune_aborted
+    from txncheck.spec.pip473.protocol.buffer import prune_aborted
 
     spec = Pip473(variant, **{"txns": 2, "writes": "t1:0", "acks": "t2:s1:1:cum", "reshape": "none",
                               "decisions": "both", "crashes": 1, "failovers": 0, "client": "stock", "trim": True,
@@ -308,8 +308,8 @@ def test_a_transactional_appends_add_and_its_callback_do_not_commute_with_a_cras
     examined further). An apply's recompute or a dispatch in between reads
     the held limit: the entry is OPEN with no position until the callback
     (`track_in_flight`)."""
-    from txncheck.spec.pip473 import publish
-    from txncheck.spec.pip473.buffer import rekey, track_position
+    from txncheck.spec.pip473.protocol import publish
+    from txncheck.spec.pip473.protocol.buffer import rekey, track_position
 
     spec = Pip473(variant, txns=1, writes="t1:0", plain="0", acks="", reshape="none", decisions="abort",
                   crashes=1, failovers=0, recovery="steps", **bounds)

@@ -27,7 +27,7 @@ from txncheck.reference.dispatcher import Dispatcher
 from txncheck.reference.ledger import ManagedCursor
 from txncheck.reference.pending_ack import MetadataPendingAckStore
 from txncheck.reference.transaction_buffer import MetadataTransactionBuffer
-from txncheck.spec.pip473 import recovery
+from txncheck.spec.pip473.protocol import recovery
 from txncheck.spec.pip473.spec import Pip473
 
 from .helpers import MODELS

@@ -1,4 +1,4 @@
-"""Partial-order reduction on PIP-473 (`--por`, spec/pip473/footprints.py).
+"""Partial-order reduction on PIP-473 (`--por`, spec/pip473/reductions/footprints.py).
 
 * The footprints are honest on reachable states: `audit_footprints` (every
   observed change declared; declared-independent actions commute and do not

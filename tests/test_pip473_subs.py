@@ -12,7 +12,7 @@ import pytest
 
 from txncheck.checker.cli import main
 from txncheck.spec.api import SpecError
-from txncheck.spec.pip473 import segments
+from txncheck.spec.pip473.protocol import segments
 from txncheck.spec.pip473.spec import Pip473
 
 from .test_pip473_por import _reachable
@@ -80,7 +80,7 @@ def test_a_pending_ack_store_applies_only_its_own_subscriptions_acks(monkeypatch
     """fixed F3 applies the acks of the op records: of its own subscription
     (`idx:acks-by-segment-subscription`). Reading the segment's acks of
     every subscription puts t2's sub1 ack on sub2's cursor."""
-    from txncheck.spec.pip473 import pendingack, store
+    from txncheck.spec.pip473.protocol import pendingack, store
 
     every = store.acks_by_segment_subscription
     monkeypatch.setattr(pendingack, "acks_by_segment_subscription",

@@ -1,4 +1,4 @@
-"""Symmetry reduction on PIP-473 (`--symmetry`, spec/pip473/symmetry.py).
+"""Symmetry reduction on PIP-473 (`--symmetry`, spec/pip473/reductions/symmetry.py).
 
 * Txns are interchangeable only when their clients run the same plan; the
   standard models give every txn its own plan, and --symmetry says so in one
@@ -117,7 +117,7 @@ def test_a_renaming_remembers_a_bounded_number_of_values(monkeypatch):
     """permute remembers the renamed set-valued fields, ledgers and
     participants per renaming; with room for 3 values per field (so it
     forgets all the time) it renames as with the default room."""
-    from txncheck.spec.pip473 import symmetry
+    from txncheck.spec.pip473.reductions import symmetry
 
     m = load_model(PIP473 / "twin-clients-fixed.toml")
     job = Job(spec=m.instantiate(), properties={}, witnesses={}, deadlock=False, keep_graph=False)

@@ -214,6 +214,17 @@ def test_a_stale_agreement_is_not_a_proof(capsys, tmp_path):
                      + 'agreement = "0000000000000000"\n')
     rc, out, _ = run(capsys, "prove", model)
     assert rc == 3 and "the relation's recorded agreement is of other code or bounds" in out
+    # a sub-package beside the spec is code the agreement is of (as spec/pip473/protocol/ is)
+    from txncheck.checker.model import load_model
+    from txncheck.checker.symbolic.agreement_run import agreement_digest
+    from txncheck.checker.symbolic.load import relation_for
+
+    rel = relation_for(load_model(str(model)).instantiate())
+    before = agreement_digest(rel)
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "__init__.py").write_text("")
+    (tmp_path / "parts" / "step.py").write_text("X = 1\n")
+    assert agreement_digest(rel) != before
 
 
 def test_the_agreement_reports_its_coverage(capsys):

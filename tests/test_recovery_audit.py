@@ -1,4 +1,4 @@
-"""The abstraction audit for bound `recovery` (spec/pip473/recovery.py).
+"""The abstraction audit for bound `recovery` (spec/pip473/protocol/recovery.py).
 
 `recovery = "atomic"` loads the recovering buffer's watermark, aborted set and
 ops in one step; `steps` loads them in the code's order, with dispatch and

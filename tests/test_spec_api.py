@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from txncheck.spec.api import quick_replace, replace_at
-from txncheck.spec.pip473.state import S
+from txncheck.spec.pip473.protocol.state import S
 
 
 class Plain(NamedTuple):

@@ -1,4 +1,4 @@
-"""PIP-473's symbolic relation (spec/pip473/relation.py) against the spec:
+"""PIP-473's symbolic relation (spec/pip473/symbolic/relation.py) against the spec:
 the agreement at every state of the small models and at 25,000 (fixed) and
 10,000 (merged) states of random walks at the standard bounds, a changed
 guard caught, and bounded symbolic checking against the corpus: every
@@ -19,7 +19,7 @@ from txncheck.checker.model import load_model
 from txncheck.checker.symbolic.agreement import disagreements, reachable, walk
 from txncheck.checker.symbolic.load import relation_for
 from txncheck.checker.symbolic.run import prove_model
-from txncheck.spec.pip473 import relation as pip473_relation
+from txncheck.spec.pip473.symbolic import relation as pip473_relation
 
 from .helpers import MODELS, ROOT
 

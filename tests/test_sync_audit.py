@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from txncheck.spec.pip473 import publish_plain
+from txncheck.spec.pip473.protocol import publish_plain
 from txncheck.spec.pip473.spec import Pip473
 
 from .test_apply_audit import PROPERTIES, SMALL

@@ -8,13 +8,13 @@ import json
 import tomllib
 from pathlib import Path
 
-from ...spec.source import code_of
+from ...spec.source import code_of, package_files
 from ..model import MEASURED
 
 
 def model_digest(path: Path) -> str:
     """What a fix model's recorded figures are of: the model's settings and its spec's code
-    (`spec/<name>/*.py`), so a change to either makes them stale. Comments, docstrings and
+    (`spec/<name>/**.py`, its sub-packages too), so a change to either makes them stale. Comments, docstrings and
     layout are left out (the parsed TOML, the AST without docstrings or positions): a reworded
     docstring does not change a state count. The AST's dump is that of this interpreter
     (CI's Python 3.11); another version may call every figure stale, never a stale one current."""
@@ -33,6 +33,6 @@ def model_digest(path: Path) -> str:
     specs = Path(__file__).resolve().parents[2] / "spec"   # txncheck/spec, beside txncheck/checker
     folder = specs / spec if isinstance(spec, str) and spec.isidentifier() else None
     if folder is not None and folder.is_dir():
-        for src in sorted(folder.glob("*.py")):
-            h.update(src.name.encode() + b"\0" + code_of(src) + b"\0")
+        for src in package_files(folder):   # its sub-packages too (spec/pip473/protocol/, ...)
+            h.update(src.relative_to(folder).as_posix().encode() + b"\0" + code_of(src) + b"\0")
     return h.hexdigest()[:16]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ...spec.source import file_digest
+from ...spec.source import file_digest, package_files
 from ...spec.symbolic import Relation
 from .agreement import Agreement, Disagreement, reachable
 from .walks import biased_walks
@@ -65,15 +65,16 @@ def derived(relation: Relation) -> bool:
 def agreement_digest(relation: Relation) -> str:
     """What an agreement run compared: the spec's name, variant and bounds,
     and the code of the spec and of the relation: the Python files of the
-    folders that define their classes and bases (not the spec framework's,
-    spec/*.py), each by its place in txncheck or beside the class's module,
-    so that the digest is the same in every checkout and every process."""
+    folders that define their classes and bases and of their sub-packages
+    (not the spec framework's, spec/*.py), each by its place in txncheck or
+    beside the class's module, so that the digest is the same in every
+    checkout and every process."""
     spec = relation.spec
     h = hashlib.sha256(json.dumps({"spec": spec.name, "variant": spec.variant, "bounds": dict(spec.constants)},
                                   sort_keys=True, default=str).encode())
     for cls in (type(spec), type(relation)):
         home = _folder(cls)
-        for p in sorted({p for c in cls.__mro__ if (f := _folder(c)) and f != FRAMEWORK for p in f.glob("*.py")}):
+        for p in sorted({p for c in cls.__mro__ if (f := _folder(c)) and f != FRAMEWORK for p in package_files(f)}):
             where = (f"txncheck/{p.relative_to(PACKAGE)}" if p.is_relative_to(PACKAGE)
                      else os.path.relpath(p, home))
             h.update(f"{where}\0{file_digest(str(p))}\0".encode())

@@ -6,9 +6,10 @@ code, variant and bounds) is derived once per process.
 
 A spec may still come with a hand-written relation, a class
 `<SpecClass>Relation` (a subclass of spec/symbolic.py's `Relation`) in a
-module beside the spec's, named for it, or in its package's `relation.py`:
+module beside the spec's, named for it, or in its package's `relation.py`
+or `symbolic/relation.py`:
 
-    spec/pip473/spec.py (a package)  -> spec/pip473/relation.py: Pip473Relation
+    spec/pip473/spec.py (a package)  -> spec/pip473/symbolic/relation.py: Pip473Relation
     examples/x/x.py (a spec file)    -> examples/x/x_relation.py
 
 Then that one is used (and `prove` wants its agreement with the spec
@@ -68,11 +69,9 @@ def _candidates(spec_cls):
             yield _import_file(sibling.resolve(), f"{sibling}")
         return
     package = name.rpartition(".")[0]
-    for mod in (f"{name}_relation", f"{package}.relation" if package else None):
-        if mod is None:
-            continue
+    for mod in (f"{name}_relation", *((f"{package}.relation", f"{package}.symbolic.relation") if package else ())):
         try:
             yield importlib.import_module(mod)
-        except ModuleNotFoundError as exc:
-            if exc.name != mod:
+        except ModuleNotFoundError as exc:   # not there (it or its folder), or a missing import of its own
+            if exc.name != mod and not mod.startswith(f"{exc.name}."):
                 raise

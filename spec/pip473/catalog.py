@@ -38,7 +38,7 @@ class Action(NamedTuple):
     name: str
     params: tuple          # ((name, type), ...) in label order
     flow: str              # a key of FLOWS
-    impl: str              # module.function of spec/pip473 that computes the step
+    impl: str              # module.function under spec/pip473 (protocol.coordinator.new_txn) that computes the step
     what: str
     cites: str
     messages: tuple
@@ -52,11 +52,11 @@ STAGE = (("seg", str), ("txn", str), ("closed", bool))   # closed: the step of a
 
 ACTIONS = (
     # -- the txn's life at the coordinator ------------------------------------------
-    Action("newTxn", (("txn", str),), "txn", "coordinator.new_txn",
+    Action("newTxn", (("txn", str),), "txn", "protocol.coordinator.new_txn",
            "TC V5 creates `/txn/<txn>` OPEN with deadline `now+timeout`",
            "Components / TC V5 `newTxn`",
            (Message(CLIENT, TC, "newTxn → {txn}"), Message(TC, STORE, "create /txn/{txn} OPEN"))),
-    Action("timeoutSweep", (("txn", str),), "txn", "coordinator.timeout",
+    Action("timeoutSweep", (("txn", str),), "txn", "protocol.coordinator.timeout",
            "abort an OPEN txn past its deadline (same CAS flow, then finalize)",
            "TC V5 Timeout sweep; `idx:txn-by-deadline`",
            (Message(TC, STORE, "timeout: CAS /txn/{txn} OPEN→ABORTED"),), fair=True),
@@ -64,12 +64,12 @@ ACTIONS = (
            "logical clock advances one unit (bounded)", "(deadline / retention)",
            (Message(TC, TC, "tick (time passes)"),)),
     # -- publish ----------------------------------------------------------------------
-    Action("publishCheck", SEND, "publish", "publish.check",
+    Action("publishCheck", SEND, "publish", "protocol.publish.check",
            "broker reads the header, cache first; not OPEN or missing -> TxnConflict (op rejected); OPEN -> "
            "cached + point watch (pip-text); with bound `check = steps` (merged/fixed) a miss only reads, and "
            "the cache put is `publishCache`", "Flows / Publish; notes 1",
            (Message(CLIENT, TB, "send({txn}, {op})"), Message(TB, STORE, "read /txn/{txn}.state (cached)"))),
-    Action("publishCache", SEND, "publish", "publish_cache.cache_put",
+    Action("publishCache", SEND, "publish", "protocol.publish_cache.cache_put",
            "merged/fixed, bound `check = steps`: the callback of a publishCheck's header read that answered "
            "OPEN: `putIfAbsent` of the OPEN entry (it holds the read position from now on), then the op put; "
            "a decision and its event can come between the read and this put, which then makes an OPEN entry "
@@ -78,32 +78,32 @@ ACTIONS = (
            "puts nothing and fails the send",
            "`MetadataTransactionBuffer.readStateCacheFirst` (L366-L377)",
            (Message(STORE, TB, "getHeader({txn}) returns: putIfAbsent OPEN", True),), fair=True),
-    Action("publishPutOp", SEND, "publish", "publish.put_write_op",
+    Action("publishPutOp", SEND, "publish", "protocol.publish.put_write_op",
            "sequential put `/txn-op/<txn>/<seq>` kind=write (pip-text: real position; merged/fixed: placeholder)",
            "Data Model / Operation records",
            (Message(TB, STORE, "put /txn-op/{txn}/<seq> write {op}"),)),
-    Action("publishValidate", SEND, "publish", "publish.validate",
+    Action("publishValidate", SEND, "publish", "protocol.publish.validate",
            "fixed only: linearizable header re-read after the op put; not OPEN -> delete own op, reject",
            "fixed change F1",
            (Message(TB, STORE, "re-read /txn/{txn} (validate)"),)),
-    Action("publishAppend", SEND, "publish", "publish.append",
+    Action("publishAppend", SEND, "publish", "protocol.publish.append",
            "managed-ledger append (sealed/terminated segment rejects)",
            "Components / MetadataTransactionBuffer `appendBufferToTxn`; notes 1",
            (Message(TB, TB, "asyncAddEntry({op}) to the ledger"),)),
-    Action("publishTrack", SEND, "publish", "publish.track",
+    Action("publishTrack", SEND, "publish", "protocol.publish.track",
            "merged/fixed, bound `track = steps`: the callback of a send's ledger add: `trackPosition` of the "
            "entry's position (F8 re-keys the txn's aborted record), then the client's answer; it runs before "
            "the ledger's next add completes, and a crash before it leaves the entry in the ledger and fails "
            "the send",
            "`MetadataTransactionBuffer.appendToLedger`, `trackPosition` (L398-L416)",
            (Message(TB, CLIENT, "send({txn}, {op}) ok: trackPosition"),), fair=True),
-    Action("publishOpFails", SEND, "publish", "publish.op_fails",
+    Action("publishOpFails", SEND, "publish", "protocol.publish.op_fails",
            "merged/fixed, bound `opfail`: the WRITE op put fails (a metadata-store error), the send is "
            "rejected; merged keeps the header read's cache entry, fixed F5 drops it when the broker holds "
            "nothing else of the txn", "notes \"Merged-code mechanisms\"",
            (Message(STORE, TB, "put /txn-op/{txn}/<seq> fails", True),
             Message(TB, CLIENT, "send({txn}, {op}) fails", True))),
-    Action("publishPlain", (("op", str), ("seg", str)), "publish", "publish_plain.plain",
+    Action("publishPlain", (("op", str), ("seg", str)), "publish", "protocol.publish_plain.plain",
            "bound `plain`: a non-transactional send (`n1, n2, ...`, in order), routed by key and appended; "
            "merged/fixed then run `syncMaxReadPositionForNormalPublish`: recompute maxReadPosition and "
            "persist the watermark if it advanced. merged: not gated on recovery (a recovering buffer knows "
@@ -111,7 +111,7 @@ ACTIONS = (
            "notes \"Merged-code mechanisms\"",
            (Message(CLIENT, TB, "send({op}), no txn"),
             Message(TB, STORE, "syncMaxReadPositionForNormalPublish: persist the watermark"))),
-    Action("plainSync", (("seg", str), ("closed", bool)), "publish", "publish_plain.callback",
+    Action("plainSync", (("seg", str), ("closed", bool)), "publish", "protocol.publish_plain.callback",
            "bound `sync = steps`: the callback of a non-transactional entry's add, "
            "`syncMaxReadPositionForNormalPublish`, runs on the instance that added the entry (the closed one "
            "after an unload), before the ledger's next add completes; a crash before it drops it",
@@ -119,7 +119,7 @@ ACTIONS = (
            (Message(TB, STORE, "syncMaxReadPositionForNormalPublish: persist the watermark"),), fair=True),
     # -- ack --------------------------------------------------------------------------
     Action("appendAck", (("op", str), ("txn", str), ("seg", str), ("pos", int), ("cumulative", bool)), "ack",
-           "publish.ack",
+           "protocol.publish.ack",
            "PendingAckStore `appendIndividualAck` / `appendCumulativeAck` of the ack's subscription (`sub`, "
            "named only for sub2, bound `subs`): header check (pip-text cache first; merged: none at all, the "
            "txn joins the store's open set; fixed: the store) + ack op record",
@@ -127,7 +127,7 @@ ACTIONS = (
            (Message(CLIENT, PAS, "ack({txn}, {op}, {pos}, {cumulative})"),
             Message(PAS, STORE, "put /txn-op/{txn}/<seq> ack")), optional=SUB),
     Action("appendAckOpen", (("op", str), ("txn", str), ("seg", str), ("pos", int), ("cumulative", bool)), "ack",
-           "publish.ack_open",
+           "protocol.publish.ack_open",
            "merged, bound `apply = steps`: the ack's op put completed; only now does the txn join the pending-ack "
            "store's open set and the handle's memory (`allOf(appends).thenRun(openTxns.add)`), and the client "
            "has its answer",
@@ -135,28 +135,28 @@ ACTIONS = (
            (Message(PAS, PAS, "openTxns.add({txn})"), Message(PAS, CLIENT, "ack({txn}, {op}) done", True)),
            fair=True, optional=SUB),
     # -- end-txn ----------------------------------------------------------------------
-    Action("endTxn", (("txn", str), ("decision", str)), "end-txn", "coordinator.end_txn",
+    Action("endTxn", (("txn", str), ("decision", str)), "end-txn", "protocol.coordinator.end_txn",
            "client END_TXN; TC does the single CAS OPEN->decision (merged/fixed: then lists ops and appends "
            "coalesced events in the same step, or, bound `tc = steps`, owes `tcList` and `tcPublish`); "
            "same-state retry is idempotent; other state -> InvalidTxnStatus; missing -> TransactionNotFound",
            "TC V5 `endTxn`; Flows / End-txn; notes 3",
            (Message(CLIENT, TC, "endTxn({txn}, {decision})"),
             Message(TC, STORE, "CAS /txn/{txn}.state OPEN→{decision}"))),
-    Action("tcList", (("txn", str),), "end-txn", "coordinator.list_ops",
+    Action("tcList", (("txn", str),), "end-txn", "protocol.coordinator.list_ops",
            "bound `tc = steps` (merged/fixed): the TC lists the txn's op records (`listOpsByTxn`); the "
            "participants it will notify are those found now",
            "notes \"Merged-code mechanisms\"; `TransactionCoordinatorV5.fanOutEvents`",
            (Message(TC, STORE, "list /txn-op/{txn}/* (the participants to notify)"),), fair=True),
-    Action("tcPublish", (("txn", str),), "end-txn", "coordinator.publish_events",
+    Action("tcPublish", (("txn", str),), "end-txn", "protocol.coordinator.publish_events",
            "bound `tc = steps`: the TC appends one coalesced event to each listed participant's stream, then "
            "owes the answer (`tcFinalize`)", "notes \"Merged-code mechanisms\"",
            (Message(TC, STORE, "publish the events of {txn} to the listed streams"),), fair=True),
-    Action("tcFinalize", (("txn", str),), "end-txn", "coordinator.finalize",
+    Action("tcFinalize", (("txn", str),), "end-txn", "protocol.coordinator.finalize",
            "pip-text: TC sets `finalized_ms` on the header (version CAS), then acks the client; merged/fixed: "
            "the decision CAS already wrote `finalizedAt`, so only the answer", "TC V5 `endTxn`",
            (Message(TC, STORE, "set finalized_ms on /txn/{txn}"), Message(TC, CLIENT, "endTxn reply ({txn})", True)),
            fair=True),
-    Action("deliverEvent", (("seg", str),), "end-txn", "notify.deliver_event",
+    Action("deliverEvent", (("seg", str),), "end-txn", "protocol.notify.deliver_event",
            "the participant (TB + PendingAckStore of `seg`) receives its next notification and materializes "
            "(`notify.materialize`, GC phase 1): pip-text a point-watch event (in order, carries the new header "
            "value); merged/fixed a coalesced stream event that makes it re-read every OPEN header in its "
@@ -166,7 +166,7 @@ ACTIONS = (
            (Message(STORE, TB, "header watch / event fires", True),
             Message(STORE, PAS, "header watch / event fires", True),
             Message(TB, STORE, "materialize, delete own /txn-op records")), fair=True),
-    Action("deliverAckEvent", (("seg", str),), "end-txn", "notify.deliver_event",
+    Action("deliverAckEvent", (("seg", str),), "end-txn", "protocol.notify.deliver_event",
            "bound `participants = split`: the pending-ack store of one subscription of the segment (`sub`, "
            "named only for sub2), a participant of its own with its own cache and stream, receives its next "
            "notification and materializes: commit applies its acks to the cursor, abort drops them; then it "
@@ -175,24 +175,24 @@ ACTIONS = (
            (Message(STORE, PAS, "subscription event fires", True),
             Message(PAS, STORE, "apply or drop the acks, delete own ack ops")), fair=True, optional=SUB),
     # -- bound apply = "steps": a decision applied in the code's stages (apply.py) ------
-    Action("reconcileRead", STAGE, "end-txn", "apply.read_header",
+    Action("reconcileRead", STAGE, "end-txn", "protocol.apply.read_header",
            "bound `apply = steps`: a header read the buffer's reconcile issued (`deliverEvent`) returns; a "
            "decided (or missing: ABORTED) header enqueues the apply on the buffer's chain, whose in-memory "
            "part runs now if the chain is idle: the entry dropped, an abort added to the in-memory aborted "
            "set, maxReadPosition recomputed. `closed`: the closed instance's read, after an unload",
            "`MetadataTransactionBuffer.triggerReconcile`, `enqueueApplyTerminal`, `applyTerminalNow` (L419-L478)",
            (Message(STORE, TB, "getHeader({txn}) returns", True),), fair=True),
-    Action("applyAbortedRecord", STAGE, "end-txn", "apply.put_aborted_record",
+    Action("applyAbortedRecord", STAGE, "end-txn", "protocol.apply.put_aborted_record",
            "bound `apply = steps`: the head of the buffer's apply chain, an abort: its aborted record's put "
            "lands, keyed at the position its in-memory part captured (the txn's last entry, else the LAC)",
            "`MetadataTransactionBuffer.persistAbortedRecord` (L508-L510, L529-L541)",
            (Message(TB, STORE, "put aborted record of {txn}"),), fair=True),
-    Action("applyWatermark", STAGE, "end-txn", "apply.cas_watermark",
+    Action("applyWatermark", STAGE, "end-txn", "protocol.apply.cas_watermark",
            "bound `apply = steps`: the chain's watermark CAS lands: maxReadPosition persisted if above the "
            "stored watermark (a closed instance's is capped by its closed ledger handle)",
            "`MetadataTransactionBuffer.persistWatermarkIfAdvanced` (L511)",
            (Message(TB, STORE, "CAS the watermark"),), fair=True),
-    Action("plainWatermark", (("seg", str), ("closed", bool)), "publish", "apply.cas_watermark",
+    Action("plainWatermark", (("seg", str), ("closed", bool)), "publish", "protocol.apply.cas_watermark",
            "bound `apply = steps`: a non-transactional send's watermark CAS, chained on the buffer's "
            "`stateTail` behind the applies queued there, lands when the chain reaches it: maxReadPosition "
            "as it is then, persisted if above the watermark the instance knows; a lost CAS re-reads the "
@@ -200,34 +200,34 @@ ACTIONS = (
            "`MetadataTransactionBuffer.syncMaxReadPositionForNormalPublish`, `persistWatermarkIfAdvanced` "
            "(L547-L596, L664-L679)",
            (Message(TB, STORE, "CAS the watermark (normal publish)"),), fair=True),
-    Action("applyDeleteOps", STAGE, "end-txn", "apply.delete_write_ops",
+    Action("applyDeleteOps", STAGE, "end-txn", "protocol.apply.delete_write_ops",
            "bound `apply = steps`: the chain's delete of the txn's WRITE ops on the segment lands; the next "
            "queued apply's in-memory part runs in the same callback",
            "`MetadataTransactionBuffer.applyTerminalNow` (L512-L514)",
            (Message(TB, STORE, "delete WRITE ops of {txn}"),), fair=True),
-    Action("ackReconcileRead", STAGE, "end-txn", "apply.read_ack_header",
+    Action("ackReconcileRead", STAGE, "end-txn", "protocol.apply.read_ack_header",
            "bound `apply = steps`: a header read of the pending-ack store's reconcile returns; a decided one "
            "runs `applyTerminal`: the txn leaves the open set and the handle commits (acks to the cursor) "
            "or aborts at once, and the delete of its ACK ops is issued",
            "`MetadataPendingAckStore.triggerReconcile`, `applyTerminal`",
            (Message(STORE, PAS, "getHeader({txn}) returns", True),), fair=True),
-    Action("ackDeleteOps", STAGE, "end-txn", "apply.delete_ack_ops",
+    Action("ackDeleteOps", STAGE, "end-txn", "protocol.apply.delete_ack_ops",
            "bound `apply = steps`: the pending-ack store's delete of the txn's ACK ops lands",
            "`MetadataPendingAckStore.applyTerminal` (`deleteAckOpsForSegmentSubscriptionAndTxn`)",
            (Message(PAS, STORE, "delete ACK ops of {txn}"),), fair=True),
     # -- dispatch ---------------------------------------------------------------------
-    Action("dispatch", (("seg", str),), "dispatch", "dispatcher.dispatch",
+    Action("dispatch", (("seg", str),), "dispatch", "protocol.dispatcher.dispatch",
            "the dispatcher of one subscription (`sub`, named only for sub2; bound `subs`) reads the next "
            "entry if it is <= `getMaxReadPosition()`; skips it when `isTxnAborted`, else delivers it "
            "(recorded in the ghost history)", "Components / Dispatcher; Flows / Subscribe-dispatch",
            (Message(DISPATCHER, TB, "getMaxReadPosition / isTxnAborted"),
             Message(TB, DISPATCHER, "next entry", True)), optional=SUB),
     # -- recovery ---------------------------------------------------------------------
-    Action("crash", (("seg", str),), "recovery", "recovery.crash",
+    Action("crash", (("seg", str),), "recovery", "protocol.recovery.crash",
            "the broker of `seg` crashes: TB/PAS caches, watches, pending events and in-flight publishes are lost",
            "Recovery",
            (Message(TB, PAS, "broker of {seg} crashes", True),)),
-    Action("unload", (("seg", str),), "recovery", "recovery.unload",
+    Action("unload", (("seg", str),), "recovery", "protocol.recovery.unload",
            "merged/fixed, bound `unloads`: a topic unload (the segment's ownership changes): the buffer instance "
            "is closed and its memory, events and watches are gone, as in a crash, and the new owner loads the "
            "segment (`recover`); the sends the closed instance took go on (stage `closed-*`, "
@@ -235,7 +235,7 @@ ACTIONS = (
            "appends fail on the closed ledger",
            "`MetadataTransactionBuffer.internalAppend` (checks `closed` on entry only), `closeAsync`",
            (Message(TB, TB, "topic {seg} unloaded: buffer closed, a new owner loads it", True),)),
-    Action("recover", (("seg", str),), "recovery", "recovery.recover",
+    Action("recover", (("seg", str),), "recovery", "protocol.recovery.recover",
            "the broker is back. pip-text: `recover()` / `replayAsync()` in one step, as `recoverComplete`. "
            "merged/fixed: the transaction buffer is constructed (maxReadPosition = the LAC, the aborted set "
            "empty; fixed F6: getMaxReadPosition() answers the earliest position until recovery completes) "
@@ -244,26 +244,26 @@ ACTIONS = (
            "events and dispatcher wait for that replay alone", "Recovery",
            (Message(TB, STORE, "recover(): read indexes and headers"),
             Message(PAS, STORE, "replayAsync(): scan ack ops")), fair=True),
-    Action("recoverWatermark", (("seg", str),), "recovery", "recovery.recover_watermark",
+    Action("recoverWatermark", (("seg", str),), "recovery", "protocol.recovery.recover_watermark",
            "merged/fixed, bound `recovery = \"steps\"`: the recovering buffer loads the durable watermark; "
            "maxReadPosition starts there if it exists (fixed F6: the getter still answers the earliest "
            "position). Until this step a publish's watermark CAS expects no record and fails if one exists",
            "`MetadataTransactionBuffer.recover`, step 1",
            (Message(TB, STORE, "recovery: load the watermark"),), fair=True),
-    Action("recoverAborted", (("seg", str),), "recovery", "recovery.recover_aborted",
+    Action("recoverAborted", (("seg", str),), "recovery", "protocol.recovery.recover_aborted",
            "merged/fixed, bound `recovery = \"steps\"`: the recovering buffer loads the segment's aborted "
            "records; isTxnAborted answers from them from now on (fixed F8: waiting records are keyed at the LAC)",
            "`MetadataTransactionBuffer.recover`, step 2",
            (Message(TB, STORE, "recovery: load the aborted records"),), fair=True),
-    Action("recoverComplete", (("seg", str),), "recovery", "recovery.recover_complete",
+    Action("recoverComplete", (("seg", str),), "recovery", "protocol.recovery.recover_complete",
            "merged/fixed: the buffer's recovery completes (with `recovery = \"steps\"`, after the two loads: "
            "the scan of the WRITE ops and the header reads, one step: it assumes they form one snapshot, see "
-           "recovery.py): rebuild from the indexes and headers, finish "
+           "protocol.recovery.py): rebuild from the indexes and headers, finish "
            "materialization of decided txns; a txn found OPEN is tracked as RECOVERED (holds the read "
            "position, never re-keyed); fixed F4: a missing header's ops are deleted, no aborted record",
            "Components / `recover()`, `replayAsync()`; notes \"Recovery in the merged code\"",
            (Message(TB, STORE, "recovery completes: watermark, aborted records, ops, headers"),), fair=True),
-    Action("recoverAcks", (("seg", str),), "recovery", "recovery.recover_acks",
+    Action("recoverAcks", (("seg", str),), "recovery", "protocol.recovery.recover_acks",
            "merged/fixed, split participants: the pending-ack store of one subscription (`sub`, named only for "
            "sub2) replays on its own, independently of the buffer's recovery: it scans its ACK ops, reads their "
            "headers (missing = ABORTED), re-seeds its open set with the OPEN txns and applies the decided ones "
@@ -274,39 +274,39 @@ ACTIONS = (
            (Message(PAS, STORE, "replayAsync(): scan ack ops, read their headers"),
             Message(PAS, DISPATCHER, "handle ready: the consumer is let back in", True)), fair=True,
            optional=SUB),
-    Action("tcFailover", (), "recovery", "coordinator.failover",
+    Action("tcFailover", (), "recovery", "protocol.coordinator.failover",
            "the TC loses its in-memory state (pending finalize/replies); a new TC resumes from the store; "
            "fixed F9 (bound `tc = steps`): it first owes the fan-out (`tcList`) of every decided txn whose ops "
            "remain", "Recovery / TC failover",
            (Message(TC, TC, "failover: new TC resumes from the store"),)),
     # -- GC ---------------------------------------------------------------------------
-    Action("gcSweep", (("txn", str),), "GC", "coordinator.gc",
+    Action("gcSweep", (("txn", str),), "GC", "protocol.coordinator.gc",
            "GC phase 2, past retention: pip-text force-deletes leftover ops then deletes the header; "
            "merged/fixed re-drive the fan-out while ops remain, delete the header only when none remain "
            "(phase 1 is the participants' materialization, `deliverEvent`)",
            "Garbage collection 2; TC V5 GC sweep; notes 4",
            (Message(TC, STORE, "GC sweep: /txn-op/{txn}/* then the header"),), fair=True),
-    Action("trimLedger", (("seg", str),), "GC", "segments.trim_ledger",
+    Action("trimLedger", (("seg", str),), "GC", "protocol.segments.trim_ledger",
            "bound `trim` (merged/fixed): the managed ledger drops the entries its subscription acknowledged "
            "(the first retained position becomes the cursor's mark-delete + 1)",
            "notes \"Merged-code mechanisms\"",
            (Message(TB, TB, "ledger trims acknowledged entries"),)),
-    Action("pruneAborted", (("seg", str),), "GC", "buffer.prune_aborted",
+    Action("pruneAborted", (("seg", str),), "GC", "protocol.buffer.prune_aborted",
            "bound `trim`: the buffer's periodic task deletes the aborted records whose prune key (the txn's "
            "last tracked position, else the LAC; fixed F8: none while an append of the txn is in flight, "
            "raised by a later entry) is below the first retained position; scan and deletes in one step",
            "notes \"Merged-code mechanisms\" (`pruneTrimmedAbortedTxns`)",
            (Message(TB, STORE, "prune aborted records keyed below the first retained entry"),)),
     # -- split / merge ------------------------------------------------------------------
-    Action("createChildren", (), "split/merge", "segments.create_children",
+    Action("createChildren", (), "split/merge", "protocol.segments.create_children",
            "split/merge step 1+2: read the parents' subscriptions, create the children with cursors at earliest",
            "PIP-468 order (notes)",
            (Message(STORE, STORE, "split/merge: create children (cursors at earliest)"),)),
-    Action("terminateParents", (), "split/merge", "segments.terminate_parents",
+    Action("terminateParents", (), "split/merge", "protocol.segments.terminate_parents",
            "split/merge step 3: terminate the parent ledger(s); appends now fail with TopicTerminated",
            "PIP-468 order (notes)",
            (Message(STORE, STORE, "split/merge: terminate parent ledger(s)"),)),
-    Action("casSegmentMetadata", (), "split/merge", "segments.cas_metadata",
+    Action("casSegmentMetadata", (), "split/merge", "protocol.segments.cas_metadata",
            "split/merge step 4: one CAS, parents SEALED, children ACTIVE", "PIP-468 order (notes)",
            (Message(STORE, STORE, "split/merge: CAS parents SEALED, children ACTIVE"),)),
 )
@@ -381,8 +381,9 @@ def markdown() -> str:
         for c in changes:
             flags = ", ".join(f"{k} = {v}" for k, v in c.sets.items())
             why = "; ".join(f"{e.model}.toml: {e.property} in {e.length} states"
-                            + (f" (only {', '.join(e.only)} left out)" if e.only else "") for e in c.necessary)
-            out.append(f"| {c.name} | {variant} | {flags} | {c.where} | {_cell(c.what)} | {why} |")
+                            + (f" (only {', '.join(e.only)} left out)" if e.only else "")
+                            + (f": {e.trace}" if e.trace else "") for e in c.necessary)
+            out.append(f"| {c.name} | {variant} | {flags} | {c.where} | {_cell(c.what)} | {_cell(why)} |")
     out += ["", "Bounds only some variants read (a model that sets one for another variant is refused):", ""]
     for name, (flag, want) in BOUND_NEEDS.items():
         which = ", ".join(v for v in CHANGES if _flags(v, flag) == want)

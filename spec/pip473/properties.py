@@ -13,13 +13,13 @@ from itertools import chain
 import z3
 
 from ..schema import Int, Str
-from .buffer import is_txn_aborted, read_limit
-from .pendingack import covers
-from .state import (
+from .protocol.buffer import is_txn_aborted, read_limit
+from .protocol.pendingack import covers
+from .protocol.state import (
     ABORTED, COMMITTED, GONE, NO_GC, NONE, READING, UNANSWERED, Header, OPEN, PLAIN, SEALED, TOLD_ABORTED,
     TOLD_COMMITTED, S,
 )
-from .store import header_state
+from .protocol.store import header_state
 
 NO_OPEN = 99  # firstopen() of a segment with no entry of an OPEN txn
 

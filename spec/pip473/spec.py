@@ -2,9 +2,18 @@
 
 The document is `pip/pip-473.md` (seed 001); the shipped code's departures
 and recovery facts are in protocol-notes.md. The action list, with the PIP
-section each one implements, is in ACTIONS.md beside this file; the modules
-are named for the component they model:
+section each one implements and the function that computes it, is in
+ACTIONS.md beside this file (written from catalog.py). The modules, by folder:
 
+    spec.py         this class: the bounds, `next`, the labels; the entry point
+    catalog.py      the actions: parameters, flow, function, PIP section, diagram messages
+    variants.py     the variants as named changes (merged's, F1-F11), the flags they set
+    properties.py   schema, observation, invariants, witnesses, predicates
+    plan.py         the model's workload (writes, acks, plain sends) parsed from its bounds
+    view.py         the state as a trace shows it (`state_vars`), every field named
+    ACTIONS.md      generated: the catalog and the variants' changes as tables
+
+  protocol/       the components the PIP describes, named for the one each models:
     state.py        the state value (store, segments, participants, TC, clients, ghosts)
     store.py        headers, op records and the four secondary indexes (derived views)
     segments.py     segments, routing, split/merge in PIP-468 order
@@ -13,12 +22,20 @@ are named for the component they model:
     publish_plain.py   a non-transactional send and its read-position sync
     coordinator.py  TC V5: newTxn, endTxn, finalize, timeout and GC sweeps, failover
     notify.py       watches / coalesced events, and materialization
+    apply.py        a decision applied in the code's stages (bound apply = steps)
     buffer.py       MetadataTransactionBuffer: maxReadPosition, isTxnAborted
     pendingack.py   MetadataPendingAckStore: applying acks to the cursor
-    recovery.py     participant crash and recover()/replayAsync()
+    recovery.py     participant crash and unload, recover()/replayAsync()
     dispatcher.py   the unchanged dispatcher
-    properties.py   schema, observation, invariants, witnesses, predicates
-    variants.py     the variant flags
+
+  reductions/     the reductions' contracts with the checker:
+    footprints.py   what each action reads and writes (--por)
+    symmetry.py     which txns are interchangeable, and renaming them (--symmetry)
+
+  symbolic/       the hand-written Z3 relation `prove` uses (Pip473Relation), the
+                  twin of the protocol modules: relation.py, relation_state.py
+                  (the cells), relation_steps.py, relation_publish.py,
+                  relation_recovery.py, relation_parts.py, relation_lemmas.py
 
 Abstractions (each keeps the races the reviewers raised):
 * One participant broker per segment hosts its transaction buffer and the
@@ -71,38 +88,12 @@ as the coordinator's counter does; txns whose clients run the same plan are
 interchangeable clients, and either may take the next id (symmetry.py), so
 `--symmetry` applies.
 
-Variants (flags in `variants.py`, read inside the action bodies):
-* pip-text: the text. Publish appends, then puts the op (the TB learns the
-  position from the index); isTxnAborted falls back to "aborted" for an
-  unknown txnId; point watches on cached headers; the GC sweep force-deletes
-  leftover ops and deletes the header after the retention window.
-* merged: notes 1-4, the recovery facts and the merged-code mechanisms
-  modelled so far (the decision CAS writes finalizedAt; acks are written
-  with no check of the txn's state; a failed op write keeps its cache
-  entry, bound `opfail`; the transaction buffer recovers asynchronously
-  and dispatch does not wait, in the code's steps with bound `recovery`;
-  a non-transactional send during that
-  recovery recomputes maxReadPosition as the LAC and persists it as the
-  watermark, bound `plain`; aborted records keyed at the txn's last
-  tracked position or the LAC, pruned once the ledger trims past the key,
-  bound `trim`; bound `client` for the stock client):
-  op (placeholder position) before
-  the append, maxReadPosition held while in flight; durable aborted records
-  and unknown = visible; one coalesced event per written participant, which
-  re-reads every OPEN cached header (missing = ABORTED); the GC re-drives and
-  keeps the header while ops remain; recovery holds maxReadPosition at the
-  watermark or the LAC; the pending-ack handle applies only in-memory acks
-  and its replay re-seeds only txn ids.
-* fixed: merged plus eleven changes, the smallest set found that makes every
-  safety property hold at the standard bounds (models/pip473/fixed.toml),
-  with crashes anywhere (fixed-crash-anywhere.toml) and across a topic
-  unload whose closed instance keeps working (fixed-unload.toml,
-  unload-*-fixed.toml):
-  the changes are `variants.FIXES` (F1-F11), described there once: each
-  with the flags it sets, the modules it touches, what it does and the
-  model that fails without it, with the property and the trace's length
-  (ACTIONS.md prints the table; tests/test_pip473.py checks each;
-  docs/pip473.md explains them with their evidence).
+Variants: pip-text is the text; merged and fixed are lists of named
+changes to flags that the action bodies read (`variants.MERGED`, and
+`variants.FIXES`, F1-F11), each change described once there with the flags
+it sets, the modules that read them, what it does and, for a fix, the model
+that fails without it (ACTIONS.md prints the table; tests/test_pip473.py
+drops each fix in turn and checks that model).
 
 Recovery keeps its hold: a txn recovery finds OPEN is tracked at the
 position RECOVERED (state.py), as Pulsar's TxnEntry.recoveryDiscovered, and a
@@ -139,20 +130,20 @@ from functools import partial
 
 from ..api import Bound, Spec, SpecError
 from . import catalog
-from . import coordinator as tc
-from . import apply, publish, publish_plain, recovery, segments
-from .buffer import prune_aborted
-from .dispatcher import dispatch
-from .footprints import footprints
-from .notify import deliver_event
-from .store import header_state
 from .plan import parse_acks, parse_plain, parse_writes
 from .properties import PARTS, PROPERTY_TEXT, declare, observe
-from .symmetry import getter, op_slots, permute, plan_classes, signatures
-from .state import (
+from .protocol import apply, publish, publish_plain, recovery, segments
+from .protocol import coordinator as tc
+from .protocol.buffer import prune_aborted
+from .protocol.dispatcher import dispatch
+from .protocol.notify import deliver_event
+from .protocol.state import (
     ABSENT, ABORTED, COMMITTED, OPEN, C_ENDING, C_NONE, C_OPEN, EMPTY_PART, NO_GC, NONE, PLAIN, PUB_TODO,
     SUB_NAMES, S,
 )
+from .protocol.store import header_state
+from .reductions.footprints import footprints
+from .reductions.symmetry import getter, op_slots, permute, plan_classes, signatures
 from .variants import BOUND_NEEDS, VARIANTS
 from .view import LEGEND, state_vars
 

@@ -48,12 +48,13 @@ class Flags(NamedTuple):
 class Evidence(NamedTuple):
     """A model that fails when a fix is left out: its property and the
     length of the shortest counterexample. `only`: the flags left out, when
-    not all the change's."""
+    not all the change's; `trace`: what that counterexample shows."""
 
     model: str
     property: str
     length: int
     only: tuple = ()
+    trace: str = ""
 
 
 class Change(NamedTuple):
@@ -102,7 +103,10 @@ FIXES = (
            "admission moves after the op put: a linearizable header re-read (not the cache) admits the "
            "write; a decided header rejects it, and the broker deletes its op and materializes the "
            "decision it read. Acks read the header from the store in the same step as their op put",
-           (Evidence("fixed", "Atomicity", 4), Evidence("fixed", "NoMissedDecision", 6, ("validate_after_op",)))),
+           (Evidence("fixed", "Atomicity", 4),
+            Evidence("fixed", "NoMissedDecision", 6, ("validate_after_op",),
+                     "a send checked before the commit puts its op and appends after it; its buffer tracks the "
+                     "txn as OPEN for good"))),
     Change("F2", {"watermark_before_op": True}, "publish",
            "the segment's watermark is persisted before a txn's first op on the segment, so recovery, "
            "which cannot know the placeholder's position, holds the read position below the entry",
@@ -118,8 +122,10 @@ FIXES = (
            "without F1 a send admitted from the cache may append an entry of the collected txn",
            (Evidence("fixed-crash-anywhere", "Atomicity", 16),)),
     Change("F5", {"drop_failed": True}, "buffer",
-           "a failed send drops the broker's cache entry for the txn when it holds no op and no tracked "
-           "position of it there",
+           "a failed send (an op write error, or TopicTerminated from a terminated parent) drops the "
+           "buffer's cache entry for the txn when the buffer holds no op of it, no tracked position and no "
+           "other send of it in progress: no event would ever clear it. Only an op whose event reaches the "
+           "buffer counts: with split participants an ACK op's event goes to the pending-ack store",
            (Evidence("fixed-split-liveness", "Materialized", 11),)),
     Change("F6", {"dispatch_waits": True}, "buffer",
            "until the buffer's recovery completes, getMaxReadPosition() answers the earliest position "
@@ -129,27 +135,39 @@ FIXES = (
     Change("F7", {"sync_waits": True}, "publish",
            "a non-transactional send during the buffer's recovery neither moves maxReadPosition nor "
            "persists the watermark; the completion of recovery computes both",
-           (Evidence("tb-recovery-publish-fixed", "WatermarkSafe", 10),)),
+           (Evidence("tb-recovery-publish-fixed", "WatermarkSafe", 10, (),
+                     "the publish persists the LAC, past the OPEN entry, as the watermark the next recovery "
+                     "trusts"),)),
     Change("F8", {"rekey_late": True}, "buffer, publish, recovery",
            "an aborted record written while an append of its txn is in flight has no prune key until "
            "that append lands (its position) or fails (the LAC); a later entry raises the key; a "
            "restart keys a waiting record at the LAC",
            (Evidence("prune-after-trim-fixed", "ReadCommitted", 15),)),
     Change("F9", {"takeover_redrive": True}, "coordinator",
-           "with tc = steps, a new TC re-drives the fan-out of every decided txn whose ops remain before "
-           "it serves",
+           "with tc = steps, a new TC re-drives the fan-out of every decided txn whose ops remain "
+           "(`idx:txn-by-final-state`) before it serves",
            (Evidence("tc-failover-fanout-fixed", "NoMissedDecision", 8),)),
     Change("F10", {"drain_closed": True}, "recovery",
            "on a topic unload the new owner loads the segment only once the closed instance is done: its "
            "sends past their check have failed and deleted their ops (F1), its reconcile reads have "
-           "returned and its apply chain is empty (`closeAsync` completes then)",
-           (Evidence("fixed-unload", "GcSafety", 12), Evidence("unload-abort-fixed", "Atomicity", 19))),
+           "returned and its apply chain is empty (`closeAsync` completes then, and the topic's close, "
+           "which the ownership release waits for, waits for it)",
+           (Evidence("fixed-unload", "GcSafety", 12, (),
+                     "a closed send's op lands before the new owner's scan, F1 deletes it after, and no event "
+                     "ever tells the new buffer of the decision"),
+            Evidence("unload-abort-fixed", "Atomicity", 19, (),
+                     "the closed instance's abort lands between the new owner's scans, and the entry is "
+                     "delivered after its recovery"))),
     Change("F11", {"stale_reads_fail": True}, "apply, notify, publish_cache",
            "a header read's callback puts no entry for a txn the buffer applied since the read was "
            "issued: the send fails (TxnConflict), as a read of the decided header would answer. Without "
            "it the callback's `putIfAbsent` puts an OPEN entry back after the apply dropped the terminal "
-           "one (apache/pulsar#25960), and no event will clear it",
-           (Evidence("late-cache-put-fixed", "GcSafety", 12),)),
+           "one (apache/pulsar#25960), and no event will clear it. In Pulsar, for example, "
+           "`applyTerminalNow` would keep a terminal entry while a read of the txn is out, instead of "
+           "dropping it at once",
+           (Evidence("late-cache-put-fixed", "GcSafety", 12, (),
+                     "the second send's callback puts an OPEN entry back after the apply dropped it; no event "
+                     "will clear it, and the GC collects the header while the buffer tracks the txn"),)),
 )
 
 

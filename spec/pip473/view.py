@@ -18,7 +18,7 @@ The view is one-to-one (replay matches a trace's states against it), and
 from __future__ import annotations
 
 from ..api import Record
-from .state import NO_GC, PLAIN, RECOVERED, SUB_NAMES, UNKEYED, Header, S
+from .protocol.state import NO_GC, PLAIN, RECOVERED, SUB_NAMES, UNKEYED, Header, S
 
 _NO_KEY = "unkeyed"   # an aborted record with no prune key yet (F8: UNKEYED)
 

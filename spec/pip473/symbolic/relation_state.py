@@ -21,10 +21,10 @@ from itertools import combinations
 
 import z3
 
-from ..schema import Bool, Enum, Int, Schema
-from ..symbolic import Key, Sym
-from .coordinator import STREAM_BASE, _pub
-from .state import (
+from ...schema import Bool, Enum, Int, Schema
+from ...symbolic import Key, Sym
+from ..protocol.coordinator import STREAM_BASE, _pub
+from ..protocol.state import (
     ABSENT, APPENDED, CHECKED, CLOSED, DONE, GONE, NO_GC, NONE, OPPUT, PLAIN, REJECTED, TODO, UNKEYED, VALID, Header,
 )
 
@@ -240,7 +240,7 @@ def encode(lay: Layout, s) -> dict[Key, object]:
         put("rd", j, s.rd[j]), put("fence", j, s.fence[j]), put("retained", j, s.retained[j])
         p = s.part[j]
         put("up", j, p is not None)
-        from .state import EMPTY_PART
+        from ..protocol.state import EMPTY_PART
         q = EMPTY_PART if p is None else p
         put("hold", j, q.hold), put("ready", j, q.ready), put("loaded", j, q.loaded), put("wknown", j, q.wknown)
         put("aready", j, q.aready)
@@ -289,7 +289,7 @@ def encode(lay: Layout, s) -> dict[Key, object]:
 
 def op_record(lay: Layout, k: int, seg: int, pos: int, seq: int):
     """The op record plan operation k puts, as `store.put_op` builds it."""
-    from .state import Op
+    from ..protocol.state import Op
 
     m = lay.m
     if k < lay.W:

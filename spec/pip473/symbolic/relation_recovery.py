@@ -7,7 +7,7 @@ import z3
 
 from .relation_parts import E, FALSE, TRUE, any_of, hst_is, materialize, remove_ops, stage_is, write_op_on, ack_op_on
 from .relation_state import NO_TAG, St
-from .state import CLOSED, IN_FLIGHT, RECOVERED, REJECTED, UNKEYED
+from ..protocol.state import CLOSED, IN_FLIGHT, RECOVERED, REJECTED, UNKEYED
 
 
 def empty_part(s: St, j: int, keep_events: bool = False) -> St:

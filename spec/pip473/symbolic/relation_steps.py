@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import z3
 
-from ..symbolic import Act, Frame
-from .coordinator import LIST, pub_targets
+from ...symbolic import Act, Frame
+from ..protocol.coordinator import LIST, pub_targets
 from .relation_parts import (
     E, FALSE, TRUE, all_of, any_of, appending, deliver_event, dispatch, drop_in_flight, fanout, has_op,
     hst_is, materialize, max_read, placed, publish, rekey, release_failed, remove_ops, stage_is, streams,
     track_in_flight, track_position, tracked, write_op_on, ack_op_on,
 )
 from .relation_state import REPLY, St
-from .state import (
+from ..protocol.state import (
     APPENDED, CHECKED, COMMITTED, DONE, IN_FLIGHT, OPPUT, RECOVERED, REJECTED, SUB_FIELDS, TODO, UNKEYED, VALID,
 )
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import z3
 
-from ..symbolic import schema_terms
+from ...symbolic import schema_terms
 from .relation_parts import E, ack_op_on, all_of, hst_is, stage_is, tracked, write_op_on
 from .relation_state import NO_TAG, St
 from .relation_steps import client_is
-from .state import RECOVERED
+from ..protocol.state import RECOVERED
 
 Implies, And, Or, Not = z3.Implies, z3.And, z3.Or, z3.Not
 FALSE = z3.BoolVal(False)

@@ -31,7 +31,7 @@ event comes.
 
 from __future__ import annotations
 
-from ..api import replace_at as _put
+from ...api import replace_at as _put
 from .apply import apply_acks, enqueue
 from .buffer import forget, max_read, prune_key
 from .pendingack import acks_to_apply, apply_to_cursor

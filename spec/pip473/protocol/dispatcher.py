@@ -11,7 +11,7 @@ header state at that moment.
 
 from __future__ import annotations
 
-from ..api import replace_at as _put
+from ...api import replace_at as _put
 from .buffer import is_txn_aborted, read_limit
 from .pendingack import pas_ready
 from .state import GONE, NONE, PLAIN, SUB_FIELDS, S

@@ -12,7 +12,7 @@ from .relation_parts import (
 )
 from .relation_state import St
 from .relation_steps import delete_own_op, pub, put_op, route, sending
-from .state import APPENDED, CHECKED, CLOSED, DONE, OPPUT, REJECTED, TODO, VALID
+from ..protocol.state import APPENDED, CHECKED, CLOSED, DONE, OPPUT, REJECTED, TODO, VALID
 
 
 def _late(s: St, t: int, when) -> St:

@@ -28,7 +28,7 @@ of recovery computes both.
 
 from __future__ import annotations
 
-from ..api import replace_at as _put
+from ...api import replace_at as _put
 from .apply import enqueue_plain_watermark, finish, instance, instance_lac, put_instance
 from .buffer import callback_pending, ceiling
 from .segments import route

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..api import quick_replace
+from ...api import quick_replace
 
 # Header states (`/txn/<txnId>.state`); NONE = never created, GONE = deleted by GC.
 NONE, OPEN, COMMITTED, ABORTED, GONE = "NONE", "OPEN", "COMMITTED", "ABORTED", "GONE"

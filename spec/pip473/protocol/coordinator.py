@@ -20,7 +20,7 @@ txn whose ops remain before it serves (`failover`).
 
 from __future__ import annotations
 
-from ..api import replace_at as _put
+from ...api import replace_at as _put
 from .notify import fanout, publish, streams
 from .state import (
     ABORTED, C_ENDING, C_OPEN, COMMITTED, GONE, OPEN, TOLD_ABORTED, TOLD_COMMITTED, TOLD_CONFLICT,

@@ -31,7 +31,7 @@ other sends; otherwise nothing reads it.
 
 from __future__ import annotations
 
-from ..api import replace_at as _put
+from ...api import replace_at as _put
 from .buffer import track_in_flight
 from .state import CHECKED, CLOSED, CLOSED_READ, OPEN, READ, READ_APPLIED, REJECTED, Pub, S
 from .store import header_state

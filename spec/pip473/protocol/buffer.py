@@ -22,7 +22,7 @@ a record another instance puts after that scan is not in it.
 
 from __future__ import annotations
 
-from ..api import replace_at as _put
+from ...api import replace_at as _put
 from .state import ABORTED, ADDED, GONE, IN_FLIGHT, NONE, OPPUT, RECOVERED, UNKEYED, VALID, Part, S
 from .store import header_state, streams
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from itertools import chain
 from operator import itemgetter
 
-from .state import PLAIN, Op, Part, S
+from ..protocol.state import PLAIN, Op, Part, S
 
 
 def plan_classes(writes, acks, n: int) -> tuple[tuple[int, ...], ...]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from itertools import product
 
-from .state import SUB_FIELDS, SUB_NAMES
+from ..protocol.state import SUB_FIELDS, SUB_NAMES
 
 # schema symbols derived from each participant field (properties.observe)
 _PART = {

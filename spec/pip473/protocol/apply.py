@@ -45,7 +45,7 @@ before the new owner loads the segment (recovery.recover).
 
 from __future__ import annotations
 
-from ..api import replace_at as _put
+from ...api import replace_at as _put
 from .buffer import ceiling, forget, prune_key
 from .pendingack import acks_to_apply, apply_to_cursor
 from .publish_cache import applied

@@ -38,7 +38,7 @@ prune the record while an entry of the txn is readable.
 
 from __future__ import annotations
 
-from ..api import replace_at as _put
+from ...api import replace_at as _put
 from .buffer import (
     callback_pending, drop_in_flight, max_read, rekey, release_failed, track_in_flight, track_position,
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import z3
 
 from .relation_state import NO_TAG, St
-from .state import IN_FLIGHT, OPPUT, RECOVERED, UNKEYED, VALID
+from ..protocol.state import IN_FLIGHT, OPPUT, RECOVERED, UNKEYED, VALID
 
 TRUE, FALSE = z3.BoolVal(True), z3.BoolVal(False)
 

@@ -57,7 +57,7 @@ checks at small bounds.
 
 from __future__ import annotations
 
-from ..api import replace_at as _put
+from ...api import replace_at as _put
 from .notify import materialize
 from .state import (
     ABORTED, CLOSED, CLOSED_READ, COMMITTED, EMPTY_PART, GONE, IN_FLIGHT, OPEN, READ, READ_APPLIED, RECOVERED, REJECTED,

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import z3
 
-from ..symbolic import Act, Frame, Relation
-from .coordinator import LIST, pub_targets
-from .properties import NO_OPEN
+from ...symbolic import Act, Frame, Relation
+from ..protocol.coordinator import LIST, pub_targets
+from ..properties import NO_OPEN
 from .relation_parts import (
     E, any_of, deliver_event, dispatch, hst_is, is_txn_aborted, read_limit, stage_is, tracked,
 )
@@ -34,7 +34,7 @@ from .relation_recovery import (
 )
 from .relation_state import CLIENT, Layout, St, encode
 from .relation_steps import candidates, end_txn, failover, finalize, gc, list_ops, new_txn, publish_events, tick, timeout
-from .state import IN_FLIGHT, UNANSWERED
+from ..protocol.state import IN_FLIGHT, UNANSWERED
 
 V = z3.StringVal
 
