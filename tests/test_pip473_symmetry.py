@@ -58,7 +58,7 @@ def test_standard_models_refuse_symmetry_in_one_line(capsys, tmp_path):
         "txncheck: error: --symmetry: no two elements of Txn are interchangeable in "
         "pip473[fixed](txns=2, writes=t1:0, acks=t1:s1:1:ind t2:s2:1:cum, plain=, reshape=merge, decisions=both, "
         "client=permissive, crashes=1, failovers=1, unloads=0, apply=atomic, check=atomic, sync=atomic, "
-        "producers=ungated, ticks=0, timeout=0, retention=0, trim=False, "
+        "track=atomic, producers=ungated, ticks=0, timeout=0, retention=0, trim=False, "
         "opfail=False, tc=atomic, recovery=steps, participants=split, subs=1, prune=True, watches=point); "
         "check it without --symmetry"]
 
