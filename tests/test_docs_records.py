@@ -37,3 +37,14 @@ def test_the_prove_benchs_tables_are_its_records(table):
     else:
         assert [r["model"] for r in rows] == b.AGREEMENT
         assert all(r["disagreements"] == 0 and r["states"] == 2000 for r in rows)
+
+
+def test_the_profile_block_is_its_record():
+    """The profile of the standard model in docs/performance.md is bench/profile.py's
+    rendering of its record; the record is the command's own output."""
+    b = _bench("profile")
+    record = json.loads(b.RECORD.read_text())
+    text = b.DOC.read_text()
+    assert text[text.index(b.BEGIN):text.index(b.END) + len(b.END)] == b.render(record)
+    assert record["command"] == "txncheck " + " ".join(b.ARGS)
+    assert record["output"].startswith(f"profile of {b.ARGS[1]}:")
