@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 
-def replace_atomically(path: str | Path, write: Callable[[str], None], *, private: bool = False,
+def replace_atomically(path: str | Path, write: Callable[[str], object], *, private: bool = False,
                        fsync: bool = False) -> Path:
     """`write(tmp)` fills a temporary file beside `path`, which then replaces `path`."""
     path = Path(path)

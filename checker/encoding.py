@@ -24,6 +24,7 @@ the value types above. Nothing is ever unpickled.
 from __future__ import annotations
 
 from hashlib import blake2b
+from typing import Any
 
 from .errors import CheckerError
 
@@ -165,7 +166,7 @@ class Fingerprinter:
         if not isinstance(v, tuple):
             return fingerprint_bytes(_fcode(v, cache))
         try:  # a state's fields: mostly remembered parts, small ints and strs
-            codes = list(map(cache.get, v))
+            codes: list[Any] = list(map(cache.get, v))   # None for a part not remembered: join fails
         except TypeError:  # an unhashable part (a list, say): _fcode names it in one line
             return fingerprint_bytes(_fcode(v, None))
         try:

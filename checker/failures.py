@@ -19,6 +19,7 @@ import threading
 import time
 import traceback
 from contextlib import contextmanager
+from typing import Any
 
 from .errors import EnvironmentFault
 
@@ -116,7 +117,7 @@ def install_signal_handlers(debug: bool = False) -> dict:
     _redeliver = False
     _owner[:] = [os.getpid()]
     _debug[:] = [True] if debug else []
-    old = {"unraisablehook": sys.unraisablehook}
+    old: dict[str | signal.Signals, Any] = {"unraisablehook": sys.unraisablehook}
     sys.unraisablehook = _on_unraisable
     if not _fork_hook:  # once per process: a process forked from here (a --workers worker) dies with it
         os.register_at_fork(after_in_child=_die_with_parent)

@@ -18,11 +18,11 @@ Z3 paths in agreement on random observations for every spec in the repository.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import z3
 
-from ..spec.schema import Schema
+from ..spec.schema import Schema, Symbol
 from ..spec.symbolic import literal
 from .errors import CheckerError
 
@@ -152,7 +152,7 @@ class Z3Evaluator:
     def __init__(self, schema: Schema, props: Mapping[str, z3.BoolRef]) -> None:
         self.schema = schema
         self.props = dict(props)
-        self._cells = []  # (symbol, key or None, z3 term)
+        self._cells: list[tuple[Symbol, str | tuple[str, ...] | None, Any]] = []  # (symbol, key or None, z3 term)
         for sym in schema.symbols.values():
             if not sym.domain:
                 self._cells.append((sym, None, sym.ref))

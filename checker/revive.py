@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
+from typing import Any
 
 STAR = "*"
 
@@ -33,7 +34,7 @@ class _Node:
     __slots__ = ("classes", "kids", "deep")
 
     def __init__(self) -> None:
-        self.classes: dict[int, type] = {}  # tuple length -> class
+        self.classes: dict[int, type[Any]] = {}  # tuple length -> class (a NamedTuple's: _make)
         self.kids: dict = {}                # position (int or STAR) -> _Node
         self.deep = True                    # some NamedTuple at or below here
 

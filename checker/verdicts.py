@@ -33,7 +33,7 @@ class Verdicts:
                  witness_check: Callable[[Mapping], list[str]] | None, pending: set, limit: int = 1 << 20) -> None:
         self.observe, self.check, self.witness_check, self.pending = spec.observe, check, witness_check, pending
         self.fields = getattr(spec, "observed_fields", None)
-        self.key = None  # the observed fields' getter, made from the first state
+        self.key: Callable | None = None  # the observed fields' getter, made from the first state
         self.newer: dict = {}
         self.older: dict = {}
         self.knewer: dict = {}  # the same, under the callers' keys (`keyed`)
@@ -99,6 +99,7 @@ def _getter(t, fields) -> Callable:
     missing = [f for f in fields if names is None or f not in names]
     if missing:
         raise SpecError(f"the spec's observed_fields names {missing[0]!r}, which its states ({type(t).__name__}) lack")
+    assert names is not None   # else every field is missing
     return itemgetter(*[names.index(f) for f in fields])
 
 
@@ -134,7 +135,7 @@ class PartVerdicts:
         self.pending, self.limit, self.observe = pending, limit, spec.observe
         parts = spec.observation_parts()
         first = next(iter(spec.init_states()))
-        self.parts = []  # (getter of its fields' numbers, part, memory)
+        self.parts: list[tuple[Callable, Callable, dict]] = []  # (getter of its fields' numbers, part, memory)
         provider: dict[str, int] = {}
         for k, (fields, part) in enumerate(parts):
             self.parts.append((_numbers(positions, fields), part, {}))

@@ -86,7 +86,7 @@ def _frozen(name: str, value: Any) -> tuple:
     """A structured constant from a model file: nested lists -> nested tuples."""
     if not isinstance(value, (list, tuple)):
         raise SpecError(f"bound {name} must be an array, got {value!r}")
-    out = []
+    out: list[Any] = []
     for x in value:
         if isinstance(x, (list, tuple)):
             out.append(_frozen(name, x))

@@ -23,7 +23,7 @@ missing key means (False for sets).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import z3
 
@@ -88,7 +88,7 @@ class Symbol:
     domain: tuple[str, ...]
     type: Type
     default: object
-    ref: object  # z3 constant or z3 FuncDeclRef
+    ref: Any  # z3 constant or z3 FuncDeclRef (z3 has no type hints: its values are Any)
 
     def __call__(self, *args):
         if not self.domain:

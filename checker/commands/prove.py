@@ -14,7 +14,7 @@ from contextlib import nullcontext
 
 from ..failures import BudgetExpired, budget_alarm
 from ..streams import stdout_to_stderr
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .argtypes import int_from, natural, positive_int, seconds
 
@@ -72,7 +72,8 @@ def run(args) -> int:
         return run_infer(args, _proof_lines)
     if args.agreement and (args.bounded is not None or args.without):
         raise UsageError("--agreement compares the relation with the spec; --bounded and --without go with a proof")
-    shown = report = None
+    shown: Callable[[], int] | None = None
+    report: ProveReport | None = None
     expired = False
     with stdout_to_stderr() if args.json else nullcontext():  # what specs print: stdout holds one JSON object
         try:
@@ -89,7 +90,9 @@ def run(args) -> int:
     if expired:   # printed once stdout is stdout again
         return _out_of_time(args)
     if args.agreement:
+        assert shown is not None
         return shown()
+    assert report is not None
     error = None
     try:
         write_bounded_trace(report, args.out)
@@ -138,15 +141,17 @@ def _proof_lines(r: ProveReport) -> list[str]:
     from ..symbolic.system import show_action
 
     p, schema = r.proof, r.system.relation.schema
+    assert p is not None, "_proof_lines is for a report with a proof"
     n = len(p.clauses)
     props = ", ".join(r.properties) or "the lemmas"
     if p.verdict == "violation":
         return ["base case: fails", *show_initial(schema, p.initial, p.failing), "verdict: violation"]
     out = [f"base case: every clause holds in the initial states ({p.base_seconds:.2f}s)"]
     if p.verdict == "not inductive":
+        assert p.cti is not None, "a step that is not inductive has its CTI"
         out.append(f"inductive step: {p.cti.clause} is not preserved ({p.step_seconds:.2f}s)")
         out += show_cti(schema, p.cti, glossary(r.system.relation.spec.name, CELLS))
-        if getattr(r, "cti_file", None):
+        if r.cti_file:
             out.append(f"  written to {r.cti_file} (see it with: txncheck show {r.cti_file})")
         out.append("verdict: not inductive (state 1 may be unreachable: add a lemma that rules it out, "
                    "or look for a real violation with --bounded K)")
@@ -157,6 +162,7 @@ def _proof_lines(r: ProveReport) -> list[str]:
     out.append(f"inductive step: every action preserves all {n} clauses ({p.queries - n} queries, "
                f"{p.step_seconds:.2f}s)")
     v = r.vacuity
+    assert v is not None, "a proved step is followed by the vacuity check"
     labels = len(set(r.system.labels))
     dead = [show_action(a) for a in v.dead]
     out.append(f"actions: {labels - len(dead)} of {labels} can fire under the invariant"
@@ -179,6 +185,7 @@ def _proof_lines(r: ProveReport) -> list[str]:
 
 def _bounded_lines(r: ProveReport) -> list[str]:
     b = r.bounded
+    assert b is not None, "a report without a proof is a bounded check's"
     if b.verdict == "violation":
         where = r.trace_file or "(trace not written)"
         out = [f"bounded checking: no violation within {b.depth - 1} steps, one in {b.depth} ({b.seconds:.2f}s)"

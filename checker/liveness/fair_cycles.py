@@ -103,8 +103,8 @@ class StateGraph:
 
     def stem(self, x: int) -> list[tuple[int | None, int]]:
         out = []
-        while self.parent[x] is not None:
-            u, a = self.parent[x]
+        while (step := self.parent[x]) is not None:
+            u, a = step
             out.append((a, x))
             x = u
         out.append((None, x))
@@ -189,7 +189,7 @@ def _distances(g: StateGraph, keep: Sequence[bool], sources: Iterable[int]):
     starts = sorted((g.depth[x], x) for x in set(sources) if keep[x] and g.depth[x] >= 0)
     dist: dict[int, int] = {}
     via: dict[int, tuple[int, int] | None] = {}
-    k, frontier = 0, []
+    k, frontier = 0, list[int]()
     level = starts[0][0] if starts else 0
     while frontier or k < len(starts):
         if not frontier:
@@ -219,8 +219,8 @@ def _walk_to(g: StateGraph, comp: set[int], start: int, states: set[int], action
 
     def path(u: int) -> list[tuple[int, int]]:
         out = []
-        while prev[u] is not None:
-            p, a = prev[u]
+        while (step := prev[u]) is not None:
+            p, a = step
             out.append((a, u))
             u = p
         out.reverse()
@@ -251,7 +251,7 @@ def _cycle(g: StateGraph, constraints: Sequence[Constraint], comp: set[int], ent
         ok_actions = c.actions & taken
         obligations.append((ok_states, frozenset(ok_actions)))
     steps: list[tuple[int, int]] = []
-    seen_states, seen_actions, cur = {entry}, set(), entry
+    seen_states, seen_actions, cur = {entry}, set[int](), entry
     for ok_states, ok_actions in obligations:
         if not seen_states.isdisjoint(ok_states) or not seen_actions.isdisjoint(ok_actions):
             continue

@@ -145,7 +145,7 @@ class Growth:
 def growth(layout: Layout, states: list, seed: int = 0) -> Growth:
     rng = random.Random(seed)
     n = len(layout.paths)
-    table = [dict() for _ in range(n)]  # value -> id
+    table: list[dict[object, int]] = [{} for _ in range(n)]  # value -> id
     words: list[list[int]] = [[] for _ in range(n)]
     ids = [array("I") for _ in range(n)]
     keys = array("Q")

@@ -44,7 +44,7 @@ def _perms(elements: tuple) -> list[tuple]:
 def _class_perms(classes: tuple) -> list[dict]:
     out = []
     for combo in itertools.product(*[_perms(tuple(c)) for c in classes]):
-        m = {}
+        m: dict[str, str] = {}
         for c, p in zip(classes, combo):
             m.update(zip(c, p))
         out.append(m)

@@ -57,8 +57,8 @@ class PartialOrderReduced:
         writes = [tuple(fps[a][1]) for a in acts]
         n = len(acts)
         self.visible = [_touches(writes[i], watched) for i in range(n)]
-        self.dependents = [[] for _ in range(n)]
-        self.enablers = [[] for _ in range(n)]
+        self.dependents: list[list[int]] = [[] for _ in range(n)]
+        self.enablers: list[list[int]] = [[] for _ in range(n)]
         for i in range(n):
             for j in range(n):
                 if i == j:

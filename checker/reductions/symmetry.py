@@ -27,7 +27,7 @@ by re-executing the spec (`concretize`).
 from __future__ import annotations
 
 from itertools import permutations, product
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import z3
 
@@ -94,7 +94,7 @@ class _Signatures:
                 if len(owners) == 1:
                     self.derived[owners[0]].append((other, d, rename(d, {owners[0]: "="})))
         # (name, kind, domain, value sort, default, is a set), in a fixed order
-        self.symbols = []
+        self.symbols: list[tuple[str, str, tuple[str, ...], str | None, Any, bool]] = []
         for sym in sorted(schema.symbols.values(), key=lambda s: s.name):
             vsort = sym.type.sort if isinstance(sym.type, Enum) else None
             if not sym.domain:

@@ -57,7 +57,9 @@ class Coverage:
         distinct = list(dict.fromkeys(self.labels))
         never_enabled = [show_action(a) for a in distinct if not self.enabled[a]]
         never_disabled = [show_action(a) for a in distinct if self.enabled[a] == self.states]
-        never_false, never_true, both, total = [], [], 0, 0
+        never_false: list[str] = []
+        never_true: list[str] = []
+        both = total = 0
         for i, texts in self.conjuncts.items():
             for j, text in enumerate(texts):
                 total += 1

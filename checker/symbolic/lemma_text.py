@@ -130,12 +130,13 @@ _TOKEN = re.compile(r"""
 
 
 def _tokens(text: str) -> list[tuple[str, str, int]]:
-    out, pos = [], 0
+    out: list[tuple[str, str, int]] = []
+    pos = 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None:
             raise LemmaSyntaxError(f"unexpected {text[pos]!r} at column {pos + 1}")
-        kind = m.lastgroup
+        kind = m.lastgroup or ""   # every alternative of _TOKEN is a named group
         if kind != "ws":
             value = m.group()
             if kind == "str":

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import z3
 
@@ -48,6 +48,7 @@ class ProveReport:
     proof: Proof | None = None
     bounded: Bounded | None = None
     trace_file: str | None = None
+    cti_file: str | None = None   # where `prove` wrote the counterexample to induction, if anywhere
     vacuity: Vacuity | None = None
     witnesses: dict[str, str | None] = field(default_factory=dict)   # name -> how it was reached, or None
     unproved: list[str] = field(default_factory=list)               # what the model asks that was not decided
@@ -55,6 +56,7 @@ class ProveReport:
     @property
     def verdict(self) -> str:
         if self.proof is None:
+            assert self.bounded is not None, "a report holds a proof or a bounded check"
             return self.bounded.verdict
         if self.proof.verdict != "proved":
             return self.proof.verdict
@@ -118,7 +120,7 @@ def model_lemmas(m: Model) -> tuple[list[str], list[str] | None]:
     return [n for n in names if n not in table.get("without", [])], props
 
 
-def prove_model(path: str | Path | Model, *, depth: int | None = None, without: list[str] = (),
+def prove_model(path: str | Path | Model, *, depth: int | None = None, without: Sequence[str] = (),
                 timeout_ms: int = 0, on_depth=None) -> ProveReport:
     """Prove the model's properties (with its [prove] lemmas and
     [prove.formulas], less those `without` names), or with `depth`, check them to that depth."""

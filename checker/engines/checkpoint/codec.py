@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import sys
 from array import array
+from typing import Any
 
 from ...encoding import FALSE, FROZENSET, INT, NONE, STR, TRUE, TUPLE, _varint
 from ...errors import EngineError, EnvironmentFault
@@ -43,7 +44,7 @@ class _Types:
     def __init__(self, names: list[str] | None = None) -> None:
         self.names: list[str] = list(names or [])
         self.ids: dict[type, int] = {}
-        self.classes: list[type] = []
+        self.classes: list[type[Any]] = []   # NamedTuple classes among them (_fields, _make)
 
     def id_of(self, cls: type) -> int:
         i = self.ids.get(cls)
@@ -88,7 +89,7 @@ class _Nodes:
             self.objects.append(v)
             return nid
         if t is tuple or t is frozenset:
-            head = (TUPLE if t is tuple else FROZENSET,)
+            head: tuple[int, ...] = (TUPLE if t is tuple else FROZENSET,)
         elif isinstance(v, tuple) and hasattr(t, "_fields"):
             head = (RECORD, self.types.id_of(t))
         else:
@@ -123,7 +124,7 @@ class _Nodes:
 class _Reader:
     """Decodes a segment; every failure is a CheckpointError naming the file."""
 
-    def __init__(self, data: bytes, where: str, classes: list[type], table: list) -> None:
+    def __init__(self, data: bytes, where: str, classes: list[type[Any]], table: list) -> None:
         self.data, self.pos, self.where, self.classes, self.table = data, 0, where, classes, table
 
     def fail(self, msg: str):

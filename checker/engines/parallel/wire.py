@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import signal
 from array import array
-from typing import Any, Literal, TypedDict, Union
+from typing import Any, Literal, Mapping, TypedDict, Union
 
 from ...errors import EngineError, EnvironmentFault
 
@@ -134,7 +134,7 @@ class Closed(Exception):
     """The other end of the pipe is gone."""
 
 
-def send(conn, head: Message, arrays=()) -> None:
+def send(conn, head: Mapping[str, object], arrays=()) -> None:
     try:
         conn.send_bytes(json.dumps({**head, "arrays": [a.typecode for a in arrays]}).encode())
         for a in arrays:

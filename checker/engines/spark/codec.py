@@ -32,6 +32,7 @@ entries. Nothing here is pickled or uses Python's hash() for anything kept.
 from __future__ import annotations
 
 from hashlib import blake2b
+from typing import Any
 
 from ...encoding import EncodingError, _read_varint, _varint, decode, encode
 from ...revive import Shapes
@@ -82,7 +83,7 @@ class FieldCodec:
         self.codes: list[dict] = []   # per position: field value -> (varint(len) + encoding, fingerprint code)
         self.fields: list[dict] = []  # per position: encoded field -> rebuilt field
         self.size = 0                 # entries in both
-        self.top = None               # the last top-level class packed
+        self.top: type | None = None  # the last top-level class packed
         self.heads: dict[int, tuple[bytes, bytes]] = {}   # n -> (varint(n + 1), the tuple's fingerprint head)
 
     def _room(self, n: int) -> None:
@@ -125,7 +126,7 @@ class FieldCodec:
         if len(self.codes) < n:
             self._room(n)
         try:
-            cs = [d.get(v) for d, v in zip(self.codes, s)]
+            cs: list[Any] = [d.get(v) for d, v in zip(self.codes, s)]   # None: not known yet
         except TypeError:   # an unhashable value: encode() names it
             cs = [None] * n
         if None in cs:

@@ -67,13 +67,13 @@ def run(job: Job) -> Outcome:
         manifest = read_manifest(resume)  # fail on a bad checkpoint before starting Spark
         check_identity(resume, manifest, identity(wj))
     below, asked = spark_driver.threshold(), spark_driver.asked_partitions()
-    check_master(job.options.master, resume or ckpt)   # before Spark starts, in seconds
-    if resume or ckpt:
-        check_writable(resume or ckpt)
-    session = spark_session(job.options.master)
     root = resume or ckpt
+    check_master(job.options.master, root)   # before Spark starts, in seconds
+    if root:
+        check_writable(root)
+    session = spark_session(job.options.master)
     temporary = root is None
-    if temporary:
+    if root is None:
         if not is_local(session):
             raise EngineError("engine 'spark' on a cluster needs --checkpoint DIR on storage every executor shares")
         root = tempfile.mkdtemp(prefix="txncheck-spark-")
@@ -130,11 +130,16 @@ class _Search:
                     col.append(v)
         self.learn_records([[list(p), n, self.names.name(c)] for p, n, c in learner.new])
         self.write(lambda: self._write_first(cols))
-        self.m = Manifest(job=identity(self.wj), levels=[len(seen)] if seen else [], generated=generated,
-                          witnesses={w: False for w in self.wj.witnesses}, done=not seen,
-                          shapes=self.shape_records(), partitions=P)
+        m = self.m = Manifest(job=identity(self.wj), levels=[len(seen)] if seen else [], generated=generated,
+                              witnesses={w: False for w in self.wj.witnesses}, done=not seen,
+                              shapes=self.shape_records(), partitions=P)
         if seen:
-            self.write(lambda: write_manifest(self.root, self.m))
+            self.write(lambda: write_manifest(self.root, m))
+
+    def manifest(self) -> Manifest:
+        """The manifest: a resumed run's, else the one `start` made."""
+        assert self.m is not None, "the search has started"
+        return self.m
 
     def _write_first(self, cols) -> None:
         spark_level.new_level(self.root, 1)
@@ -153,7 +158,7 @@ class _Search:
         """Expand level k, in the driver when its frontier is below the
         threshold (`spark/driver.py`), else on Spark. Returns a violation or
         None; on None, level k+1 is written and the manifest updated."""
-        m = self.m
+        m = self.manifest()
         pending = tuple(w for w, found in m.witnesses.items() if not found)
         t = time.monotonic()
         where = "driver" if m.levels[k - 1] < self.threshold else "spark"
@@ -194,7 +199,7 @@ class _Search:
         """The tasks' findings (`spark.worker.Expansion.notes`): successors
         generated per action, witnesses, classes learned, CPU seconds; and
         the level's violation, if any. Returns (generated, violation)."""
-        m = self.m
+        m = self.manifest()
         gen: dict[str, int] = {}
         bad: dict[str | None, int] = {}
         for n in notes:   # the failures first: they void the rest
@@ -247,7 +252,8 @@ class _Search:
                 .partitionBy(P, _identity)
                 .mapPartitionsWithIndex(merge_task(root, k))
                 .collect())
-        notes, counts = [], {}
+        notes: list[dict] = []
+        counts: dict[str, int] = {}
         shuffled = self.shuffled = {"candidates": 0, "shuffle_bytes": 0}
         for kind, r in rows:
             if kind == "notes":
@@ -282,7 +288,7 @@ class _Search:
     def shape_records(self) -> list:
         return self.names.records(self.shapes)
 
-    def unreadable(self, exc: Exception, k: int) -> Exception:
+    def unreadable(self, exc: BaseException, k: int) -> BaseException:
         """A failed Spark job: a damaged checkpoint (resume) is bad input, one
         line; anything else, including an exception in the spec, goes up as is."""
         from pyspark.errors import PythonException
@@ -319,7 +325,7 @@ class _Search:
         incomplete = None
         if self.m is None:
             self.start()
-        m = self.m
+        m = self.manifest()
         generated0 = m.generated
         try:
             while not m.done:
