@@ -311,6 +311,7 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
     if r.error is not None:
         r.cases = [Case("load", ERROR, r.error, kind="model")]
     else:
+        assert r.model is not None and r.report is not None, "a model without an error was loaded and run"
         r.cases = judge(r.model, r.report)
         r.interrupted = r.report.outcome.incomplete_reason == "interrupted"
         r.report.outcome.exploration = None  # the state graph is not needed any more; a gate holds many models
@@ -351,6 +352,7 @@ def prove_case(m: Model) -> tuple[Case, float | None]:
     cpu = time.process_time() - t0
     if rep.verdict == "proved":
         p = rep.proof
+        assert p is not None   # proved: by a proof, not a bounded check
         return Case("Proof", PASSED, f"proved: {len(p.clauses)} clauses inductive ({len(rep.lemmas)} lemmas), "
                                      f"{cpu:.1f} CPU s", kind="proof"), cpu
     why = {"violation": "an initial state violates the invariant",

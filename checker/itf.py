@@ -23,7 +23,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NoReturn
 
 from .. import __version__
 from ..spec.api import Record
@@ -234,7 +234,7 @@ def read_untrusted_text(path: str | Path, limit: int, kind: str) -> str:
 def read_trace(path: str | Path) -> Trace:
     path = Path(path)
 
-    def bad(msg: str):
+    def bad(msg: str) -> NoReturn:
         raise TraceError(f"{path}: {msg}")
 
     try:
@@ -255,7 +255,7 @@ def read_trace(path: str | Path) -> Trace:
 def parse_trace(doc: Any, path: Path | None = None) -> Trace:
     where = f"{path}: " if path else ""
 
-    def bad(msg: str):
+    def bad(msg: str) -> NoReturn:
         raise TraceError(f"{where}{msg}")
 
     if not isinstance(doc, dict):

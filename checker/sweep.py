@@ -42,7 +42,7 @@ import time
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .itf import read_untrusted_text
 from .model import MAX_MODEL_BYTES, VERDICTS, ModelError, load_model
@@ -103,7 +103,7 @@ class Sweep:
 def load_sweep(path: str | Path) -> Sweep:
     path = Path(path)
 
-    def bad(msg: str):
+    def bad(msg: str) -> NoReturn:
         raise SweepError(f"{path}: {msg}")
 
     try:  # untrusted: a regular file, capped (checker/itf.py)

@@ -67,7 +67,7 @@ def _body(c, label: str = "") -> str:
 
 
 def _figures(r: ModelResult) -> dict:
-    out = {}
+    out: dict[str, object] = {}
     if r.model is not None:
         out["spec"] = r.model.spec_name
         out["variant"] = r.model.variant
@@ -91,7 +91,8 @@ def _figures(r: ModelResult) -> dict:
 def write_junit(result: GateResult, path: str | Path) -> Path:
     from .output import write_text_atomic
 
-    tree = ET.ElementTree(junit_tree(result))
+    junit_root = junit_tree(result)
+    tree = ET.ElementTree(junit_root)
     ET.indent(tree)
-    text = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(tree.getroot(), encoding="unicode") + "\n"
+    text = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(junit_root, encoding="unicode") + "\n"
     return write_text_atomic(path, text)

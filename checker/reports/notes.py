@@ -51,6 +51,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from ..itf import read_untrusted_text
 from ..model import ModelError
@@ -129,7 +130,7 @@ def load_notes(model_path: str | Path) -> Notes | None:
 
 
 def parse_notes(text: str, path: Path) -> Notes:
-    def bad(msg: str):
+    def bad(msg: str) -> NoReturn:
         raise NotesError(f"{path}: {msg}")
 
     m = re.match(r"\+\+\+\n(.*?)\n\+\+\+\n(.*)\Z", text.replace("\r\n", "\n"), re.S)

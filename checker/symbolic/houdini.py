@@ -75,6 +75,7 @@ class Induction:
     def stuck(self, assume: list[str]):
         """Deadlock freedom under the clauses assumed: sat with a state that
         has no action enabled, unsat with the core, or unknown."""
+        assert self.stuck_sv is not None, "asked only when deadlock freedom is checked"
         r = self.stuck_sv.check(*[self.lit[n] for n in assume])
         if r == z3.sat:
             return r, self.stuck_sv.model()
@@ -259,7 +260,7 @@ def needed(ind: Induction, lemmas: list[str], say: Callable[[str], None] = lambd
         return False
 
     def inductive(allowed: frozenset) -> bool:
-        clauses = [*ind.fixed, *(n for n in lemmas if n in allowed)]
+        clauses: list[str | None] = [*ind.fixed, *(n for n in lemmas if n in allowed)]
         if ind.stuck_sv is not None:
             clauses.append(None)
         return all(holds(c, allowed) for c in clauses)

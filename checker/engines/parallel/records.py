@@ -47,10 +47,10 @@ class Fields:
         self.ids: list[dict] = []
         self.keys: list[array] = []  # per field: each value's key (encoding.field_key)
         self.cache: dict = {}  # _fcode's memory of nested parts
-        self.shapes: list[tuple[type, int]] = []
+        self.shapes: list[tuple[type | None, int]] = []   # (class, length); (None, 1): not a tuple
         self.shape_keys: list[int] = []
         self.widths: list[int] = []  # per shape: numbers in its rows
-        self.shape_ids: dict[tuple[type, int], int] = {}
+        self.shape_ids: dict[tuple[type | None, int], int] = {}
 
     def _widen(self, n: int) -> None:
         while len(self.values) < n:
@@ -172,7 +172,7 @@ class Level:
         self.files += 1
         body = zlib.compress(chunk.rows, 1)
         parts = [chunk.fps.tobytes()]
-        if chunk.pfps is not None:
+        if chunk.pfps is not None and chunk.aids is not None:   # a proposal has both
             parts += [chunk.pfps.tobytes(), chunk.aids.tobytes()]
         write_file(path, [n.to_bytes(4, "little") + len(body).to_bytes(8, "little"), body, *parts])
         self.disk_bytes += 12 + len(body) + sum(map(len, parts))
@@ -275,12 +275,12 @@ def kept_rows(chunk: Chunk, keep, idx, widths: list[int]) -> Chunk:
     if len(set(widths)) == 1:  # one shape: rows of one width
         lens = np.full(len(chunk.fps), widths[0], dtype=np.int64)
     else:
-        lens, at, end = [], 0, len(chunk.rows)
+        each, at, end = [], 0, len(chunk.rows)
         while at < end:
             w = widths[chunk.rows[at]]
-            lens.append(w)
+            each.append(w)
             at += w
-        lens = np.array(lens, dtype=np.int64)
+        lens = np.array(each, dtype=np.int64)
     out_rows, out_fps = array("I"), array("Q")
     out_rows.frombytes(rows[np.repeat(keep, lens)].tobytes())
     out_fps.frombytes(np.frombuffer(chunk.fps, dtype=np.uint64)[idx].tobytes())

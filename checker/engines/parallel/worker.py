@@ -23,6 +23,7 @@ import traceback
 from collections import Counter
 from itertools import compress
 from operator import is_not, itemgetter
+from typing import Any
 
 import numpy as np
 
@@ -113,6 +114,7 @@ class Part:
         number, fprint, state_of, ids, fkeys = fields.row, fields.fingerprint, fields.state, fields.ids, fields.keys
         action_ids, new_actions = self.action_ids, self.new_actions
         props = self.proposals
+        assert mine is not None and props is not None, "begin() opened the level"
         deadlocks = self.job.deadlock
         left = len(self.level)
         vkey = None  # the observed fields' numbers in a row, the verdicts' key
@@ -162,8 +164,9 @@ class Part:
                         deadlock = [pf, 2 * seq + 1]  # after the successors before it
                 self.seq = seq
                 left -= min(limit, len(rows) - lo)
-                head = {"generated": seq - seq0, "coverage": Counter(gen_aids), "left": left, "done": False,
-                        "violation": None, "deadlock": deadlock, "witnesses": [], "proposed": 0}
+                head: dict[str, Any] = {"generated": seq - seq0, "coverage": Counter(gen_aids), "left": left,
+                                        "done": False, "violation": None, "deadlock": deadlock, "witnesses": [],
+                                        "proposed": 0}
                 found = []  # (order, witness)
                 if cand:
                     items = list(cand.values())
@@ -179,7 +182,7 @@ class Part:
                         props.append(row, f, pf, aid)
                         orders.append(g)
                         new_aids.append(aid)
-                        bad, holds = vkey(row, t)
+                        bad, holds = vkey(row, t)  # type: ignore[misc]  # made above, idx being non-empty
                         if bad is not None and head["violation"] is None:
                             head["violation"] = [f, pf, aid, bad, g]
                         if pending:
@@ -222,6 +225,7 @@ class Part:
 
     def done(self) -> dict:
         """The last head of a level (expanded, or stopped early)."""
+        assert self.proposals is not None and self.mine is not None, "begin() opened the level"
         self.proposals.close()
         return {"generated": 0, "coverage": {}, "left": 0, "done": True, "violation": None,
                 "deadlock": None, "witnesses": [], "proposed": 0, "actions": [],
@@ -251,10 +255,13 @@ class Part:
         nxt = Level(self.folder, f"w{self.worker}-l{self.depth + 1}n", self.keep)
         kept_by_action: Counter = Counter()
         widths = self.fields.widths
-        for chunk in self.proposals:
+        proposals = self.proposals
+        assert proposals is not None, "begin() opened the level"
+        for chunk in proposals:
             fps = np.frombuffer(chunk.fps, dtype=np.uint64)
             keep, mine, left = share(fps, later, taken, left)
-            if mine.size:
+            if mine.size:   # only of the later workers' tables
+                assert claimed is not None
                 claimed.add(mine)
             if keep.all():
                 nxt.extend(type(chunk)(chunk.rows, chunk.fps))
@@ -269,7 +276,7 @@ class Part:
                 self.trail.write(self.depth + 1, self.worker, kept_fps, kept_p, kept_a)
                 kept_by_action.update(np.asarray(kept_a, dtype=np.uint32).tolist())
         self.level = nxt.close()
-        spill = self.proposals.disk_bytes + self.level_disk  # what this level and its proposals took on disk
+        spill = proposals.disk_bytes + self.level_disk  # what this level and its proposals took on disk
         self.level_disk = self.level.disk_bytes
         self.proposals = None
         self.depth += 1

@@ -115,7 +115,7 @@ def _quietly(start, local: bool = False):
         launched.append(real_popen(cmd, **kw))
         return launched[-1]
 
-    gateway.Popen = popen
+    setattr(gateway, "Popen", popen)   # the name pyspark launches spark-submit with, replaced for a while
     quiet = not _debug()
     if quiet:
         _drop_spark_log_records()
@@ -130,7 +130,7 @@ def _quietly(start, local: bool = False):
                 proc.terminate()
         raise
     finally:
-        gateway.Popen = real_popen
+        setattr(gateway, "Popen", real_popen)
         if quiet:
             os.dup2(saved, 2)
             os.close(saved)
@@ -170,7 +170,7 @@ class _NotSpark:
 def _spark_dirs() -> tuple[str, ...]:
     import importlib.util
 
-    dirs = []
+    dirs: list[str] = []
     for name in ("py4j", "pyspark"):
         spec = importlib.util.find_spec(name)
         if spec and spec.submodule_search_locations:
@@ -198,7 +198,7 @@ def _remember_sigint() -> None:
             failures.interrupted.append("SIGINT")
         spark_handler(signum, frame)
 
-    on_sigint._txncheck = True
+    on_sigint._txncheck = True  # type: ignore[attr-defined]  # a mark on the function, read by getattr above
     signal.signal(signal.SIGINT, on_sigint)
 
 
