@@ -15,7 +15,7 @@ import itertools
 from dataclasses import dataclass
 
 from ...spec.schema import Int, Schema, Str
-from .lemma_text import KEYWORDS, NEGATED, Binary, Cell, Cmp, Const, Forall, Name, Nary, Not, Quoted, Truth, show
+from .lemma_text import KEYWORDS, NEGATED, Binary, Cell, Cmp, Const, Expr, Forall, Name, Nary, Not, Quoted, Truth, show
 from .vocabulary import Atom, CellT, Shape, Sorts
 
 
@@ -91,6 +91,7 @@ class Writer:
         if not conclusion and len(premises) > 1 and cmps:
             last = premises.pop(cmps[-1])     # `p -> c != v` reads better than `!(p & c = v)`
             conclusion = [Cmp(NEGATED[last.op], last.left, last.right)]
+        body: Expr
         if not conclusion:
             body = Not(_and(premises))
         elif not premises:
@@ -125,6 +126,7 @@ class Writer:
         if a.kind == "le":
             return Cmp("<=", cell, Const(a.other))
         typ = self.schema.symbols[a.cell.symbol].type
+        value: Expr
         if isinstance(typ, Int):
             value = Const(a.other)
         elif isinstance(typ, Str):
@@ -137,7 +139,7 @@ class Writer:
     def cell(self, c: CellT):
         if not c.args:
             return Name(c.symbol)
-        args = []
+        args: list[Expr] = []
         for a in c.args:
             if isinstance(a, Shape):
                 args.append(Quoted("".join(p if isinstance(p, str) else "{" + self.var_names[p] + "}"

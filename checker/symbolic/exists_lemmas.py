@@ -30,7 +30,7 @@ import numpy as np
 from ...spec.schema import Bool, Schema
 from .candidates import atom_truth, cell_column
 from .clause_lemmas import Lemma, Writer
-from .lemma_text import KEYWORDS, NEGATED, Binary, Cmp, Exists, Forall, Name, Nary, Not, Truth, show
+from .lemma_text import KEYWORDS, NEGATED, Binary, Cmp, Exists, Expr, Forall, Name, Nary, Not, Truth, show
 from .samples import Codes, Instance
 from .vocabulary import Atom, CellT, Sorts, atoms
 
@@ -41,20 +41,19 @@ def cell_bodies(schema: Schema, sorts: Sorts) -> list[tuple[CellT, tuple | None]
     """(the cell, the existential slot a second copy varies, or None) for
     each body: `c[...]` alone, and `Y != Y2 & c[..Y..] & c[..Y2..]`. Slots:
     (sort, 0) universal, (sort, "e") existential, (sort, "e2") its copy."""
-    out = []
+    out: list[tuple[CellT, tuple | None]] = []
     for sym in schema.symbols.values():
         if not isinstance(sym.type, Bool) or not sym.domain:
             continue
-        options = []
+        options: list[list] = []
         for d in sym.domain:
             if d in sorts.index:
                 options.append([(d, 0), (d, "e")])
             elif d in sorts.ground:
                 options.append([*sorts.ground[d], (d, "e")])
             else:
-                options = None     # a family sort: its shapes are the universal templates' business
-                break
-        if options is None:
+                break     # a family sort: its shapes are the universal templates' business
+        if len(options) < len(sym.domain):   # it broke off at a family sort
             continue
         for args in itertools.product(*options):
             ex = [a for a in args if isinstance(a, tuple) and a[1] == "e"]
@@ -123,11 +122,11 @@ def candidates(schema: Schema, sorts: Sorts, instances: list[Instance], codes: C
     out = []
     for b, (cell, twin) in enumerate(bodies):
         if not broken[b, -1]:
-            out.append(w.lemma(None, cell, twin))
+            out.append(w.exists_lemma(None, cell, twin))
             continue
         for lit in range(n_lit - 1):
             if seen[lit] and not broken[b, lit] and guards[lit >> 1].kind != "same":
-                out.append(w.lemma(lit, cell, twin))
+                out.append(w.exists_lemma(lit, cell, twin))
     return out[:MAX_CANDIDATES], tried
 
 
@@ -148,10 +147,11 @@ class _Writer(Writer):
                 taken.add(name)
                 self.var_names[s, tag] = name
 
-    def lemma(self, lit: int | None, cell: CellT, twin) -> Lemma:
+    def exists_lemma(self, lit: int | None, cell: CellT, twin) -> Lemma:
         first = Truth(self.cell(cell))
         ex = sorted({a for a in cell.args if isinstance(a, tuple) and a[1] == "e"}, key=str)
         binds = [(self.var_names[a], a[0]) for a in ex]
+        body: Expr
         if twin is None:
             body = Exists(tuple(binds), first)
         else:

@@ -115,6 +115,7 @@ class Exists:
     body: object
 
 
+Expr = Union[Name, Quoted, Const, Cell, Cmp, Truth, Not, Nary, Binary, Forall, Exists]   # a parsed lemma or a part
 QUANTIFIERS = {"forall": Forall, "exists": Exists}
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ...spec.schema import Bool, Enum, Int, Schema, Str
 
@@ -78,8 +79,10 @@ class Atom:
     "cmp" (cell op other cell; op "=" or "<"), "is" (cell = variable
     slot), "same" (slot = slot)."""
     kind: str
-    cell: object
-    other: object = None
+    # what these two hold depends on `kind` (above): a CellT, a slot (sort,
+    # index) or a value; Any, since a type per kind would split the class
+    cell: Any
+    other: Any = None
     op: str = "="
 
     @property
