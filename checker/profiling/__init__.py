@@ -22,6 +22,7 @@ import random
 import time
 from dataclasses import dataclass
 
+from ...spec.api import Spec
 from ..errors import explained
 from ..failures import budget_alarm
 from ..model import Model
@@ -49,7 +50,7 @@ class Settings:
 @dataclass
 class Profile:
     model: Model
-    spec: object
+    spec: Spec
     settings: Settings
     prefix: Prefix
     layout: Layout

@@ -61,7 +61,8 @@ def text(p: Profile) -> str:
     out.append("")
 
     out.append("Actions over the prefix: successors generated, new states first reached")
-    gen, new = {}, {}
+    gen: dict[str, int] = {}
+    new: dict[str, int] = {}
     for lv in pre.levels:
         for a, k in lv.generated_by.items():
             gen[a] = gen.get(a, 0) + k
@@ -101,19 +102,20 @@ def text(p: Profile) -> str:
                    + (" ...)" if len(unprobed) > 8 else ")"))
     out.append("- ghost history: fields only the properties read; the factor of keeping only what they observe "
                "of it" + (":" if p.ghosts else ": none"))
-    rows = []
+    ghosts = []
     for name, f in p.ghosts.items():
-        c = p.layout.names.index(name) if name in p.layout.names else None
-        r = p.reads[c] if c is not None else p.group_reads[name]
-        whole = g.factor[c] if c is not None else g.group_factor[name]
-        rows.append((name, f, f"observed as {', '.join(sorted(r.symbols))}; dropped entirely: {whole:.3f}"))
-    out += _factors(rows)
+        col = p.layout.names.index(name) if name in p.layout.names else None
+        r = p.reads[col] if col is not None else p.group_reads[name]
+        whole = g.factor[col] if col is not None else g.group_factor[name]
+        ghosts.append((name, f, f"observed as {', '.join(sorted(r.symbols))}; dropped entirely: {whole:.3f}"))
+    out += _factors(ghosts)
     if not p.symmetry:
         out.append("- symmetry: the spec declares no symmetric sorts (Spec.symmetric_sorts and permute)")
     for sy in p.symmetry:
         if sy.error:
             out.append(f"- symmetry over {sy.sort}: not measured ({sy.error})")
             continue
+        assert sy.closed is not None and sy.class_factor is not None, "measured, there being no error"
         classes = " ".join("{" + ", ".join(c) + "}" for c in sy.classes)
         out.append(f"- symmetry over {sy.sort} ({', '.join(sy.elements)}), on {sy.states:,} states of whole levels: "
                    f"{100 * sy.closed:.1f}% of the permuted states are reachable; orbits: {sy.factor:.2f}x fewer "

@@ -59,9 +59,9 @@ def _statements(path: str) -> list[ast.stmt]:
 def _parsed(path: str, text: str) -> list[ast.stmt]:
     tree = ast.parse(text, path)
     out = []
-    unsafe: set[int] = set()
+    unsafe: set[int | tuple[str, int]] = set()   # nodes by id; ("first", id): a branch's first statement
     for node in ast.walk(tree):
-        if isinstance(node, (ast.With, ast.AsyncWith, ast.Try)) or type(node).__name__ == "TryStar":
+        if isinstance(node, (ast.With, ast.AsyncWith, ast.Try, ast.TryStar)):
             inner = node.body if isinstance(node, (ast.With, ast.AsyncWith)) else (
                 [s for h in node.handlers for s in h.body] + list(node.finalbody))
             for s in inner:
@@ -154,7 +154,7 @@ def _liveness(code, instrs, info: CodeInfo) -> None:
             out.append(ins.argval)
         succ[ins.offset] = out
     try:
-        table = dis._parse_exception_table(code)   # noqa: SLF001 (no public reader in 3.11)
+        table = dis._parse_exception_table(code)   # type: ignore[attr-defined]  # noqa: SLF001 (no public reader in 3.11)
     except AttributeError:
         table = []
     for e in table:
@@ -163,15 +163,15 @@ def _liveness(code, instrs, info: CodeInfo) -> None:
                 succ[o].append(e.target)
     use = {i.offset: frozenset([i.argval]) if i.opname in _USES else frozenset() for i in instrs}
     kill = {i.offset: frozenset([i.argval]) if i.opname in _DEFS else frozenset() for i in instrs}
-    live_in = {o: frozenset() for o in offs}
-    live_out = {o: frozenset() for o in offs}
+    live_in: dict[int, frozenset] = {o: frozenset() for o in offs}
+    live_out: dict[int, frozenset] = {o: frozenset() for o in offs}
     changed = True
     while changed:
         changed = False
         for o in reversed(offs):
-            out = frozenset().union(*[live_in.get(s, frozenset()) for s in succ[o]])
-            inn = use[o] | (out - kill[o])
-            if inn != live_in[o] or out != live_out[o]:
-                live_in[o], live_out[o] = inn, out
+            after = frozenset().union(*[live_in.get(s, frozenset()) for s in succ[o]])
+            inn = use[o] | (after - kill[o])
+            if inn != live_in[o] or after != live_out[o]:
+                live_in[o], live_out[o] = inn, after
                 changed = True
     info.live_in, info.live_out = live_in, live_out

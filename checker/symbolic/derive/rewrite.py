@@ -25,6 +25,7 @@ import functools
 import types
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Sequence
 
 from .pyfuncs import BUILTINS, HELPERS
 
@@ -115,7 +116,7 @@ def _names(target) -> list[str] | None:
     if isinstance(target, ast.Name):
         return [target.id]
     if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
-        names = [e.id for e in target.elts]
+        names = [e.id for e in target.elts if isinstance(e, ast.Name)]   # all of them
         return names if len(set(names)) == len(names) else None
     return None
 
@@ -172,11 +173,16 @@ def _functions(value, files: set[str], seen: set, out: list, depth: int = 0) -> 
 _TWINS: dict[str, tuple[bytes, dict]] = {}   # file -> (its text, its twins)
 
 
+def _file(m: types.ModuleType) -> str:
+    assert m.__file__ is not None, f"{m.__name__} has no source file to derive from"
+    return m.__file__
+
+
 @contextmanager
-def rewritten(modules: list[types.ModuleType], extra: list = ()):
+def rewritten(modules: list[types.ModuleType], extra: Sequence = ()):
     """While it holds, the functions of `modules` (and any in `extra`, the
     spec object's attributes) run their twins' code."""
-    files = {m.__file__ for m in modules}
+    files = {_file(m) for m in modules}
     found: list = []
     seen: set = set()
     for m in modules:
@@ -187,17 +193,17 @@ def rewritten(modules: list[types.ModuleType], extra: list = ()):
     swapped, saved = [], []
     try:
         for m in modules:
-            text = Path(m.__file__).read_bytes()
-            twins = _TWINS.get(m.__file__)
+            text = Path(_file(m)).read_bytes()
+            twins = _TWINS.get(_file(m))
             if twins is None or twins[0] != text:
-                twins = _TWINS[m.__file__] = (text, twin_codes(Path(m.__file__)))
+                twins = _TWINS[_file(m)] = (text, twin_codes(Path(_file(m))))
             g = vars(m)
             for name, fn in {**HELPERS, **BUILTINS}.items():
                 saved.append((g, name, g.get(name, _MISSING)))
                 g[name] = fn
         for fn in found:
-            twins = _TWINS[fn.__code__.co_filename][1]
-            twin = twins.get((fn.__code__.co_name, fn.__code__.co_firstlineno))
+            codes = _TWINS[fn.__code__.co_filename][1]
+            twin = codes.get((fn.__code__.co_name, fn.__code__.co_firstlineno))
             if twin is not None and twin.co_freevars == fn.__code__.co_freevars:
                 swapped.append((fn, fn.__code__))
                 fn.__code__ = twin
