@@ -29,7 +29,7 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message + suggestion(self, message))
 
 
-def suggestion(parser: argparse.ArgumentParser, message: str) -> str:
+def suggestion(parser: _Parser, message: str) -> str:
     """`; did you mean ...?` for a misspelt command or option: the nearest
     command, or per unknown option the nearest of its command's options."""
     m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
@@ -50,7 +50,7 @@ def suggestion(parser: argparse.ArgumentParser, message: str) -> str:
     return f"; did you mean {', '.join(hints)}?" if hints else ""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     p = _Parser(prog="txncheck", description="Model checker for transaction protocols.")
     p.add_argument("--version", action="version", version=f"txncheck {__version__}")
     p.add_argument("--debug", action="store_true", help="on any error, print the traceback too (any position)")

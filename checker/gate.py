@@ -55,6 +55,11 @@ class ModelResult:
     fault: str | None = None       # an environment fault: a missing extra, a trace the disk refused (exit 3)
     prove_seconds: float | None = None  # the CPU seconds of its proof, when it has a [prove] table
 
+    def ran(self) -> tuple[Model, Report]:
+        """The model and its report, of a result that was run (loaded without error, not skipped)."""
+        assert self.model is not None and self.report is not None, f"{self.shown} was not run"
+        return self.model, self.report
+
     @property
     def exit_code(self) -> int:
         if self.interrupted and self.report is None:   # Ctrl-C before the search began
@@ -311,12 +316,12 @@ def check_one(path: Path, *, engine: str | None = None, out_dir: str | Path = "o
     if r.error is not None:
         r.cases = [Case("load", ERROR, r.error, kind="model")]
     else:
-        assert r.model is not None and r.report is not None, "a model without an error was loaded and run"
-        r.cases = judge(r.model, r.report)
-        r.interrupted = r.report.outcome.incomplete_reason == "interrupted"
-        r.report.outcome.exploration = None  # the state graph is not needed any more; a gate holds many models
-        if "prove" in r.model.raw and not r.interrupted:
-            case, r.prove_seconds = prove_case(r.model)
+        model, report = r.ran()
+        r.cases = judge(model, report)
+        r.interrupted = report.outcome.incomplete_reason == "interrupted"
+        report.outcome.exploration = None  # the state graph is not needed any more; a gate holds many models
+        if "prove" in model.raw and not r.interrupted:
+            case, r.prove_seconds = prove_case(model)
             r.cases.append(case)
             r.interrupted = case.message == INTERRUPTED
     r.seconds = time.monotonic() - t0

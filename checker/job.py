@@ -92,7 +92,7 @@ class Violation:
     loop: int | None = None   # for lassos: index in path where the cycle starts
     trace_file: str | None = None
 
-    @property
+    @property  # type: ignore[operator]  # the field `property` above is no name at run time
     def length(self) -> int:
         return len(self.path) if self.path else 0
 
@@ -134,6 +134,7 @@ class Outcome:
     def checked_depth_text(self) -> str:
         """What `checked_depth` establishes, in words (for an incomplete run)."""
         d = self.checked_depth
+        assert d is not None, "asked of a run that checked some depth"
         return (f"every state up to depth {d} was checked: no violation within "
                 f"{d - 1} step{'' if d == 2 else 's'} of an initial state")
 

@@ -126,11 +126,13 @@ class ModelItem(pytest.Item):
     def runtest(self) -> None:
         from .gate import ERROR, FAILED, SKIPPED
 
-        r = self.parent.result()
+        parent = self.parent
+        assert isinstance(parent, ModelFile), "collected by a ModelFile"
+        r = parent.result()
         if r.error is not None:
             raise ModelCheckFailure(r.error)
         cases = [c for c in r.cases if c.name == self.name]
-        items = self.parent.items
+        items = parent.items
         if items[0] is self:  # cases the collection could not foresee (e.g. a bad [expect]) show on the first item
             known = {i.name for i in items}
             cases += [c for c in r.cases if c.name not in known]

@@ -73,13 +73,14 @@ def model_line(r: ModelResult) -> str:
     head = f"{MARK[r.exit_code]:<10} {r.shown}"
     if r.error is not None:
         return f"{MARK[r.exit_code]:<10} {r.error}" if str(r.path) in r.error else f"{head}: {r.error}"
-    o = r.report.outcome
+    model, report = r.ran()
+    o = report.outcome
     stats = f"{o.distinct_states:,} distinct, {o.states_generated:,} generated, depth {o.depth}, {r.seconds:.2f}s"
-    want = r.model.expect.get("verdict", "ok")
+    want = model.expect.get("verdict", "ok")
     got = o.verdict
     if got == "violation":
         got += " of " + ", ".join(f"{v.property} ({v.length} states)" for v in o.violations)
-    lines = [f"{head}: {got}; expected {want}" + (f" of {r.model.expect['property']}" if r.model.expect.get("property") else "")
+    lines = [f"{head}: {got}; expected {want}" + (f" of {model.expect['property']}" if model.expect.get("property") else "")
              + f" ({stats})"]
     if r.label:
         lines.append(f"           {r.label}")

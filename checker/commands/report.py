@@ -138,8 +138,8 @@ def _check_model(model: Path, out: Path, name: str) -> tuple[Path, Path]:
     trace = out / f"{name}.itf.json"
     with tempfile.TemporaryDirectory(prefix=".txncheck-report-", dir=out) as tmp:
         write_traces(m, r.spec, r.outcome, tmp)
-        v = next(v for v in r.outcome.violations if v.trace_file)  # the first property's trace
-        shutil.move(v.trace_file, trace)
+        first = next(t for v in r.outcome.violations if (t := v.trace_file))  # the first property's trace
+        shutil.move(first, trace)
     return trace, model
 
 
@@ -175,7 +175,8 @@ def _report_all(args, out: Path, formats, figures, factory) -> list[int]:
     from ..reports.notes import load_notes
 
     for model in models:
-        if load_notes(model).same_as:   # the same defect as another model's report, which names this one
+        notes = load_notes(model)
+        if notes is not None and notes.same_as:   # the same defect as another model's report, which names this one
             continue
         folder = out / model.parent.name
         code, f = _report_one(model, folder, formats, figures, args.check_fix, factory, name=model.stem,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import random
 import time
 
+from ...spec.api import Action, State
 from .. import failures
 from ..job import Job, Outcome, Verdict, Violation, ViolationKind
 from ..exploration import peak_memory_mb
@@ -49,7 +50,7 @@ def run(job: Job) -> Outcome:
     try:
         for w in range(walks):
             s = rng.choice(inits)
-            path = [(None, s)]
+            path: list[tuple[Action | None, State]] = [(None, s)]
             for _ in range(walk_depth + 1):
                 if s not in seen:  # a state seen before passed these checks then
                     seen.add(s)

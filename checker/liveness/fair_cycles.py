@@ -102,7 +102,7 @@ class StateGraph:
                     c.enabled.add(s)
 
     def stem(self, x: int) -> list[tuple[int | None, int]]:
-        out = []
+        out: list[tuple[int | None, int]] = []
         while (step := self.parent[x]) is not None:
             u, a = step
             out.append((a, x))

@@ -241,7 +241,7 @@ def build_finding(trace_path: str | Path, *, trace: Trace | None = None, model_p
     if zk_factory is not None:
         replay_on_zookeeper(f, figures, zk_factory)
     f.zookeeper = zookeeper_sentence(f, figures)
-    fix = fix_model_path(mp, f.notes) if f.model is not None else None
+    fix = fix_model_path(mp, f.notes) if mp is not None and f.model is not None else None
     if fix is not None:
         f.fix_shown = shown(fix)
         rec = figures.get("fix", f.fix_shown)
@@ -329,7 +329,7 @@ def glossary_link(f: Finding) -> str:
 def blocks(f: Finding) -> list:
     """The page as Markdown text blocks, with DIAGRAM and STEPS where those go."""
     notes = f.notes
-    out = [f"# {f.title}", ""]
+    out: list[object] = [f"# {f.title}", ""]   # text, and DIAGRAM and STEPS
     out.append(notes.section("Impact") if notes else
                "*No notes beside the model (`<model>.finding.md`), so this report has no impact, code locations "
                "or history: it is the checker's output alone.*")

@@ -33,6 +33,7 @@ def findings_index(rows: list[tuple[Finding, Path]], out: Path) -> str:
     lines = [HEAD.rstrip("\n")]
     for f, page in rows:
         notes, trace = f.notes, f.trace
+        assert notes is not None, "the index lists the findings with notes"
         kind = "lasso" if trace.loop is not None else trace.meta.get("kind", "invariant")
         link = os.path.relpath(page, out)
         cells = [f"[{notes.title}]({link})", notes.system, f"`{f.prop}` ({kind})",

@@ -97,7 +97,8 @@ def _source(spec, action: str) -> tuple[str, int] | None:
 
 def _violation_result(r: ModelResult, c: Case, rules: _Rules) -> dict:
     v = c.violation
-    spec = r.report.spec
+    model, report = r.ran()
+    spec = report.spec
     rule_id, idx = rules.ref(
         f"{spec.name}/{c.name}", f"{c.kind} {c.name} of spec {spec.name}",
         f"The {c.kind} {c.name} of the {spec.name} spec must hold in every reachable state; "
@@ -129,8 +130,8 @@ def _violation_result(r: ModelResult, c: Case, rules: _Rules) -> dict:
         "properties": {"model": r.shown, "spec": spec.name, "variant": spec.variant,
                        "bounds": dict(spec.constants), "length": v.length, "expected": expected},
     }
-    if r.model.label:
-        result["properties"]["label"] = {**r.model.label, "text": r.label}
+    if model.label:
+        result["properties"]["label"] = {**model.label, "text": r.label}
     if steps:
         result["codeFlows"] = [{"message": {"text": f"shortest trace to the violation of {c.name}"},
                                 "threadFlows": [{"locations": steps}]}]
@@ -147,7 +148,7 @@ def _violation_result(r: ModelResult, c: Case, rules: _Rules) -> dict:
 def _bounded_result(r: ModelResult, rules: _Rules) -> dict:
     """What a run that stopped early established: no violation to the depth it
     checked completely (a pass when the model expects that, as its max_depth says)."""
-    o = r.report.outcome
+    o = r.ran()[1].outcome
     rid, idx = rules.ref("txncheck/bounded", "no violation to a depth",
                          "The run stopped before it had every reachable state; every state up to the "
                          "depth given was checked, and none violates a property.")

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from pathlib import Path
+from typing import Any
 
 from ....spec import source
 from .manifest import FORMAT, MANIFEST, MANIFEST_SCHEMA, VERSION, check_identity, identity
@@ -78,7 +79,8 @@ class Checkpointer:
         self.resumed_from: int | None = None
         self.interrupted = False
         self.failed: str | None = None  # the write the disk refused; no write follows it
-        self._old_sigint = None
+        self._old_sigint: Any = None   # the SIGINT handler this one replaced, restored by release_sigint
+        self._sigint_at = 0.0
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -77,7 +77,7 @@ def rebuild(spec, fingerprint, steps: list[tuple[int, object]]):
     succ = getattr(spec, "next_all", spec.next)
     fp0 = steps[0][0]
     cur = next((s for s in spec.init_states() if fingerprint(s) == fp0), None)
-    out = [(None, cur)]
+    out: list[tuple[object, object]] = [(None, cur)]   # (action, state)
     for fp, want in steps[1:]:
         if cur is None:
             break
