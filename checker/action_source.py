@@ -19,9 +19,12 @@ def _package_sources(cls: type) -> list[tuple[str, list[str]]]:
     """The spec class's module, then the other modules of its folder (a spec may
     spread its actions over several)."""
     try:
-        own = Path(inspect.getsourcefile(cls))
+        source = inspect.getsourcefile(cls)
     except TypeError:
         return []
+    if source is None:
+        return []
+    own = Path(source)
     out = []
     for p in [own] + sorted(p for p in own.parent.glob("*.py") if p != own):
         try:
@@ -53,7 +56,9 @@ def action_source(spec_cls: type, action: str) -> tuple[str, int] | None:
                     return path, k + 1
     # Last resort: the spec's next() method.
     try:
-        lines, first = inspect.getsourcelines(spec_cls.next)
-        return inspect.getsourcefile(spec_cls.next), first
+        step = getattr(spec_cls, "next")   # a Spec's (a plain type here: the lru_cache above wants it hashable)
+        lines, first = inspect.getsourcelines(step)
+        source = inspect.getsourcefile(step)
+        return (source, first) if source is not None else None
     except (OSError, TypeError, AttributeError):
         return None

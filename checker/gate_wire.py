@@ -78,5 +78,6 @@ def from_wire(r, d: dict[str, Any]) -> None:
         o = dict(d["outcome"])
         o["verdict"] = Verdict(o["verdict"])
         o["violations"] = [_violation_from(v) for v in o["violations"]]
-        r.report = Report(r.model, DetachedSpec(d["spec"]), Outcome(**o))
+        # a stand-in with what the reports read of a spec (name, variant, constants, describe, sources)
+        r.report = Report(r.model, DetachedSpec(d["spec"]), Outcome(**o))  # type: ignore[arg-type]
 

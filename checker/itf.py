@@ -183,7 +183,7 @@ def trace_document(spec, path, *, meta: Mapping[str, Any], loop: int | None = No
         "length": len(path),
         **meta,
     }
-    doc = {"#meta": doc_meta, "params": [], "vars": var_names, "states": states}
+    doc: dict[str, Any] = {"#meta": doc_meta, "params": [], "vars": var_names, "states": states}
     if loop is not None:
         doc["loop"] = loop
     return doc

@@ -53,7 +53,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from ..spec.api import Spec, SpecError
 from ..spec.registry import Resolved, resolve
@@ -151,7 +151,7 @@ class Model:
         return {n: spec.invariants[n] for n in names}
 
 
-def _fail(path: Path, msg: str, line: int | None = None):
+def _fail(path: Path, msg: str, line: int | None = None) -> NoReturn:
     raise ModelError(f"{path}:{line}: {msg}" if line else f"{path}: {msg}")
 
 
@@ -237,7 +237,7 @@ def _spec_class_hint(exc: SpecError) -> str:
     m = re.search(r": (.+) defines no '(\w+)'$", str(exc))
     mod = m and next((x for x in list(sys.modules.values())
                       if getattr(x, "__file__", None) == m.group(1) or getattr(x, "__name__", None) == m.group(1)), None)
-    if mod is None:
+    if m is None or mod is None:
         return ""
     return did_you_mean(m.group(2), [n for n, v in vars(mod).items()
                                      if isinstance(v, type) and issubclass(v, Spec) and v is not Spec])

@@ -77,7 +77,7 @@ def model_line(r: ModelResult) -> str:
     o = report.outcome
     stats = f"{o.distinct_states:,} distinct, {o.states_generated:,} generated, depth {o.depth}, {r.seconds:.2f}s"
     want = model.expect.get("verdict", "ok")
-    got = o.verdict
+    got = str(o.verdict)
     if got == "violation":
         got += " of " + ", ".join(f"{v.property} ({v.length} states)" for v in o.violations)
     lines = [f"{head}: {got}; expected {want}" + (f" of {model.expect['property']}" if model.expect.get("property") else "")

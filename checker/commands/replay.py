@@ -73,7 +73,9 @@ def _run_on_zookeeper(args) -> int:
                          bridge_options={"store": factory, "watch_style": args.watches})
             rc = _print(args, res)
             if not args.json:
-                print(f"(store: {factory.description}, {watches} watches, {factory.requests} requests)")
+                # the factory carries both, which the annotation of reference/'s zookeeper_stores does not say
+                description, requests = getattr(factory, "description"), getattr(factory, "requests")
+                print(f"(store: {description}, {watches} watches, {requests} requests)")
             return rc
     except (ConnectionError, ZooKeeperMissing, ZooKeeperStartError, ZooKeeperUnsupported) as exc:
         where = "; ".join(getattr(exc, "__notes__", ()))

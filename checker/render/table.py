@@ -85,9 +85,9 @@ def render_table(trace: Trace) -> str:
     w_par = max(len("params"), *(len(r[2]) for r in rows))
     lines.append(f"{'step':<{w_step}}  {'action':<{w_act}}  {'params':<{w_par}}  changed")
     lines.append(f"{'-' * w_step}  {'-' * w_act}  {'-' * w_par}  {'-' * 7}")
-    for step, action, params, changes, mark in rows:
+    for num, action, shown, changes, mark in rows:
         first = f"{changes[0][0]} = {changes[0][1]}" if changes else "(no change)"
-        lines.append(f"{step:<{w_step}}  {action:<{w_act}}  {params:<{w_par}}  {first}{mark}")
+        lines.append(f"{num:<{w_step}}  {action:<{w_act}}  {shown:<{w_par}}  {first}{mark}")
         pad = " " * (w_step + w_act + w_par + 6)
         for name, val in changes[1:]:
             lines.append(f"{pad}{name} = {val}")
@@ -98,8 +98,8 @@ def render_table(trace: Trace) -> str:
         else:
             how = ""
             if isinstance(closing, dict) and isinstance(closing.get("action"), str):
-                params = closing.get("params") if isinstance(closing.get("params"), dict) else {}
+                args = closing.get("params") if isinstance(closing.get("params"), dict) else {}
                 how = f"then {closing['action']}" + (
-                    "(" + ", ".join(f"{k}={fmt_value(v)}" for k, v in params.items()) + ")" if params else "") + " "
+                    "(" + ", ".join(f"{k}={fmt_value(v)}" for k, v in args.items()) + ")" if args else "") + " "
             lines.append(f"({how}the last state steps back to state {trace.loop}: the cycle repeats forever)")
     return "\n".join(lines) + "\n"

@@ -26,7 +26,8 @@ def _markdown() -> MarkdownIt:
 
 def render_finding_html(f: Finding) -> str:
     md = _markdown()
-    parts, pending = [], []
+    parts: list[str] = []
+    pending: list[str] = []
 
     def flush():
         if pending:

@@ -37,9 +37,9 @@ def check_junit(path: str | Path) -> str | None:
             if not tc.get("name") or not tc.get("classname"):
                 return f"a testcase in suite {suite.get('name')!r} lacks name or classname"
         for attr in ("tests", "failures", "errors", "skipped"):
-            if suite.get(attr) is not None and not suite.get(attr).isdigit():
+            if (value := suite.get(attr)) is not None and not value.isdigit():
                 return f"suite {suite.get('name')!r} has a non-numeric {attr}"
-        if suite.get("tests") is not None and int(suite.get("tests")) != len(suite.findall("testcase")):
+        if (tests := suite.get("tests")) is not None and int(tests) != len(suite.findall("testcase")):
             return f"suite {suite.get('name')!r} says tests={suite.get('tests')} but has {len(suite.findall('testcase'))}"
     return None
 

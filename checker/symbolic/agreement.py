@@ -130,7 +130,7 @@ class Agreement:
         self._acts: list[tuple[int, list[tuple[int, int]]]] = []   # (guard's field, [(cell, value's field)])
         self.coverage = Coverage(self.labels)
         for i, (guard, changes) in enumerate(self.system.updates(self.f)):
-            writes = []
+            writes: list[tuple[int, int]] = []
             for key, v in changes.items():
                 writes.append((index[key], len(terms) + 1 + len(writes)))
             self._acts.append((len(terms), writes))
@@ -204,8 +204,8 @@ class Agreement:
         succ: dict = {}
         for label, t in spec.next(s):
             cells = rel.cells(t)
-            eff = frozenset((k, v) for k, v in cells.items() if here[k] != v)
-            succ.setdefault((label, eff), cells)
+            changed = frozenset((k, v) for k, v in cells.items() if here[k] != v)
+            succ.setdefault((label, changed), cells)
         self.coverage.enabled_by_spec({label for label, _ in succ})
         matched = set()
         for (label, eff), cells in succ.items():
@@ -304,8 +304,8 @@ def _diff(rel: Relation, before, after) -> list[str]:
 
 def reachable(spec: Spec, limit: int | None = None) -> Iterator:
     """Every reachable state, breadth first (a small model's)."""
-    seen = set()
-    todo = deque()
+    seen: set = set()
+    todo: deque = deque()
     for s in spec.init_states():
         if s not in seen:
             seen.add(s)
@@ -327,7 +327,7 @@ def disagreements(relation: Relation, states: Iterable, stop_after: int = 1,
     after `stop_after` disagreements. Returns (distinct states checked,
     disagreements). No coverage is recorded (`run_agreement` records it)."""
     ag = Agreement(relation, coverage=False)
-    seen = set()
+    seen: set = set()
     out: list[Disagreement] = []
     for s in states:
         if s in seen:

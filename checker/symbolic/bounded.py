@@ -39,7 +39,7 @@ def bounded(system: System, properties: Mapping[str, z3.BoolRef], max_depth: int
     t0 = time.process_time()
     sv = solver(timeout_ms)
     frames = [system.frame(0)]
-    acts = []
+    acts: list = []
     sv.add(system.init(frames[0]))
     for k in range(max_depth + 1):
         fk = frames[k]

@@ -201,6 +201,7 @@ def _keep_needed(out: Inference, formulas_of: dict, kept: list[str], given: dict
     out.given = [n for n in keep if n in given]
     with clock("prove"):
         _final(out, out.model, out.given, timeout_ms)
+    assert out.proof is not None, "_final proves"
     if out.proof.verdict != "proved":   # Houdini and prove disagree: a bug, never a verdict
         raise RuntimeError(f"the inferred lemmas are inductive to Houdini, but prove says {out.proof.verdict}")
 

@@ -82,7 +82,7 @@ def bounds_to_sample(model: Model, spec) -> list[dict[str, Any]]:
         if not isinstance(asked, list) or not all(isinstance(x, dict) for x in asked):
             raise ModelError(f"{model.path}: [prove.infer] samples must be an array of tables of constants")
         return [{**own, **x} for x in asked]
-    shrunk = {}
+    shrunk: dict[str, Any] = {}   # bound -> one step smaller (an int, or a tuple less its last)
     for name, b in spec.bounds.items():
         v = own[name]
         if isinstance(v, bool) or b.reduction:

@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from dataclasses import replace
 from multiprocessing.connection import wait
+from typing import Any
 
 import numpy as np
 
@@ -141,6 +142,7 @@ class Coordinator:
         ctx = multiprocessing.get_context("fork")
         amap = self.amaps[0]
         part = self.local
+        assert part is not None, "forked from the level made in-process"
         parts = part.split(self.n)
         self.sizes = [len(p.level) for p in parts]
         self.remotes = [Remote(w, serve, p, ctx) for w, p in enumerate(parts)]
@@ -338,7 +340,7 @@ class Coordinator:
         for gid, n in self.new_by_action.items():
             coverage.setdefault(self.actions[gid][0], {"generated": 0, "distinct": 0})["distinct"] += n
         own = peak_memory_mb()
-        extra = {"search": {"table_bytes": self.visited.nbytes, "trail_bytes": _trail_bytes(self.folder),
+        extra: dict[str, Any] = {"search": {"table_bytes": self.visited.nbytes, "trail_bytes": _trail_bytes(self.folder),
                             "level_disk_bytes": self.spilled, "field_values": self.fields}}
         if self.n > 1:
             extra["workers"] = {"processes": self.n, "forked": len(self.peaks),

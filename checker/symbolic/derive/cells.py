@@ -88,12 +88,12 @@ def encode(shape, v, atoms: Atoms, out: list) -> None:
             raise OutsideSubset(f"{sorted(map(repr, extra))[0]} is not in the universe of its set")
         out.extend(e in v for e in shape.universe)
     else:
-        k = alt_of(shape, v)
-        if k is None:
+        alt = alt_of(shape, v)
+        if alt is None:
             raise OutsideSubset(f"{v!r:.80} fits no shape of its place in the state")
-        out.append(k)
+        out.append(alt)
         for j, a in enumerate(shape.alts):
-            encode(a, v, atoms, out) if j == k else default(a, atoms, out)
+            encode(a, v, atoms, out) if j == alt else default(a, atoms, out)
 
 
 def _atom_name(atoms: Atoms, v) -> str:
@@ -187,8 +187,8 @@ def symbolic(shape, terms: list, i: int, atoms: Atoms) -> tuple[Any, int]:
             slots.append(x)
         return SSeq(n, slots), i
     if isinstance(shape, Set):
-        n = len(shape.universe)
-        return SSet(dict(zip(shape.universe, terms[i:i + n]))), i + n
+        size = len(shape.universe)
+        return SSet(dict(zip(shape.universe, terms[i:i + size]))), i + size
     tag = terms[i]
     i += 1
     alts = []
@@ -299,15 +299,15 @@ def fit(shape, v, base, terms: list, i: int, atoms: Atoms, out: list, widen: Wid
         for k, a in enumerate(shape.alts):
             i = fit(a, v.alts[k], base.alts[k], terms, i, atoms, out, widen, path + (k,))
         return i
-    k = alt_of(shape, v)
-    if k is None:
+    alt = alt_of(shape, v)
+    if alt is None:
         widen(path, v)
         out.extend(terms[i:i + n])
         return i + n
-    out.append(z3.IntVal(k))
+    out.append(z3.IntVal(alt))
     i += 1
     for j, a in enumerate(shape.alts):
-        if j == k:
+        if j == alt:
             i = fit(a, v, base.alts[j], terms, i, atoms, out, widen, path + (j,))
         else:
             out.extend(default_terms(a, atoms))

@@ -6,7 +6,7 @@ one formula (pyfuncs.py)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from .containers import SetIter, SSeq, SSet, SUnion, sorted_elements
 from .oracle import current, decide
@@ -89,7 +89,7 @@ def t_comp(kind: str, it, unpack: bool, cond: Callable | None, elt: Callable):
         if hit is not None:
             return _result(kind, Comp(kind, list(hit[0])))
         before = run.asked
-    items = []
+    items: list[tuple[Any, Any, Exception | None]] = []   # (condition, element, what raised)
     for c, x in _source(it):
         args = tuple(x) if unpack else (x,)
         try:

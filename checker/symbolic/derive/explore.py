@@ -67,7 +67,9 @@ class _Rec:
     __slots__ = ("frame", "since", "call", "loops", "at_loop")
 
     def __init__(self, frame, since: int) -> None:
-        self.frame, self.since, self.call, self.loops, self.at_loop = frame, since, since, {}, None
+        self.frame, self.since, self.call = frame, since, since
+        self.loops: dict[int, list] = {}   # loop head's offset -> [entries, ..., ...]
+        self.at_loop: int | None = None
 
 
 class Exploration:
@@ -120,7 +122,8 @@ class Exploration:
     def _start(self, prefix: list, work: list) -> None:
         self.prefix, self.pos, self.work = prefix, 0, work
         self.log: list = []          # (term, outcome, iterating) of every decision of this run
-        self.node, self.lits = self.root, []
+        self.node = self.root
+        self.lits: list = []
         self.decided = False
         self.stopped = False
         self.recs: dict[int, _Rec] = {}

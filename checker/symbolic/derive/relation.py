@@ -46,6 +46,7 @@ class DerivedRelation(Relation):
     merge = True          # explore.py's merging (off: every path, for the audit)
     grow_seqs = False     # widen a sequence's capacity too (cells.Misfits; on: never settles for PIP-473)
     samples = 2_000       # states of the model the shape is first inferred from
+    _sv_layout: object    # the layout the solver of `_possible` was made for (set with it)
 
     def state_schema(self):
         spec = self.spec

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import Any, Callable
 
 import z3
 
@@ -154,7 +154,7 @@ def join_value(members: list, atoms=None) -> Any:
         lo = [v.lo if isinstance(v, SInt) else v for _, v in members]
         hi = [v.hi if isinstance(v, SInt) else v for _, v in members]
         return SInt(_chain([(c, v.t if isinstance(v, SInt) else z3.IntVal(v)) for c, v in members]),
-                    None if None in lo else min(lo), None if None in hi else max(hi))
+                    _bound(min, lo), _bound(max, hi))
     if k == "atom":
         reg = next((v.reg for _, v in members if isinstance(v, SAtom)), atoms)
         if reg is None or any(not isinstance(v, SAtom) and (type(v), v) not in reg.consts for _, v in members):
@@ -187,6 +187,12 @@ def _bit(b):
     if isinstance(b, bool):
         return z3.BoolVal(b)
     return b
+
+
+def _bound(pick: Callable[[list[int]], int], xs: list[int | None]) -> int | None:
+    """The bound picked from the members' bounds, or None (no bound) if one has none."""
+    known = [x for x in xs if x is not None]
+    return pick(known) if len(known) == len(xs) else None
 
 
 def _chain(terms: list) -> z3.ExprRef:
