@@ -1,7 +1,7 @@
 """The type check: mypy finds no error in checker/ and the spec API
 (scripts/typecheck.py, configured by pyproject.toml's [tool.mypy]), and it
 checked every module of checker/, so a narrowed configuration cannot pass
-by checking less. Slow tier: mypy without its cache takes about 10 CPU s;
+by checking less. Slow tier: mypy without its cache takes seconds of CPU;
 `make typecheck` is the quick way to run it (a second run reads its cache
 under out/typecheck/)."""
 
