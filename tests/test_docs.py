@@ -84,17 +84,20 @@ def test_the_pip473_glossary_lists_every_cell_of_the_proof():
 
 
 def test_the_glossaries_are_named_where_their_names_are_printed():
-    """`show`'s table of a PIP-473 trace names the glossary of the state's
-    fields, a CTI of its proof the section on the cells (an anchor of a
-    heading that exists); a spec without a glossary gets no line."""
+    """`show`'s table and HTML page of a PIP-473 trace name the glossary of
+    the state's fields, a CTI of its proof the section on the cells (an
+    anchor of a heading that exists); a spec without a glossary gets no line."""
     from txncheck.checker.glossary import CELLS, glossary
     from txncheck.checker.itf import read_trace
+    from txncheck.checker.render.html import render_html
     from txncheck.checker.render.table import render_table
     from txncheck.checker.symbolic.induction import CTI, show_cti
 
-    table = render_table(read_trace(ROOT / "counterexamples" / "pip473" / "append-before-op.itf.json"))
-    assert "\nfields: docs/pip473-state.md\n" in table
-    assert "fields:" not in render_table(read_trace(ROOT / "counterexamples" / "kip868" / "dropping-loader.itf.json"))
+    pip473 = read_trace(ROOT / "counterexamples" / "pip473" / "append-before-op.itf.json")
+    kip868 = read_trace(ROOT / "counterexamples" / "kip868" / "dropping-loader.itf.json")
+    assert "\nfields: docs/pip473-state.md\n" in render_table(pip473)
+    assert " · fields: docs/pip473-state.md · " in render_html(pip473)
+    assert "fields:" not in render_table(kip868) and "fields:" not in render_html(kip868)
     assert glossary("pip473", CELLS) == "docs/pip473-state.md#the-proofs-cells"
     assert glossary("kip868", CELLS) == glossary("x.py:Spec") == ""
     cti = CTI("P", {("big", ()): 0, ("small", ()): 0}, ("FillBigJug", ()), {("big", ()): 5, ("small", ()): 0}, ["P"])

@@ -17,6 +17,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+from ..glossary import glossary
 from ..itf import Trace
 from .mermaid import render_mermaid
 from .table import changed_fields, fmt_value
@@ -129,6 +130,7 @@ def render_html(trace: Trace) -> str:
         f"spec <b>{html.escape(str(m.get('spec')))}</b> [{html.escape(str(m.get('variant')))}]",
         html.escape(bounds) if bounds else "",
         f"model {html.escape(str(m['model']))}" if m.get("model") else "",
+        f"fields: {html.escape(glossary(m.get('spec')))}" if glossary(m.get("spec")) else "",
         f"txncheck {html.escape(str(m.get('txncheck_version', '')))}",
     ) if x)
     return f"""<!DOCTYPE html>
