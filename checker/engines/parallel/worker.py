@@ -164,9 +164,8 @@ class Part:
                         deadlock = [pf, 2 * seq + 1]  # after the successors before it
                 self.seq = seq
                 left -= min(limit, len(rows) - lo)
-                head: dict[str, Any] = {"generated": seq - seq0, "coverage": Counter(gen_aids), "left": left,
-                                        "done": False, "violation": None, "deadlock": deadlock, "witnesses": [],
-                                        "proposed": 0}
+                head: dict[str, Any] = {"generated": seq - seq0, "coverage": Counter(gen_aids), "left": left, "done": False,
+                                        "violation": None, "deadlock": deadlock, "witnesses": [], "proposed": 0}
                 found = []  # (order, witness)
                 if cand:
                     items = list(cand.values())

@@ -136,11 +136,6 @@ class _Search:
         if seen:
             self.write(lambda: write_manifest(self.root, m))
 
-    def manifest(self) -> Manifest:
-        """The manifest: a resumed run's, else the one `start` made."""
-        assert self.m is not None, "the search has started"
-        return self.m
-
     def _write_first(self, cols) -> None:
         spark_level.new_level(self.root, 1)
         for j, c in enumerate(cols):
@@ -154,11 +149,10 @@ class _Search:
             raise EnvironmentFault(f"{self.root}: cannot write checkpoint ({_why(exc)})") from None
 
     # -- one level ----------------------------------------------------------
-    def expand(self, k: int):
+    def expand(self, k: int, m: Manifest):
         """Expand level k, in the driver when its frontier is below the
         threshold (`spark/driver.py`), else on Spark. Returns a violation or
-        None; on None, level k+1 is written and the manifest updated."""
-        m = self.manifest()
+        None; on None, level k+1 is written and the manifest `m` updated."""
         pending = tuple(w for w, found in m.witnesses.items() if not found)
         t = time.monotonic()
         where = "driver" if m.levels[k - 1] < self.threshold else "spark"
@@ -172,7 +166,7 @@ class _Search:
             notes, per_action = self.expand_on_spark(k, pending)
             cpu = self.worker
         self._lap(where, t)
-        gen, violation = self.read_notes(notes, k, cpu)
+        gen, violation = self.read_notes(notes, k, cpu, m)
         if violation is not None:
             self.per_level.append({"depth": k, "frontier": m.levels[k - 1], "new": None,
                                    "seconds": round(time.monotonic() - t, 3), "where": where})
@@ -195,11 +189,10 @@ class _Search:
                                "seconds": round(time.monotonic() - t, 3), "where": where})
         return None
 
-    def read_notes(self, notes: list[dict], k: int, cpu: dict):
+    def read_notes(self, notes: list[dict], k: int, cpu: dict, m: Manifest):
         """The tasks' findings (`spark.worker.Expansion.notes`): successors
         generated per action, witnesses, classes learned, CPU seconds; and
         the level's violation, if any. Returns (generated, violation)."""
-        m = self.manifest()
         gen: dict[str, int] = {}
         bad: dict[str | None, int] = {}
         for n in notes:   # the failures first: they void the rest
@@ -252,8 +245,7 @@ class _Search:
                 .partitionBy(P, _identity)
                 .mapPartitionsWithIndex(merge_task(root, k))
                 .collect())
-        notes: list[dict] = []
-        counts: dict[str, int] = {}
+        notes, counts = [], dict[str, int]()
         shuffled = self.shuffled = {"candidates": 0, "shuffle_bytes": 0}
         for kind, r in rows:
             if kind == "notes":
@@ -325,7 +317,8 @@ class _Search:
         incomplete = None
         if self.m is None:
             self.start()
-        m = self.manifest()
+        m = self.m
+        assert m is not None, "start made it"
         generated0 = m.generated
         try:
             while not m.done:
@@ -339,7 +332,7 @@ class _Search:
                 if incomplete:
                     break
                 try:
-                    violation = self.expand(k)
+                    violation = self.expand(k, m)
                 except Exception as exc:
                     raise self.unreadable(exc, k) from None
                 if violation is not None:
