@@ -46,10 +46,12 @@ def lay_out() -> dict[str, str]:
         if name == "txncheck":
             for f in source.glob("*.py"):
                 link(top / f.name, f)
-        elif name.count(".") == 1:     # txncheck.X; a deeper mapping lives inside X's folder
+        elif name.count(".") == 1:     # txncheck.X
             link(top / name.split(".")[1], source)
-        elif not (ROOT / package_dir[name.rsplit(".", 1)[0]] / name.rsplit(".", 1)[1]).samefile(source):
-            raise SystemExit(f"typecheck: package-dir maps {name} away from its parent's folder; link it here")
+        else:                          # a deeper one must be its parent's sub-folder, which the link shows
+            parent, leaf = name.rsplit(".", 1)
+            if (ROOT / package_dir.get(parent, "?") / leaf).resolve() != source.resolve():
+                raise SystemExit(f"typecheck: package-dir maps {name} away from its parent's folder; link it here")
     here = top.relative_to(ROOT).as_posix()
     return {f"{here}/{name.partition('.')[2].replace('.', '/')}/".replace("//", "/"): f"{folder}/"
             for name, folder in sorted(package_dir.items(), reverse=True)}   # children before parents
@@ -57,7 +59,10 @@ def lay_out() -> dict[str, str]:
 
 def main(argv: list[str]) -> int:
     paths = lay_out()
-    from mypy import api
+    try:
+        from mypy import api
+    except ImportError:
+        raise SystemExit("typecheck: mypy is not installed in this environment; run scripts/install.sh") from None
 
     out, err, status = api.run(["--config-file", str(ROOT / "pyproject.toml"), *argv])
     for linked, real in paths.items():
