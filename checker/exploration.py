@@ -23,15 +23,19 @@ import gc
 import resource
 from array import array
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from .encoding import Fingerprinter
 from .job import Outcome, Path, Verdict, Violation, ViolationKind
+
+if TYPE_CHECKING:
+    from ..spec.api import Spec
 
 
 class Exploration:
     """The explored state space: states, parent pointers and edge arrays."""
 
-    def __init__(self, spec) -> None:
+    def __init__(self, spec: Spec) -> None:
         self.spec = spec
         self.states: list = []
         self.index: dict = {}

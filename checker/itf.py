@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping, NoReturn
 
 from .. import __version__
-from ..spec.api import Record
+from ..spec.api import Record, Spec
 from .atomic import write_text_atomic
 from .encoding import encode, fingerprint
 from .errors import CheckerError
@@ -153,7 +153,7 @@ class Trace:
         return len(self.states)
 
 
-def trace_document(spec, path, *, meta: Mapping[str, Any], loop: int | None = None) -> dict:
+def trace_document(spec: Spec, path, *, meta: Mapping[str, Any], loop: int | None = None) -> dict:
     """Build the ITF document for a path [(action | None, state), ...]."""
     states = []
     var_names: list[str] = []
@@ -195,7 +195,7 @@ def write_json_atomic(path: str | Path, doc: Any) -> Path:
     return write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
 
 
-def write_trace(path: str | Path, spec, states_path, *, meta: Mapping[str, Any], loop: int | None = None) -> Path:
+def write_trace(path: str | Path, spec: Spec, states_path, *, meta: Mapping[str, Any], loop: int | None = None) -> Path:
     return write_json_atomic(path, trace_document(spec, states_path, meta=meta, loop=loop))
 
 

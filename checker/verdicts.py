@@ -19,7 +19,7 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Callable, Mapping
 
-from ..spec.api import SpecError
+from ..spec.api import Spec, SpecError
 
 NO_WITNESSES = ()
 
@@ -29,7 +29,7 @@ class Verdicts:
     names of the witnesses that hold in `t`, among those the `witness_check`
     was built for, while any is still `pending`)."""
 
-    def __init__(self, spec, check: Callable[[Mapping], str | None],
+    def __init__(self, spec: Spec, check: Callable[[Mapping], str | None],
                  witness_check: Callable[[Mapping], list[str]] | None, pending: set, limit: int = 1 << 20) -> None:
         self.observe, self.check, self.witness_check, self.pending = spec.observe, check, witness_check, pending
         self.fields = getattr(spec, "observed_fields", None)
@@ -103,12 +103,13 @@ def _getter(t, fields) -> Callable:
     return itemgetter(*[names.index(f) for f in fields])
 
 
-def audit_observed_fields(spec, states) -> None:
+def audit_observed_fields(spec: Spec, states) -> None:
     """Raise AssertionError unless `observe` reads only `spec.observed_fields`
     on `states`: each state keeps its observation when its other fields are
     taken from the state half the list away (BFS neighbours are alike). For
     tests of a spec's declaration."""
     fields = spec.observed_fields
+    assert fields is not None, f"spec {spec.name} declares no observed_fields to audit"
     states = list(states)
     others = [f for f in type(states[0])._fields if f not in fields]
     h = len(states) // 2
@@ -128,7 +129,7 @@ class PartVerdicts:
     on a combination of its fields not met before. `__call__(row, t)` is
     `Verdicts(t)`'s answer for the state t of that row."""
 
-    def __init__(self, spec, props: Mapping, witnesses: Mapping, pending: set, positions: Mapping[str, int],
+    def __init__(self, spec: Spec, props: Mapping, witnesses: Mapping, pending: set, positions: Mapping[str, int],
                  limit: int = 1 << 16) -> None:
         from .invariants import compile_reading
 

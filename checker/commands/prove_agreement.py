@@ -10,15 +10,19 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..atomic import write_text_atomic
-from ..model import load_model
+from ..model import Model, load_model
 from ..model_edit import set_table_keys
 from ..render import terminal_safe
 from ..symbolic.agreement_run import derived, run_agreement
 from ..symbolic.coverage import coverage_lines
 from ..symbolic.load import relation_for
 from ..symbolic.system import show_action
+
+if TYPE_CHECKING:
+    from ...spec.api import Spec
 
 
 def agreement(args):
@@ -44,7 +48,7 @@ def agreement(args):
     return lambda: _show(args, m, spec, rel, run, recorded)
 
 
-def _show(args, m, spec, rel, run, recorded) -> int:
+def _show(args, m: Model, spec: Spec, rel, run, recorded) -> int:
     if args.json:
         print(json.dumps({"model": str(m.path), "spec": spec.name, "variant": spec.variant, "mode": "agreement",
                           "derived": derived(rel), **run.to_json(), "recorded": recorded,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gc
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import z3
 
@@ -18,6 +18,9 @@ from ..model import Model, ModelError
 from .fair_cycles import Constraint, StateGraph, find_fair_lasso
 from .syntax import EVENTUALLY, Fairness, TemporalProperty, show
 
+if TYPE_CHECKING:
+    from ...spec.api import Spec
+
 
 @dataclass
 class LassoViolation(Violation):
@@ -26,7 +29,7 @@ class LassoViolation(Violation):
     trace_meta: dict[str, Any] = field(default_factory=dict)
 
 
-def _to_z3(m: Model, spec, prop: TemporalProperty, f) -> z3.BoolRef:
+def _to_z3(m: Model, spec: Spec, prop: TemporalProperty, f) -> z3.BoolRef:
     kind = f[0]
     if kind == "const":
         return z3.BoolVal(f[1])
@@ -42,7 +45,7 @@ def _to_z3(m: Model, spec, prop: TemporalProperty, f) -> z3.BoolRef:
     return {"not": z3.Not, "and": z3.And, "or": z3.Or}[kind](*args)
 
 
-def resolve(m: Model, spec) -> dict[str, tuple[z3.BoolRef, z3.BoolRef]]:
+def resolve(m: Model, spec: Spec) -> dict[str, tuple[z3.BoolRef, z3.BoolRef]]:
     """Property name -> (trigger, goal) as Z3 formulas over the spec's schema.
     The goal must be satisfiable and not valid (else the property is vacuous)."""
     out = {}
@@ -90,7 +93,7 @@ def expand_fairness(m: Model, fairness: list[Fairness], actions: list,
     return out
 
 
-def check_temporal(m: Model, spec, outcome: Outcome) -> None:
+def check_temporal(m: Model, spec: Spec, outcome: Outcome) -> None:
     """Check the model's temporal properties on the bfs exploration in
     `outcome`; add a LassoViolation per failing property and record a summary
     in outcome.extra["liveness"]."""
@@ -124,7 +127,7 @@ def check_temporal(m: Model, spec, outcome: Outcome) -> None:
         outcome.verdict = Verdict.VIOLATION
 
 
-def _check_all(m: Model, spec, outcome: Outcome, resolved, summary) -> None:
+def _check_all(m: Model, spec: Spec, outcome: Outcome, resolved, summary) -> None:
     ex = outcome.exploration
     n = len(ex.states)
     g = StateGraph(n, ex.src, ex.dst, ex.act, (i for i in range(n) if ex.parent[i] < 0))
@@ -161,7 +164,7 @@ def _check_all(m: Model, spec, outcome: Outcome, resolved, summary) -> None:
                                        "stem": lasso.loop + 1, "cycle": len(path) - lasso.loop}
 
 
-def _evaluate(spec, states: list, formulas: list[z3.BoolRef]) -> dict[int, bytearray]:
+def _evaluate(spec: Spec, states: list, formulas: list[z3.BoolRef]) -> dict[int, bytearray]:
     """Formula id -> truth value per state, observing each state once."""
     uniq = {f.get_id(): f for f in formulas}
     preds = [(k, compile_predicate(spec.schema, f)) for k, f in uniq.items()]

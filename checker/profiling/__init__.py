@@ -75,7 +75,7 @@ def profile(model: Model, settings: Settings | None = None, progress=None) -> Pr
         raise why from exc
 
 
-def _profile(model: Model, spec, st: Settings, progress) -> Profile:
+def _profile(model: Model, spec: Spec, st: Settings, progress) -> Profile:
     clock: dict[str, float] = {}
     t = time.monotonic()
     with budget_alarm(st.max_seconds):  # a next() that never returns: stopped, exit 3 (the later phases need it)

@@ -18,9 +18,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..reductions.locations import overlap, read_locations
 from .fields import Layout
+
+if TYPE_CHECKING:
+    from ...spec.api import Spec
 
 
 @dataclass
@@ -48,7 +52,7 @@ def _touches(xs, ys) -> bool:
     return any(overlap(a, b) for a in xs for b in ys)
 
 
-def commutation(spec, layout: Layout, states: list, sample: list[int], properties: dict) -> Commutation:
+def commutation(spec: Spec, layout: Layout, states: list, sample: list[int], properties: dict) -> Commutation:
     try:
         fps = spec.footprints()
     except Exception:

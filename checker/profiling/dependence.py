@@ -20,11 +20,16 @@ observation symbols the field was seen to change).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Mapping
+
 import random
 from collections import Counter
 from dataclasses import dataclass, field
 
 from .fields import Growth, _put
+
+if TYPE_CHECKING:
+    from ...spec.api import Spec
 
 ABSENT = object()
 MASK = ("<masked>",)
@@ -68,11 +73,11 @@ def freeze(v):
 
 
 class Prober:
-    def __init__(self, spec, states: list, pool: list[int], seed: int = 0) -> None:
+    def __init__(self, spec: Spec, states: list, pool: list[int], seed: int = 0) -> None:
         self.spec, self.states, self.pool = spec, states, pool
         self.rng = random.Random(seed)
         self._next: dict[int, dict] = {}
-        self._obs: dict[int, dict] = {}
+        self._obs: dict[int, Mapping[str, object]] = {}
 
     def _succ(self, i: int) -> dict:
         got = self._next.get(i)
@@ -80,7 +85,7 @@ class Prober:
             got = self._next[i] = _by_action(self.spec.next(self.states[i]))
         return got
 
-    def _observe(self, i: int) -> dict:
+    def _observe(self, i: int) -> Mapping[str, object]:
         got = self._obs.get(i)
         if got is None:
             got = self._obs[i] = self.spec.observe(self.states[i])
@@ -137,7 +142,7 @@ def pool_of(n: int, size: int, rng: random.Random) -> list[int]:
     return sorted(rng.sample(range(n), min(n, size)))
 
 
-def ghost_factors(spec, g: Growth, states: list, ghosts: dict[str, tuple[list[int], list[str]]],
+def ghost_factors(spec: Spec, g: Growth, states: list, ghosts: dict[str, tuple[list[int], list[str]]],
                   seed: int = 0) -> dict[str, float]:
     """Per ghost (name -> its components and the observation symbols it was
     seen to change): distinct states over distinct (the state without those

@@ -11,8 +11,12 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..exploration import gc_paused
+
+if TYPE_CHECKING:
+    from ...spec.api import Spec
 
 
 @dataclass
@@ -39,7 +43,7 @@ class Prefix:
     generated: int        # every successor, those of the last level (which found nothing new) included
 
 
-def explore(spec, max_states: int | None = None, max_depth: int | None = None,
+def explore(spec: Spec, max_states: int | None = None, max_depth: int | None = None,
             max_seconds: float | None = None, progress=None) -> Prefix:
     """Breadth-first from the initial states until `max_states` distinct
     states are held, `max_depth` levels are complete, `max_seconds` pass or

@@ -16,6 +16,10 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ...spec.api import Spec
 
 
 @dataclass
@@ -51,7 +55,7 @@ def _class_perms(classes: tuple) -> list[dict]:
     return out
 
 
-def symmetry(spec, states: list) -> list[SortSymmetry]:
+def symmetry(spec: Spec, states: list) -> list[SortSymmetry]:
     """Per symmetric sort, and for all of them together when there are
     several (what --symmetry explores). `states`: whole levels from the
     first (a set that any symmetry maps onto itself)."""
@@ -82,7 +86,7 @@ def _mappings(sorts: tuple, perms: dict, elements: dict) -> list[dict]:
     return [{**identity, **dict(zip(names, combo))} for combo in itertools.product(*(perms[o] for o in names))]
 
 
-def _measure(spec, states, seen, name, elements, classes, whole, declared) -> SortSymmetry:
+def _measure(spec: Spec, states, seen, name, elements, classes, whole, declared) -> SortSymmetry:
     hits = tries = 0
     orbits, class_orbits = set(), set()
     for s in states:

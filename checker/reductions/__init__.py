@@ -16,10 +16,16 @@ The engine calls `reduce`, then `exploration`, then `finish`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import ReductionError  # noqa: F401 - where callers have found it
 from ..exploration import Exploration
 from .por import PartialOrderReduced
 from .symmetry import SymmetryReduced
+
+if TYPE_CHECKING:
+    from ...spec.api import Spec
+
 
 def reduce(job):
     """The spec the engine explores: job.spec, wrapped as the options ask
@@ -45,7 +51,7 @@ def sharer(job):
     return Sharer()
 
 
-def exploration(job, spec):
+def exploration(job, spec: Spec):
     """The exact engine's Exploration for this job, with POR's proviso
     attached to its visited set."""
     ex = Exploration(spec)
@@ -58,7 +64,7 @@ def exploration(job, spec):
     return ex
 
 
-def finish(job, spec, outcome):
+def finish(job, spec: Spec, outcome):
     """Concrete counterexamples, and the reductions' figures in outcome.extra."""
     for v in outcome.violations:  # a reduction bound's left-out steps, appended
         if v.path:
@@ -87,7 +93,7 @@ def finish(job, spec, outcome):
     return outcome
 
 
-def representatives(spec):
+def representatives(spec: Spec):
     """(successors, canonical) for an engine's loop. Under --symmetry the
     successors are the wrapped spec's, and `canonical` maps one to its
     orbit's representative. The engine looks a successor up first, and
@@ -98,12 +104,12 @@ def representatives(spec):
     return spec.next, None
 
 
-def por_layer(spec):
+def por_layer(spec: Spec):
     """The --por wrapper in a stack of reductions, or None."""
     return _layer(spec, PartialOrderReduced)
 
 
-def _layer(spec, cls):
+def _layer(spec: Spec, cls):
     """The wrapper of type `cls` in a stack of reductions, or None."""
     while isinstance(spec, (SymmetryReduced, PartialOrderReduced)):
         if isinstance(spec, cls):

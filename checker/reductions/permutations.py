@@ -7,10 +7,15 @@ as an automorphism on the reachable states of the shipped models.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import ReductionError
 
+if TYPE_CHECKING:
+    from ...spec.api import Spec
 
-def _legacy_v4(spec, s, mapping):
+
+def _legacy_v4(spec, s, mapping):   # LegacyV4 (txn_names), by its name in PERMUTE
     """Rename txns in the legacy v4 state: per-txn tuples move, txn indexes
     in ledger entries and ghost sets are renamed."""
     fields = ("seg", "ledger", "read", "status", "parts", "subs", "acked", "asked", "result", "live",
@@ -39,7 +44,7 @@ def _legacy_v4(spec, s, mapping):
 PERMUTE = {"legacy_v4": _legacy_v4}
 
 
-def permute_for(spec):
+def permute_for(spec: Spec):
     """The spec's own `permute`, else one from PERMUTE, else None."""
     from ...spec.api import Spec
 

@@ -22,9 +22,12 @@ Counterexamples are real paths but not necessarily shortest ones.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, TYPE_CHECKING
 
 from .locations import overlap, read_locations
+
+if TYPE_CHECKING:
+    from ...spec.api import Spec
 
 
 def _touches(locs_a, locs_b) -> bool:
@@ -36,7 +39,7 @@ class PartialOrderReduced:
     spec's. `seen(key(t))` tells whether a state was already visited; the
     engine sets both (see `reductions.exploration`)."""
 
-    def __init__(self, spec, properties: Mapping) -> None:
+    def __init__(self, spec: Spec, properties: Mapping) -> None:
         self.spec = spec
         self.inner_next = getattr(spec, "next_all", spec.next)
         self.seen = lambda t: True  # until the engine attaches its visited set: no reduction
@@ -122,13 +125,14 @@ class PartialOrderReduced:
         return {"declared": self.declared, "ample_states": self.ample_states, "full_states": self.full_states}
 
 
-def audit_footprints(spec, states) -> None:
+def audit_footprints(spec: Spec, states) -> None:
     """Raise AssertionError where a spec's footprints are wrong on `states`:
     an action outside them; a write that changes an observed location it
     does not declare; or two enabled actions declared independent that do
     not commute (a;b and b;a reach different states, or one disables the
     other). For tests of a spec's --por declaration."""
     fps = spec.footprints()
+    assert fps is not None, f"spec {spec.name} declares no footprints to audit"
     schema = spec.schema
     for s in states:
         succ = list(spec.next(s))
@@ -151,7 +155,7 @@ def audit_footprints(spec, states) -> None:
                 assert ab == ba, f"{a} and {b}, declared independent, do not commute at {s}"
 
 
-def _then(spec, states, action, msg) -> set:
+def _then(spec: Spec, states, action, msg) -> set:
     out = set()
     for t in states:
         after = {u for x, u in spec.next(t) if x == action}

@@ -27,7 +27,7 @@ by re-executing the spec (`concretize`).
 from __future__ import annotations
 
 from itertools import permutations, product
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TYPE_CHECKING
 
 import z3
 
@@ -37,10 +37,13 @@ from ..errors import ReductionError
 from .locations import induced_renaming, rename
 from .permutations import permute_for
 
+if TYPE_CHECKING:
+    from ...spec.api import Spec
+
 MAX_TIES = 5040  # permutations tried per state before settling for the sorted one
 
 
-def check_symmetric(spec, props: Mapping[str, z3.BoolRef]) -> None:
+def check_symmetric(spec: Spec, props: Mapping[str, z3.BoolRef]) -> None:
     """Refuse properties that are not invariant under every permutation of a
     symmetric sort: substitute the elements by a transposition and by a
     cycle (they generate the group) and ask Z3 for an observation on which
@@ -142,12 +145,12 @@ class SymmetryReduced:
     """A spec whose states are orbit representatives; everything else is the
     wrapped spec's."""
 
-    def __init__(self, spec) -> None:
+    def __init__(self, spec: Spec) -> None:
         if not spec.symmetric_sorts:
             raise ReductionError(f"--symmetry: spec {spec.name} declares no symmetric sorts")
         self.spec = spec
         self.inner_next = getattr(spec, "next_all", spec.next)
-        base = spec
+        base: Any = spec
         while hasattr(base, "inner_next"):  # under --por: the spec it wraps
             base = base.spec
         self.permute = permute_for(base)
@@ -272,7 +275,7 @@ class SymmetryReduced:
         return out
 
 
-def audit_permute(spec, states, mappings, props: Mapping | None = None) -> None:
+def audit_permute(spec: Spec, states, mappings, props: Mapping | None = None) -> None:
     """Raise AssertionError unless `permute` is an automorphism on `states`:
     it commutes with `next` (as sets of successors) and keeps the truth value
     of `props` (default: every invariant and witness). For tests of a spec's

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...spec.api import SpecError
+from ...spec.api import Spec, SpecError
 from ...spec.schema import Bool, Int, Schema
 from ...spec.symbolic import Key, valuation
 from ..errors import ModelError
@@ -74,7 +74,7 @@ class Codes:
         return next(k for k, x in self.of.items() if x == c)
 
 
-def bounds_to_sample(model: Model, spec) -> list[dict[str, Any]]:
+def bounds_to_sample(model: Model, spec: Spec) -> list[dict[str, Any]]:
     """The constants of each search, the model's first."""
     own = dict(spec.constants)
     asked = model.raw.get("prove", {}).get("infer", {}).get("samples")
@@ -97,7 +97,7 @@ def bounds_to_sample(model: Model, spec) -> list[dict[str, Any]]:
     return out
 
 
-def sample(model: Model, spec, codes: Codes, *, per_instance: int = PER_INSTANCE, total: int = TOTAL,
+def sample(model: Model, spec: Spec, codes: Codes, *, per_instance: int = PER_INSTANCE, total: int = TOTAL,
            walks: int = WALKS, say: Callable[[str], None] = lambda _: None) -> tuple[list[Instance], Violated | None]:
     from ..api import check_model
 
@@ -140,7 +140,7 @@ def sample(model: Model, spec, codes: Codes, *, per_instance: int = PER_INSTANCE
     return out, None
 
 
-def _encode(constants, spec, states: list, codes: Codes) -> Instance:
+def _encode(constants, spec: Spec, states: list, codes: Codes) -> Instance:
     schema = spec.schema
     first = valuation(schema, spec.observe(states[0]))
     columns = {k: i for i, k in enumerate(first)}

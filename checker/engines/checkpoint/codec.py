@@ -20,10 +20,13 @@ from __future__ import annotations
 import importlib
 import sys
 from array import array
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from ...encoding import FALSE, FROZENSET, INT, NONE, STR, TRUE, TUPLE, _varint
 from ...errors import EngineError, EnvironmentFault
+
+if TYPE_CHECKING:
+    from ....spec.api import Spec
 
 
 SEGMENT_MAGIC = b"TXCKSEG2"
@@ -234,7 +237,7 @@ def _ints(values, out: bytearray) -> None:
     out += a.tobytes()
 
 
-def _resolve_types(names: list[str], spec, where: str) -> list[type]:
+def _resolve_types(names: list[str], spec: Spec, where: str) -> list[type]:
     """NamedTuple classes named in a manifest; only the spec's own package may supply them."""
     package = type(spec).__module__.rpartition(".")[0] or type(spec).__module__
     classes = []

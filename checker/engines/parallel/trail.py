@@ -8,10 +8,14 @@ action and fingerprint (TLC keeps its trace the same way)."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .disk import write_file
+
+if TYPE_CHECKING:
+    from ....spec.api import Spec
 
 RECORD = np.dtype([("fp", "<u8"), ("pfp", "<u8"), ("aid", "<u4")])
 SCAN = 1 << 22  # records read at a time when searching a file
@@ -70,7 +74,7 @@ class Trail:
         return out
 
 
-def rebuild(spec, fingerprint, steps: list[tuple[int, object]]):
+def rebuild(spec: Spec, fingerprint, steps: list[tuple[int, object]]):
     """The path [(action, state)] that `steps` (from `Trail.chain`) names,
     by re-executing `spec`; a state that cannot be found is a fingerprint
     collision (or a spec whose `next` is not deterministic)."""

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ....spec.api import SpecError
+from ....spec.api import Spec, SpecError
 from ... import failures, reductions
 from ...errors import CheckerError, explained
 from ...exploration import peak_memory_mb
@@ -48,7 +48,7 @@ class Part:
     """One worker's part of the search: the level it expands, its proposals
     for the next, the field numbering of its states, its checks."""
 
-    def __init__(self, job: Job, spec, folder: str) -> None:
+    def __init__(self, job: Job, spec: Spec, folder: str) -> None:
         self.job, self.spec, self.folder, self.keep = job, spec, folder, KEEP
         self.worker = 0
         self.successors, self.canonical = reductions.representatives(spec)

@@ -5,13 +5,16 @@ state objects, as `bfs` writes them."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, TYPE_CHECKING
 
 from ...encoding import encode
 from ...errors import EngineError
 from ...encoding import fingerprint
 from . import level as spark_level
 from .codec import signed
+
+if TYPE_CHECKING:
+    from ....spec.api import Action, Spec, State
 
 
 def ArrowError():
@@ -20,7 +23,7 @@ def ArrowError():
     return pyarrow.ArrowException
 
 
-def rebuild(spec, root: str, k: int, fp: int, partitions: int,
+def rebuild(spec: Spec, root: str, k: int, fp: int, partitions: int,
             damaged: Callable[[int, Exception], Exception]) -> list:
     """The shortest path to state `fp` of level k: parent pointers back to
     level 1 (one part file a level), then a replay through `spec.next`.
@@ -39,7 +42,7 @@ def rebuild(spec, root: str, k: int, fp: int, partitions: int,
     cur = next((s for s in spec.init_states() if signed(fingerprint(s)) == fp), None)
     if cur is None:
         raise EngineError(f"{root}: the trace does not start in an initial state of this model")
-    path = [(None, cur)]
+    path: list[tuple[Action | None, State]] = [(None, cur)]
     for act, fp in steps:
         for a, t in spec.next(cur):
             if encode(a) == act and signed(fingerprint(t)) == fp:

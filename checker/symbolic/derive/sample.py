@@ -8,9 +8,13 @@ from __future__ import annotations
 import random
 from collections import deque
 from itertools import islice
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ....spec.api import Spec
 
 
-def sample_states(spec, n: int, walks: int = 20, depth: int = 60, seed: int = 0) -> list:
+def sample_states(spec: Spec, n: int, walks: int = 20, depth: int = 60, seed: int = 0) -> list:
     inits = list(spec.init_states())
     seen = set(inits)
     order = list(inits)
