@@ -76,6 +76,9 @@ class Behaviour:
     # then `listOpsByTxn`, then the publishes, each a task a failover loses
     # (a model's bound `tc = "steps"`; otherwise one step).
     tc_steps: bool = False
+    # With tc_steps, each listed stream's publish a task of its own, in any
+    # order (`fanOutEvents` fires them in parallel; a model's `tc = "publishes"`).
+    tc_publishes: bool = False
     # The transaction buffer and each pending-ack store have their own header
     # cache, event stream and op records to delete, as in the merged code and
     # as the PIP names them (a model's bound `participants`, "split" by

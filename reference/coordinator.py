@@ -11,7 +11,9 @@ and re-drives that fan-out on an idempotent retry and from the GC sweep.
 With `tc_steps` (the merged `endTransaction` as it runs) the fan-out is two
 more owed tasks, ("tc-list", txn, answer) reading the op records, then
 ("tc-publish", txn, answer, streams) appending to the streams it found; the
-finalize task comes after them.
+finalize task comes after them. With `tc_publishes` each stream's publish is
+a task of its own, ("tc-publish-to", txn, answer, stream), as
+`fanOutEvents` fires them in parallel and answers once all have landed.
 """
 
 from __future__ import annotations
@@ -97,6 +99,9 @@ class TransactionCoordinatorV5:
         def listing() -> None:
             streams = tuple(sorted(self._streams(txn)))
 
+            if self.b.tc_publishes:   # fired in parallel; the answer waits for all
+                return self._owe_publishes(txn, then, answer, streams)
+
             def publish() -> None:
                 for prefix in streams:
                     self.env.streams.append(prefix, {"txn": txn})
@@ -105,6 +110,26 @@ class TransactionCoordinatorV5:
             self.env.scheduler.submit(("tc-publish", txn, answer, streams), publish, owner=self.owner)
 
         self.env.scheduler.submit(("tc-list", txn, answer), listing, owner=self.owner)
+
+    def _owe_publishes(self, txn: str, then: Callable[[], None] | None, answer: str,
+                       streams: tuple[str, ...]) -> None:
+        """`fanOutEvents` as the code runs it: one publish per stream, all
+        started at once, each landing on its own ("tc-publish-to", txn,
+        answer, stream); once the last has landed (at once when none was
+        listed), the finalize task."""
+        left = set(streams)
+        if not left:
+            return self._owe_finalize(txn, then, answer)
+
+        def landed(prefix: str) -> None:
+            self.env.streams.append(prefix, {"txn": txn})
+            left.discard(prefix)
+            if not left:
+                self._owe_finalize(txn, then, answer)
+
+        for prefix in streams:
+            self.env.scheduler.submit(("tc-publish-to", txn, answer, prefix), lambda p=prefix: landed(p),
+                                      owner=self.owner)
 
     def _owe_finalize(self, txn: str, then: Callable[[], None] | None, answer: str = "") -> None:
         def finalize() -> None:

@@ -39,6 +39,8 @@ CONFIGS = {
     "oneshot": {"watches": "zk-oneshot", "decisions": "both", "crashes": 1},
     # the coordinator's endTxn in three steps, with two failovers between them
     "tc-steps": {"tc": "steps", "decisions": "both", "failovers": 2},
+    # and with each participant's publish a step of its own, failovers between them
+    "tc-publishes": {"tc": "publishes", "decisions": "both", "failovers": 2, "participants": "split"},
     # the transaction buffer and the pending-ack store as separate participants (the default), and as one
     "split-participants": {"participants": "split", "decisions": "both", "tc": "steps", "crashes": 2},
     "joint-participants": {"participants": "joint", "decisions": "both", "tc": "steps", "crashes": 2},
@@ -76,7 +78,7 @@ VARIANTS = ("pip-text", "merged", "fixed")
 # (spec/pip473/variants.py BOUND_NEEDS): those variants do not run them.
 # Elsewhere a bound the variant ignores is left out of its run (the spec
 # refuses it), which leaves the same behaviour.
-ONLY = {"oneshot": ("pip-text",), "tc-steps": ("merged", "fixed"), "recovery-steps": ("merged", "fixed"),
+ONLY = {"oneshot": ("pip-text",), "tc-steps": ("merged", "fixed"), "tc-publishes": ("merged", "fixed"), "recovery-steps": ("merged", "fixed"),
         "sync-steps": ("merged", "fixed"), "track-steps": ("merged", "fixed"),
         "unload": ("merged", "fixed"), "apply-steps": ("merged", "fixed"), "check-steps": ("merged", "fixed")}
 WALKS = [(v, c) for c in sorted(CONFIGS) for v in VARIANTS if v in ONLY.get(c, VARIANTS)]
@@ -191,6 +193,9 @@ EXHAUSTIVE = {
     # the coordinator's three-step endTxn and failovers between its steps (F9 re-drives)
     "tc-steps": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both",
                  "crashes": 0, "failovers": 2, "tc": "steps"},
+    # and the publishes to the buffer's and the pending-ack store's streams apart: a failover between them
+    "tc-publishes": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both",
+                     "crashes": 0, "failovers": 1, "tc": "publishes"},
     # separate transaction-buffer and pending-ack participants (the default), and one joint participant: a
     # send and an ack of one txn on one segment
     "split-participants": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none",
@@ -230,10 +235,10 @@ EXHAUSTIVE = {
                     "recovery": "steps", "timeout": 1},
 }
 # the text appends first: nothing goes on after a close; the text applies a decision in one step
-EXHAUSTIVE_ONLY = {"unload": ("merged", "fixed"), "apply-steps": ("merged", "fixed"),
+EXHAUSTIVE_ONLY = {"unload": ("merged", "fixed"), "tc-publishes": ("merged", "fixed"), "apply-steps": ("merged", "fixed"),
                    "check-steps": ("merged", "fixed"), "late-cache-put": ("merged", "fixed"),
                    "sync-steps": ("merged", "fixed"), "track-steps": ("merged", "fixed")}
-SLOW_CASES = {"apply-steps", "check-steps", "late-cache-put", "sync-steps", "track-steps"}   # over 2 CPU s each (apply-steps over a minute): the slow tier
+SLOW_CASES = {"apply-steps", "check-steps", "late-cache-put", "sync-steps", "track-steps", "tc-publishes"}   # over 2 CPU s each (apply-steps over a minute): the slow tier
 CASES = [pytest.param(c, v, "point", marks=pytest.mark.slow) if c in SLOW_CASES else (c, v, "point")
          for c in EXHAUSTIVE for v in VARIANTS if v in EXHAUSTIVE_ONLY.get(c, VARIANTS)] + [
     ("small", "pip-text", "zk-oneshot")]
@@ -282,6 +287,9 @@ def test_every_transition_of_a_small_model_conforms(config, variant, watches):
         # a failover between the CAS and the publish (F9: the new TC owes the fan-out)
         assert any(st.failovers < 2 and st.decided[0] and any(x[1] != "fin" for x in st.tcp) == (variant == "fixed")
                    and st.ops for st in parent)
+    if config == "tc-publishes":   # one stream published, the other not, and a failover may come between
+        assert {"tcPublishTo", "tcFailover"} <= kinds and "tcPublish" not in kinds
+        assert any(st.failovers and any(x[1].startswith("pub") and len(x[1]) == 4 for x in st.tcp) for st in parent)
     if config == "split-participants":   # each participant learns on its own: one told, the other not yet
         assert "deliverAckEvent" in kinds
         assert any(st.decided[0] and st.part[0] is not None and 0 in st.part[0].acache

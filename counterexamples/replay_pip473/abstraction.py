@@ -105,7 +105,8 @@ def observe(b: Bridge) -> dict:
                 p = z[1]
                 for t in (*p[16], *(c[0] for c in p[17] if c[0] != PLAIN), *p[18], *p[19]):
                     inflight.add((t, seg))   # reads, chain (its applies), areads, adel
-    owed = [*c.scheduler.pending("tc-list"), *c.scheduler.pending("tc-publish")]
+    owed = [*c.scheduler.pending("tc-list"), *c.scheduler.pending("tc-publish"),
+            *c.scheduler.pending("tc-publish-to")]
     return {
         "hdr": hdr,
         "fin": fin,
@@ -200,6 +201,10 @@ def spec_state(b: Bridge) -> dict:
                     for j, seg in enumerate(b.seg_names)}
     tcp |= {(idx(task.label[1]), "pub" + "".join(sorted({streams[x] for x in task.label[3]})), task.label[2])
             for task in c.scheduler.pending("tc-publish")}
+    left: dict = {}   # tc = publishes: a work's streams still to publish
+    for task in c.scheduler.pending("tc-publish-to"):
+        left.setdefault((idx(task.label[1]), task.label[2]), set()).add(streams[task.label[3]])
+    tcp |= {(t, "pub" + "".join(sorted(x)), answer) for (t, answer), x in left.items()}
     pubs = []
     for name in list(b.writes) + list(b.acks):
         req = b.requests.get(name)

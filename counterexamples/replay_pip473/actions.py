@@ -44,6 +44,7 @@ HANDLERS: dict[str, Callable[[Bridge, Step], None]] = {
     "tcFinalize": coordinator.tc_finalize,
     "tcList": coordinator.tc_list,
     "tcPublish": coordinator.tc_publish,
+    "tcPublishTo": coordinator.tc_publish_to,
     "timeoutSweep": coordinator.timeout_sweep,
     "gcSweep": coordinator.gc_sweep,
     "tick": coordinator.tick,

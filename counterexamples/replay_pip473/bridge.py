@@ -36,7 +36,8 @@ class Pip473Bridge:
             self.watch_style = "oneshot"
         self.behaviour = lookup_behaviour(spec.variant).with_(
             txn_timeout_ms=c["timeout"] * UNIT_MS, retention_ms=c["retention"] * UNIT_MS,
-            tc_steps=c.get("tc") == "steps", split_participants=c.get("participants") == "split",
+            tc_steps=c.get("tc") in ("steps", "publishes"),
+            tc_publishes=c.get("tc") == "publishes", split_participants=c.get("participants") == "split",
             recovery_steps=c.get("recovery") == "steps", apply_steps=c.get("apply") == "steps",
             producers_gated=c.get("producers") == "gated")
 

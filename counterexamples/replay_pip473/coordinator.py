@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ...reference.coordinator import INVALID_STATUS, NOT_FOUND
-from ...reference.records import COMMITTED, ops_prefix
+from ...reference.records import COMMITTED, ops_prefix, segment_events, subscription_events
 from ..replay import StepRefused
-from .conventions import UNIT_MS, holds
+from .conventions import UNIT_MS, holds, sub_of
 from .step import Bridge, Step
 
 
@@ -36,11 +36,13 @@ def end_txn(b: Bridge, step: Step) -> None:
         b.client[t] = "ending-commit" if commit else "ending-abort"
 
 
-def _owed(b: Bridge, step: Step, kind: str, what: str, spec_step: str) -> None:
-    """Run the coordinator's owed (kind, txn, answer, ...) task. When two are
-    owed (a timeout's and a client's), the spec's step says which one ran."""
+def _owed(b: Bridge, step: Step, kind: str, what: str, spec_step: str, stream: str | None = None) -> None:
+    """Run the coordinator's owed (kind, txn, answer, ...) task (of `stream`
+    when given). When two are owed (a timeout's and a client's), the spec's
+    step says which one ran."""
     sched = b.cluster.scheduler
-    tasks = [task for task in sched.runnable() if task.label[:2] == (kind, step.tid)]
+    tasks = [task for task in sched.runnable() if task.label[:2] == (kind, step.tid)
+             and (stream is None or task.label[3] == stream)]
     if not tasks:
         raise StepRefused(f"the coordinator owes no {what} for {step.txn}")
     if len(tasks) > 1 and step.before is not None and step.after is not None:
@@ -63,6 +65,14 @@ def tc_list(b: Bridge, step: Step) -> None:
 def tc_publish(b: Bridge, step: Step) -> None:
     """tc = steps: run the owed ("tc-publish", txn, ...) task, which appends to the listed streams."""
     _owed(b, step, "tc-publish", "publish", "pub")
+
+
+def tc_publish_to(b: Bridge, step: Step) -> None:
+    """tc = publishes: run the owed ("tc-publish-to", txn, answer, stream)
+    task of the stream the step names."""
+    seg = step.params["seg"]
+    prefix = segment_events(seg) if step.params["to"] == "buffer" else subscription_events(seg, sub_of(step.params))
+    _owed(b, step, "tc-publish-to", f"publish to {prefix}", "pub", stream=prefix)
 
 
 def timeout_sweep(b: Bridge, step: Step) -> None:

@@ -151,6 +151,11 @@ ACTIONS = (
            "bound `tc = steps`: the TC appends one coalesced event to each listed participant's stream, then "
            "owes the answer (`tcFinalize`)", "notes \"Merged-code mechanisms\"",
            (Message(TC, STORE, "publish the events of {txn} to the listed streams"),), fair=True),
+    Action("tcPublishTo", (("txn", str), ("seg", str), ("to", str)), "end-txn", "protocol.coordinator.publish_one",
+           "bound `tc = publishes`: one of the listed participants' publishes lands (`to` = buffer: the "
+           "segment's event stream; acks: its subscription's); the TC answers (`tcFinalize`) once all have",
+           "notes \"Merged-code mechanisms\"; `TransactionCoordinatorV5.fanOutEvents`",
+           (Message(TC, STORE, "publish the event of {txn} to {seg}'s {to} stream"),), fair=True, optional=SUB),
     Action("tcFinalize", (("txn", str),), "end-txn", "protocol.coordinator.finalize",
            "pip-text: TC sets `finalized_ms` on the header (version CAS), then acks the client; merged/fixed: "
            "the decision CAS already wrote `finalizedAt`, so only the answer", "TC V5 `endTxn`",

@@ -224,7 +224,9 @@ class Pip473(Spec):
                         "rejected and, in merged, the header read's cache entry stays"),
         "tc": Bound("atomic", "merged/fixed: the coordinator's endTxn; atomic = the header CAS, the op listing "
                     "and the event publish in one step; steps = three steps, as the merged code runs them, so "
-                    "a TC failover can fall between them", choices=("atomic", "steps")),
+                    "a TC failover can fall between them; publishes = steps, and each listed participant's "
+                    "publish a step of its own (fanOutEvents fires them in parallel), so a failover can also "
+                    "leave some participants told and others not", choices=("atomic", "steps", "publishes")),
         "recovery": Bound("atomic", "merged/fixed: the transaction buffer's asynchronous recovery after a "
                           "restart; atomic = its loads happen when it completes; steps = the code's order, "
                           "each a step: the watermark, the aborted set, then the WRITE ops and their headers",
@@ -266,7 +268,11 @@ class Pip473(Spec):
         self.stock_client = c["client"] == "stock"
         self.op_fail = c["opfail"] and self.flags.op_first
         self.trim = c["trim"] and self.flags.durable_aborts
-        self.tc_steps = c["tc"] == "steps" and self.flags.coalesced
+        self.tc_steps = c["tc"] in ("steps", "publishes") and self.flags.coalesced
+        self.tc_publishes = c["tc"] == "publishes" and self.flags.coalesced
+        if self.tc_publishes and c["participants"] != "split":
+            raise SpecError("bound tc = \"publishes\" needs participants = \"split\": a shared participant's "
+                            "two streams would be one publish in the spec and two in the code")
         self.split = c["participants"] == "split"
         self.subs = c["subs"]
         if self.subs > 1 and not self.split:
@@ -325,6 +331,12 @@ class Pip473(Spec):
         # the second subscription's actions name it (the first's keep their one-subscription labels)
         self.seg_labels.update({(name, 1): tuple(a(name, seg=x, sub=SUB_NAMES[1]) for x in self.seg_names)
                                 for name in ("recoverAcks", "deliverAckEvent", "dispatch")})
+        # tc = publishes: one publish per listed stream (coordinator.pub_targets)
+        self.publish_labels = {
+            (t, (j, f)): a("tcPublishTo", txn=x, seg=g, to="buffer" if f == "events" else "acks",
+                           **({"sub": SUB_NAMES[1]} if f == "aevents2" else {}))
+            for t, x in enumerate(self.txn_names) for j, g in enumerate(self.seg_names)
+            for f in ("events", "aevents", "aevents2")}
         self.end_labels = {(t, d): a("endTxn", txn=x, decision=d)
                            for t, x in enumerate(self.txn_names) for d in (COMMITTED, ABORTED)}
         self.ack_labels = tuple(a("appendAck", op=ak.name, txn=self.txn_names[ak.txn], seg=self.seg_names[ak.seg],
@@ -427,6 +439,9 @@ class Pip473(Spec):
                     yield by_txn["tcFinalize"][t], tc.finalize(self, s, t, d)
             elif step == tc.LIST:
                 yield by_txn["tcList"][t], tc.list_ops(self, s, t, d)
+            elif self.tc_publishes:
+                for target in tc.pub_targets(step):
+                    yield self.publish_labels[t, target], tc.publish_one(self, s, t, step, target, d)
             else:
                 yield by_txn["tcPublish"][t], tc.publish_events(self, s, t, step, d)
         for t in tc.timeout_candidates(self, s):

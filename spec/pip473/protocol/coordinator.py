@@ -15,7 +15,11 @@ steps, as the code runs them: the header CAS, then listing the txn's ops
 (`fanOutEvents`); the answer comes after the publishes. The TC's work between
 them is `(t, "list", reply)` and `(t, "pub<segs>", reply)` in `S.tcp`, which
 a failover loses. fixed F9: a new TC re-drives the fan-out of every decided
-txn whose ops remain before it serves (`failover`).
+txn whose ops remain before it serves (`failover`). Bound `tc = "publishes"`:
+the publishes are steps of their own too, in any order, since `fanOutEvents`
+fires them in parallel and answers once all have landed
+(apache/pulsar@ba9bf6976035:pulsar-broker/src/main/java/org/apache/pulsar/broker/transaction/coordinator/v5/TransactionCoordinatorV5.java,
+`fanOutEvents`, `FutureUtil.waitForAll(publishes)`).
 """
 
 from __future__ import annotations
@@ -88,12 +92,23 @@ def end_txn(m, s: S, t: int, d: str) -> S:
 def list_ops(m, s: S, t: int, reply: str) -> S:
     """tc = steps: `listOpsByTxn`, the participants the fan-out will notify:
     the segments with an op of t now (a later op put is not among them)."""
-    return s._replace(tcp=s.tcp - {(t, LIST, reply)} | {(t, _pub(streams(m, s, t)), reply)})
+    targets = streams(m, s, t)
+    step = _pub(targets) if targets or not m.tc_publishes else "fin"   # nothing to wait for: answer
+    return s._replace(tcp=s.tcp - {(t, LIST, reply)} | {(t, step, reply)})
 
 
 def publish_events(m, s: S, t: int, step: str, reply: str) -> S:
     """tc = steps: append one event to each listed participant's stream, then answer."""
     return s._replace(part=publish(s.part, pub_targets(step)), tcp=s.tcp - {(t, step, reply)} | {(t, "fin", reply)})
+
+
+def publish_one(m, s: S, t: int, step: str, target: tuple[int, str], reply: str) -> S:
+    """tc = publishes: one of the listed participants' publishes lands (the
+    code fires them in parallel and answers once all have); the TC's work
+    keeps the streams still to publish."""
+    left = "".join(c for c in step[3:] if c != _pub([target])[3:])
+    return s._replace(part=publish(s.part, [target]),
+                      tcp=s.tcp - {(t, step, reply)} | {(t, "pub" + left if left else "fin", reply)})
 
 
 def finalize(m, s: S, t: int, reply: str) -> S:

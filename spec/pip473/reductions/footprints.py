@@ -166,7 +166,8 @@ def m_ops(m):
 
 
 def footprints(m) -> dict | None:
-    if m.apply_steps or m.sync_steps or m.track_steps:   # not declared for these stages: --por explores every interleaving
+    if m.apply_steps or m.sync_steps or m.track_steps or m.tc_publishes:
+        # not declared for these stages: --por explores every interleaving
         return None
     tn, sn, topo = m.txn_names, m.seg_names, m.topo
     F = _Fields(m)

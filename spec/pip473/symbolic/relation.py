@@ -47,6 +47,7 @@ class Pip473Relation(Relation):
                           ("trim", not m.trim), ("watches", not m.oneshot or not m.flags.coalesced),
                           ("replies", not m.owed), ("apply", not m.apply_steps), ("check", not m.check_steps),
                           ("sync", not m.sync_steps), ("track", not m.track_steps),
+                          ("tc", not m.tc_publishes),
                           ("producers", not m.producers_gated),
                           # a resent send leaves its closed op behind without F1: two op records of one send
                           ("client", not (c["unloads"] and m.stock_client and not m.flags.validate_after_op))):
