@@ -15,7 +15,8 @@ quick ones together must keep `make check` within 4 minutes and 2 GiB on two
 cores. A run that stops at a limit other than the model's own max_depth has
 no figures to record, and is reported (exit 1). Re-record after a change to
 a spec that is meant to change its state space, and say so in the commit;
-the gate, not this script, is the check that the figures still hold.
+the gate, not this script, is the check that the figures still hold. The
+figures the docs' tables quote are then rewritten (scripts/doc_figures.py).
 """
 
 from __future__ import annotations
@@ -149,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         if new != text:
             changed.append(path)
             write_text_atomic(path, new)
+    if changed:   # the docs' tables quote the figures: set them to the new records
+        subprocess.run([sys.executable, str(Path(__file__).with_name("doc_figures.py")), "--write"], check=True)
     for p in failed:
         print(f"record_figures: {p}: no figures (the run did not finish, nor stop at its max_depth, "
               "or a [prove] table that does not prove)", file=sys.stderr)

@@ -151,3 +151,21 @@ def test_the_readme_lists_every_finding_as_docs_findings_does():
 def test_the_readme_reads_in_ten_minutes():
     """At most 2,000 words, as `wc -w` counts them: the rest is in docs/."""
     assert len((ROOT / "README.md").read_text().split()) <= 2000
+
+
+def test_the_docs_figures_of_a_model_are_its_expect():
+    """Every figure a docs table quotes for a model (distinct, generated,
+    depth, trace length) is the model's recorded [expect]
+    (scripts/doc_figures.py --write rewrites them)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("doc_figures", ROOT / "scripts" / "doc_figures.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    problems = [p for doc in mod.DOCS for p in mod.fix(doc.read_text(), doc.name)[1]]
+    assert problems == []
+    # the check reads what it should: a wrong figure in a row is named
+    row = ("| model | verdict | trace / states | reproduce |\n|---|---|---|---|\n"
+           "| x | ok | 1 distinct, 2 generated, depth 3 | `txncheck check models/pip473/fixed.toml` |")
+    assert [p.split(": ", 1)[1].split(" (")[1] for p in mod.fix(row)[1]] == [
+        "distinct is 12,078,783)", "generated is 71,167,998)", "depth is 30)"]
