@@ -239,7 +239,10 @@ class MetadataTransactionBuffer:
         if self.b.rekey_late_entries and req.txn in self.aborted:
             self._rekey_aborted(req, req.position)
         self._track(req.txn, req.position)
-        self._end(req, "done")
+        if req.closed:   # an unload closed the instance, and the producer's connection: the answer is lost
+            self._end(req, "rejected", DISCONNECTED)
+        else:
+            self._end(req, "done")
 
     def close(self, owner: str) -> None:
         """closeAsync, on a topic unload. Pulsar's `internalAppend` checks
@@ -256,8 +259,10 @@ class MetadataTransactionBuffer:
             req.closed = True
         self.env.scheduler.reassign(self.owner, owner, "publish", self.segment)
         self.chain.close(owner)   # apply_steps: its reads and apply chain go on too
-        if self.b.apply_steps:   # a plain entry's add callback still to run runs here, off the next owner's queue
-            for task in self.env.scheduler.pending("plain-sync", self.segment):
+        # an add's callback still to run runs here, off the next owner's ledger queue: a send's
+        # always (its request goes on); a plain entry's with apply_steps (the instance's memory goes on)
+        for kind in ("append-callback",) + (("plain-sync",) if self.b.apply_steps else ()):
+            for task in self.env.scheduler.pending(kind, self.segment):
                 if task.owner == self.owner:
                     task.owner, task.queue = owner, None
         self.owner = owner

@@ -63,10 +63,10 @@ CONFIGS = {
     "sync-steps": {"sync": "steps", "apply": "steps", "recovery": "steps", "unloads": 2, "crashes": 1,
                    "decisions": "both", "writes": "t1:0 t2:0", "reshape": "none", "plain": "0 0 0"},
     # a transactional and a plain entry's add callbacks as steps of their own (track, sync = steps), with a
-    # crash or a decision's apply between an add and its callback
+    # crash, an unload or a decision's apply between an add and its callback
     "track-steps": {"track": "steps", "sync": "steps", "apply": "steps", "recovery": "steps", "crashes": 1,
-                    "decisions": "both", "writes": "t1:0 t1:0 t2:0", "reshape": "none", "plain": "0 0",
-                    "client": "stock"},
+                    "unloads": 1, "decisions": "both", "writes": "t1:0 t1:0 t2:0", "reshape": "none",
+                    "plain": "0 0", "client": "stock"},
     # a decision applied in the code's stages (apply = steps): the reads, the buffer's apply chain, the
     # pending-ack store's deletes, and the closed instance that goes on with them after an unload
     "apply-steps": {"apply": "steps", "recovery": "steps", "unloads": 2, "crashes": 1, "opfail": True,
@@ -228,6 +228,9 @@ EXHAUSTIVE = {
     # fails the send; the second send's add waits for the first's callback
     "track-steps": {"txns": 1, "writes": "t1:0 t1:0", "acks": "", "reshape": "none", "decisions": "both",
                     "crashes": 1, "failovers": 0, "track": "steps"},
+    # an unload between a send's add and its callback: the callback runs in the closed instance
+    "track-steps-unload": {"txns": 1, "writes": "t1:0", "acks": "", "reshape": "none", "decisions": "both",
+                           "crashes": 0, "failovers": 0, "unloads": 1, "track": "steps", "client": "stock"},
     # the decision's stages and the closed instance that goes on after an unload (apply = steps): a send
     # and an ack of one txn on one segment, both decisions
     "apply-steps": {"txns": 1, "writes": "t1:0", "acks": "t1:s1:1:ind", "reshape": "none", "decisions": "both",
@@ -237,8 +240,9 @@ EXHAUSTIVE = {
 # the text appends first: nothing goes on after a close; the text applies a decision in one step
 EXHAUSTIVE_ONLY = {"unload": ("merged", "fixed"), "tc-publishes": ("merged", "fixed"), "apply-steps": ("merged", "fixed"),
                    "check-steps": ("merged", "fixed"), "late-cache-put": ("merged", "fixed"),
-                   "sync-steps": ("merged", "fixed"), "track-steps": ("merged", "fixed")}
-SLOW_CASES = {"apply-steps", "check-steps", "late-cache-put", "sync-steps", "track-steps", "tc-publishes"}   # over 2 CPU s each (apply-steps over a minute): the slow tier
+                   "sync-steps": ("merged", "fixed"), "track-steps": ("merged", "fixed"),
+                   "track-steps-unload": ("merged", "fixed")}
+SLOW_CASES = {"apply-steps", "check-steps", "late-cache-put", "sync-steps", "track-steps", "track-steps-unload", "tc-publishes"}   # over 2 CPU s each (apply-steps over a minute): the slow tier
 CASES = [pytest.param(c, v, "point", marks=pytest.mark.slow) if c in SLOW_CASES else (c, v, "point")
          for c in EXHAUSTIVE for v in VARIANTS if v in EXHAUSTIVE_ONLY.get(c, VARIANTS)] + [
     ("small", "pip-text", "zk-oneshot")]
@@ -287,6 +291,8 @@ def test_every_transition_of_a_small_model_conforms(config, variant, watches):
         # a failover between the CAS and the publish (F9: the new TC owes the fan-out)
         assert any(st.failovers < 2 and st.decided[0] and any(x[1] != "fin" for x in st.tcp) == (variant == "fixed")
                    and st.ops for st in parent)
+    if config == "track-steps-unload":   # the callback of an add that landed before the unload, in the closed instance
+        assert any(q.stage == "closed-added" for st in parent for q in st.pubs)
     if config == "tc-publishes":   # one stream published, the other not, and a failover may come between
         assert {"tcPublishTo", "tcFailover"} <= kinds and "tcPublish" not in kinds
         assert any(st.failovers and any(x[1].startswith("pub") and len(x[1]) == 4 for x in st.tcp) for st in parent)

@@ -94,7 +94,7 @@ ACTIONS = (
            "merged/fixed, bound `track = steps`: the callback of a send's ledger add: `trackPosition` of the "
            "entry's position (F8 re-keys the txn's aborted record), then the client's answer; it runs before "
            "the ledger's next add completes, and a crash before it leaves the entry in the ledger and fails "
-           "the send",
+           "the send; after an unload the closed instance runs it, and the answer is lost with the connection",
            "`MetadataTransactionBuffer.appendToLedger`, `trackPosition` (L398-L416)",
            (Message(TB, CLIENT, "send({txn}, {op}) ok: trackPosition"),), fair=True),
     Action("publishOpFails", SEND, "publish", "protocol.publish.op_fails",

@@ -353,6 +353,20 @@ def closed_append(m, s: S, k: int):
     return _closed_memory(m, s, j, lambda p: release_failed(m, s, j, drop_in_flight(p, t), t, k, CLOSED_STAGES))
 
 
+def closed_track(m, s: S, k: int):
+    """publishTrack (track = steps) of an add that landed before an unload
+    closed its buffer instance: the callback runs in the closed instance
+    (`trackPosition` into its memory, F8's re-key), and its answer is lost
+    with the closed connection (`_closed_end`); the entry stays in the ledger."""
+    w, pub = m.writes[k], s.pubs[k]
+    if pub.stage != CLOSED[ADDED]:
+        return None
+    j, t, pos = pub.seg, w.txn, pub.pos
+    changed = {"arec": rekey(m, s, j, t, pos, k)} if m.flags.rekey_late else {}
+    s = _pub(s, k, _closed_end(m, pub), **changed)
+    return _closed_memory(m, s, j, lambda p: track_position(p, t, pos))
+
+
 # The steps a send may take from each unfinished stage, in the order `next`
 # tries them (which one applies depends on the variant; each checks its guard).
 STEPS = {
@@ -369,4 +383,5 @@ STEPS = {
     CLOSED[CHECKED]: (("publishPutOp", closed_put_op), ("publishOpFails", closed_op_fails)),
     CLOSED[OPPUT]: (("publishAppend", closed_append), ("publishValidate", closed_validate)),
     CLOSED[VALID]: (("publishAppend", closed_append),),
+    CLOSED[ADDED]: (("publishTrack", closed_track),),
 }

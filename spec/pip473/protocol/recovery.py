@@ -89,7 +89,9 @@ def unload(m, s: S, j: int) -> S:
     yet (its events wait), and the model does not run the rest of its
     recovery after the close (the reference's recovery tasks go with the
     broker too); its pending-ack store's deletes in flight go on, and so
-    does a plain entry's add callback still to run (bound sync = steps).
+    does a plain entry's add callback still to run (bound sync = steps). A
+    send's add callback still to run (track = steps) runs in the closed
+    instance in any case: its request goes on (publish.closed_track).
     Pruning: as a crash, only while the broker holds something to lose, or
     while it has such a send."""
     nw = len(m.writes)   # an ack in flight (apply = steps: its put done, not answered) fails with the connection

@@ -46,8 +46,10 @@ ADDED = "added"
 IN_FLIGHT = (CHECKED, OPPUT, APPENDED, VALID, ADDED)   # a send past its header check, not finished
 # Bound `unloads`: the stage of a send whose buffer instance a topic unload
 # closed. It goes on (Pulsar's internalAppend checks `closed` only on entry)
-# but its ledger append fails, and nothing it does reaches the new instance.
-CLOSED = {CHECKED: "closed-checked", OPPUT: "closed-op", VALID: "closed-valid"}
+# but its ledger append fails, and nothing it does reaches the new instance;
+# an add that landed before the close runs its callback in the closed
+# instance (track = steps), whose answer the closed connection loses.
+CLOSED = {CHECKED: "closed-checked", OPPUT: "closed-op", VALID: "closed-valid", ADDED: "closed-added"}
 UNANSWERED = IN_FLIGHT + tuple(CLOSED.values())   # past its header check, the client not answered yet
 # Bound `check = "steps"` (merged/fixed): a send whose header read answered OPEN,
 # the read's callback (the cache put) not run yet; CLOSED_READ: the same send

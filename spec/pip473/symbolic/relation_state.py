@@ -25,7 +25,8 @@ from ...schema import Bool, Enum, Int, Schema
 from ...symbolic import Key, Sym
 from ..protocol.coordinator import STREAM_BASE, _pub
 from ..protocol.state import (
-    ABSENT, APPENDED, CHECKED, CLOSED, DONE, GONE, NO_GC, NONE, OPPUT, PLAIN, REJECTED, TODO, UNKEYED, VALID, Header,
+    ABSENT, ADDED, APPENDED, CHECKED, CLOSED, DONE, GONE, NO_GC, NONE, OPPUT, PLAIN, REJECTED, TODO, UNKEYED, VALID,
+    Header,
 )
 
 HST = ("NONE", "OPEN", "COMMITTED", "ABORTED", "GONE")
@@ -33,7 +34,8 @@ STATUS = ("ABSENT", "CREATED", "ACTIVE", "TERMINATED", "SEALED")
 CLIENT = ("none", "open", "ending-commit", "ending-abort", "told-committed", "told-aborted", "told-conflict",
           "told-notfound")
 STAGE = (TODO, CHECKED, OPPUT, APPENDED, VALID, DONE, REJECTED)
-CLOSED_STAGES = tuple(CLOSED.values())   # bound unloads: a closed buffer instance's sends
+# bound unloads: a closed instance's sends (not `closed-added`: the relation refuses track = steps)
+CLOSED_STAGES = tuple(v for k, v in CLOSED.items() if k != ADDED)
 DEC = ("undecided", "COMMITTED", "ABORTED")
 DST = ("OPEN", "COMMITTED", "ABORTED", "NONE", "GONE")
 REPLY = ("none", "COMMITTED", "ABORTED")
