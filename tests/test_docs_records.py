@@ -48,3 +48,19 @@ def test_the_profile_block_is_its_record():
     assert text[text.index(b.BEGIN):text.index(b.END) + len(b.END)] == b.render(record)
     assert record["command"] == "txncheck " + " ".join(b.ARGS)
     assert record["output"].startswith(f"profile of {b.ARGS[1]}:")
+
+
+def test_the_console_blocks_are_their_records():
+    """Every console block of docs/performance.md but the profile's is
+    bench/console.py's rendering of its record, and every record has its
+    block: re-measuring one is `bench/console.py --measure NAME`."""
+    b = _bench("console")
+    records = json.loads(b.RECORD.read_text())
+    text = b.DOC.read_text()
+    assert sorted(b.blocks_of(text)) == sorted(records)
+    for name, r in records.items():
+        begin, end = b.markers(name)
+        assert text[text.index(begin):text.index(end) + len(end)] == b.render(name, r)
+    # no console block of the page is left outside a record
+    inside = len(records) + 1   # and the profile's (bench/profile.py)
+    assert text.count("```console\n$ ") == inside
