@@ -6,8 +6,8 @@ from __future__ import annotations
 import z3
 
 from .relation_parts import E, FALSE, TRUE, any_of, hst_is, materialize, remove_ops, stage_is, write_op_on, ack_op_on
-from .relation_state import NO_TAG, St
-from ..protocol.state import CLOSED, IN_FLIGHT, RECOVERED, REJECTED, UNKEYED
+from .relation_state import CLOSED_STAGES, NO_TAG, TAKEN, St
+from ..protocol.state import IN_FLIGHT, RECOVERED, REJECTED, UNKEYED
 
 
 def empty_part(s: St, j: int, keep_events: bool = False) -> St:
@@ -58,14 +58,14 @@ def unload(s: St, j: int):
     them); its sends past the header check go on, CLOSED."""
     lay = s.ctx
     m = lay.m
-    taken = lambda k: z3.And(s.v("pseg", k) == j, stage_is(s, k, *CLOSED))
+    taken = lambda k: z3.And(s.v("pseg", k) == j, stage_is(s, k, *TAKEN))
     guard = z3.And(s.v("unloads") > 0, s.v("up", j))
     if m.prune:
         guard = z3.And(guard, z3.Or(holds_something(s, j), any_of(taken(k) for k in range(lay.K))))
     out = {("unloads",): s.v("unloads") - 1, ("up", j): FALSE}
     for k in range(lay.W):
         stage = s.v("stage", k)
-        for x, closed in CLOSED.items():
+        for x, closed in TAKEN.items():
             stage = z3.If(z3.And(s.v("pseg", k) == j, stage_is(s, k, x)), E(s, "Stage", closed), stage)
         out["stage", k] = stage
     return guard, empty_part(s.set(out), j)
@@ -75,7 +75,7 @@ def recover(s: St, j: int):
     m = s.ctx.m
     guard = z3.And(z3.Not(s.v("up", j)), s.v("status", j) != E(s, "Status", "ABSENT"))
     if m.flags.drain_closed and m.constants["unloads"]:   # F10: the closed instance's sends have ended
-        guard = z3.And(guard, z3.Not(any_of(z3.And(s.v("pseg", k) == j, stage_is(s, k, *CLOSED.values()))
+        guard = z3.And(guard, z3.Not(any_of(z3.And(s.v("pseg", k) == j, stage_is(s, k, *CLOSED_STAGES))
                                             for k in range(s.ctx.W))))
     if m.flags.async_recovery:   # the constructor's LAC (F6 gates the getter: relation_parts.read_limit)
         part = {("up", j): TRUE, ("hold", j): s.v("llen", j), ("ready", j): FALSE}

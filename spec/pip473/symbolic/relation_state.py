@@ -34,8 +34,10 @@ STATUS = ("ABSENT", "CREATED", "ACTIVE", "TERMINATED", "SEALED")
 CLIENT = ("none", "open", "ending-commit", "ending-abort", "told-committed", "told-aborted", "told-conflict",
           "told-notfound")
 STAGE = (TODO, CHECKED, OPPUT, APPENDED, VALID, DONE, REJECTED)
-# bound unloads: a closed instance's sends (not `closed-added`: the relation refuses track = steps)
-CLOSED_STAGES = tuple(v for k, v in CLOSED.items() if k != ADDED)
+# bound unloads: the stage a send moves to when its instance is closed (not ADDED's:
+# the relation refuses track = steps), and those stages
+TAKEN = {k: v for k, v in CLOSED.items() if k != ADDED}
+CLOSED_STAGES = tuple(TAKEN.values())
 DEC = ("undecided", "COMMITTED", "ABORTED")
 DST = ("OPEN", "COMMITTED", "ABORTED", "NONE", "GONE")
 REPLY = ("none", "COMMITTED", "ABORTED")
