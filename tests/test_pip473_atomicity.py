@@ -15,6 +15,8 @@ steps) or sound by a commute argument that a check here runs.
   aborted: any step between the two gives a run of one of the model's orders.
 - newTxn's first stage, the sequence counter's bump, has nothing in the model:
   the step writes the txn's header and the client's view, nothing else.
+- endTxn reads the header, then updates it by version: a step between the two
+  either leaves the header (the CAS lands as after it) or fails the CAS.
 """
 
 from __future__ import annotations
@@ -344,3 +346,55 @@ def test_a_transactional_appends_add_and_its_callback_do_not_commute_with_a_cras
                 if callback(y) not in first | then:
                     found.add(name)
     assert between > 50 and found == outside
+
+
+def _with_change(s, e, s2):
+    """s2 with the change the step s -> e made (its fields, or the indexes
+    and set elements of them that changed) laid over it."""
+    out = {}
+    for f in s._fields:
+        a, b, c = getattr(s, f), getattr(e, f), getattr(s2, f)
+        if a == b:
+            continue
+        if isinstance(a, frozenset):
+            out[f] = (c - (a - b)) | (b - a)
+        elif isinstance(a, tuple) and len(a) == len(b) == len(c):
+            out[f] = tuple(y if x != y else z for x, y, z in zip(a, b, c))
+        else:
+            out[f] = b
+    return s2._replace(**out)
+
+
+@pytest.mark.parametrize("variant, client", [
+    ("merged", "stock"), ("merged", "permissive"), ("fixed", "stock")])
+def test_the_end_txns_read_and_cas_join_with_any_step_between(variant, client):
+    """endTxn is `getHeader`, then the header's update by version
+    (`TransactionCoordinatorV5.endTransaction`): with a step x between the
+    read (in state s) and the CAS, either x left the header as it was, and
+    the CAS lands where the model's `x; endTxn` does; or x changed it, the
+    CAS fails on the version and the client gets an error, where the model's
+    `x; endTxn` answers a failure too or, x having made the same decision,
+    takes the idempotent retry that the error leads the client to."""
+    spec = Pip473(variant, txns=1, writes="t1:0", acks="t1:s1:1:ind", client=client, crashes=0, failovers=1,
+                  reshape="none", decisions="both", tc="steps")
+    lands = fails = 0
+    changers = set()
+    for s in _states(spec):
+        succ = list(spec.next(s))
+        for (name, params), e in succ:
+            if name != "endTxn":
+                continue
+            t, d = spec.txn_index[dict(params)["txn"]], dict(params)["decision"]
+            for label, s2 in succ:
+                if label[0] == "endTxn" and dict(label[1])["txn"] == spec.txn_names[t]:
+                    continue
+                joined = tc.end_txn(spec, s2, t, d)
+                if s2.hdr[t] == s.hdr[t]:
+                    assert joined == _with_change(s, e, s2), (label, s)
+                    lands += 1
+                else:
+                    changers.add(label[0])
+                    assert joined.client[t] in ("told-conflict", "told-notfound") or header_state(s2, t) == d, (label, s)
+                    fails += 1
+    assert lands > 1000 and fails > 10
+    assert changers == {"timeoutSweep", "gcSweep"}   # the other decision; the header's deletion
