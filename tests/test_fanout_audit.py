@@ -4,7 +4,8 @@ parallel and answers once all have landed) as one step, `tcPublish`, or one
 step each, `tcPublishTo`. The join is not sound step by step: a failover
 between two publishes leaves one participant told and the other not, with
 nobody owing the rest, a state neither order of the join reaches. At these
-bounds it hides no violation: every invariant keeps its verdict and its
+bounds it hides no violation (nor, measured once, with a crash besides,
+left out here for its 40 CPU s): every invariant keeps its verdict and its
 shortest counterexample's length (merged's NoMissedDecision is the lost
 fan-out either way; fixed's F9 re-drives it). docs/pip473.md's atomicity
 table says so."""
@@ -22,11 +23,10 @@ FAILOVER = {**SMALL, "decisions": "both", "failovers": 1, "crashes": 0}
 CASES = {
     # a send and an ack of one txn on one segment: the buffer's and the pending-ack store's streams
     "failover": FAILOVER,
-    "failover-crash": {**FAILOVER, "crashes": 1},
     # two sends on two segments: two buffers' streams
     "two-segments": {**FAILOVER, "writes": "t1:0 t1:3", "acks": ""},
 }
-FAST = {("merged", "failover")}   # the others take 5 to 20 CPU s: the slow tier
+FAST = {("merged", "failover")}   # the others take 3 to 15 CPU s: the slow tier
 
 
 @pytest.mark.parametrize("variant, case", [

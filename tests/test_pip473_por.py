@@ -21,6 +21,7 @@ from txncheck.checker.model import load_model
 from txncheck.checker.reductions.locations import overlap
 from txncheck.checker.reductions.por import audit_footprints
 from txncheck.spec.pip473.spec import Pip473
+from txncheck.spec.pip473.reductions.footprints import footprints
 
 from .helpers import MODELS
 
@@ -124,7 +125,7 @@ def _models():
         model = load_model(p)
         if model.temporal or model.expect.get("runtime") == "heavy":  # --por refuses temporal properties
             continue
-        if model.constants.get("apply") == "steps":   # no footprints declared: --por explores everything
+        if footprints(model.instantiate()) is None:   # no footprints declared: --por explores everything
             continue
         out.append(pytest.param(p, id=p.name, marks=[pytest.mark.slow] if p.name in SLOW else []))
     return out
