@@ -238,7 +238,8 @@ EXHAUSTIVE = {
                     "recovery": "steps", "timeout": 1},
 }
 # the text appends first: nothing goes on after a close; the text applies a decision in one step
-EXHAUSTIVE_ONLY = {"unload": ("merged", "fixed"), "tc-publishes": ("fixed",),   # merged: the walks and the audit "apply-steps": ("merged", "fixed"),
+# tc-publishes: merged by the walks and the audit only (tests/test_fanout_audit.py)
+EXHAUSTIVE_ONLY = {"unload": ("merged", "fixed"), "tc-publishes": ("fixed",), "apply-steps": ("merged", "fixed"),
                    "check-steps": ("merged", "fixed"), "late-cache-put": ("merged", "fixed"),
                    "sync-steps": ("merged", "fixed"), "track-steps": ("merged", "fixed"),
                    "track-steps-unload": ("merged", "fixed")}
