@@ -498,3 +498,62 @@ def test_pip473_derives_its_next_and_observe_and_they_agree_on_a_small_model():
     assert (n, bad) == (833, [])
     assert {"newTxn", "publishAppend", "endTxn", "deliverEvent", "dispatch", "crash", "recover",
             "gcSweep"} <= {name for name, _ in labels}
+
+
+CARRY_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    a: int
+    b: int
+
+
+class Carry(Spec):
+    name = "carry"
+
+    def setup(self):
+        self.invariants["Small"] = self.schema.var("a", Int()) <= 2
+
+    def init_states(self):
+        yield State(0, 0)
+
+    def next(self, s):
+        top = 2                  # setup: every part's function runs it
+        bumped = 0
+        if s.a < top:
+            bumped += 1
+            yield ("BumpA", ()), s._replace(a=s.a + 1)
+        if s.b < top:
+            yield ("BumpB", ()), s._replace(b=s.b + 1)
+        if bumped == 0:          # reads what the first part left
+            yield ("Reset", ()), State(0, s.b)
+
+    def observe(self, s):
+        return {"a": s.a}
+'''
+
+
+def test_next_is_explored_part_by_part_where_no_part_feeds_another(tmp_path, monkeypatch):
+    """split.py: TwoPhase's next is three independent parts, each explored
+    on its own, and the relation is the same with the split off. Carry's
+    third part reads a local the first one sets: it is not split, and a
+    splitter that ignored that (the liveness check dropped) would give
+    `Reset` in every state, which the agreement catches."""
+    from txncheck.checker.symbolic.derive import split
+
+    spec = TwoPhase(rm=3)
+    whole = derive(spec, split_next=False)
+    parts = derive(spec)
+    assert (whole.stats["parts"], parts.stats["parts"]) == (1, 3)
+    for rel in (whole, parts):
+        assert agree(spec, None, rel)[2] == []
+    (tmp_path / "carry.py").write_text(CARRY_SPEC)
+    spec = resolve(f"{tmp_path / 'carry.py'}:Carry").cls()
+    assert split.parts(type(spec).next) is None
+    assert agree(spec)[2] == []
+    monkeypatch.setattr(split, "_carried", lambda code, body, is_part: False)
+    rel, _, bad, _ = agree(resolve(f"{tmp_path / 'carry.py'}:Carry").cls())
+    assert rel.stats["parts"] == 3 and bad and "Reset" in str(bad[0])

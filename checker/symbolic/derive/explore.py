@@ -74,12 +74,14 @@ class _Rec:
 
 class Exploration:
     def __init__(self, files: set[str], background: list[z3.BoolRef], merge: bool = True,
-                 budget: int | None = None) -> None:
+                 budget: int | None = None, solver: z3.Solver | None = None) -> None:
         self.files = files
         self.merge = merge
         self.budget = budget or PATH_BUDGET
-        self.solver = z3.Solver()
-        self.solver.add(*background)
+        if solver is None:     # (a summary's exploration shares its caller's: same background, asked by assumptions)
+            solver = z3.Solver()
+            solver.add(*background)
+        self.solver = solver
         self.root = Node(None)
         self.nodes: dict = {}
         self.events: list[Event] = []
@@ -89,6 +91,7 @@ class Exploration:
         self.background = background
         self.canon = Canon()
         self.memo: dict = {}       # decision-free computations, by their inputs (pyfuncs.t_comp)
+        self.sides: dict = {}      # (lits' ids, condition's id) -> what _sides answered
         self.asked = 0             # symbolic conditions asked, known ones too (a memo's test of decision-free)
         self.atoms = None          # the layout's atoms: a summary joins plain atoms into one (summary.py)
 
@@ -124,6 +127,7 @@ class Exploration:
         self.log: list = []          # (term, outcome, iterating) of every decision of this run
         self.node = self.root
         self.lits: list = []
+        self.lit_ids: dict[int, bool] = {}   # the lits' ids -> True, their negated atoms' ids -> False
         self.decided = False
         self.stopped = False
         self.recs: dict[int, _Rec] = {}
@@ -157,25 +161,41 @@ class Exploration:
         else:
             out = self._choose(cond)
         self.log.append((cond, out, iterating))
-        self.lits.append(cond if out else z3.Not(cond))
+        lit = cond if out else z3.Not(cond)
+        self.lits.append(lit)
+        self._index(lit)
         self.decided = True
         return out
 
     def _known(self, cond: z3.BoolRef) -> bool | None:
-        cid, neg = cond.get_id(), z3.Not(cond).get_id()
-        for lit in self.lits:
-            if lit.get_id() == cid:
-                return True
-            if lit.get_id() == neg:
-                return False
-        return None
+        """True if `cond` is one of the lits, False if `Not(cond)` is (the
+        first of the lits that is either decides), else None."""
+        return self.lit_ids.get(z3.Z3_get_ast_id(cond.ctx.ref(), cond.as_ast()))
+
+    def _index(self, lit: z3.BoolRef) -> None:
+        ctx, a = lit.ctx.ref(), lit.as_ast()
+        self.lit_ids.setdefault(z3.Z3_get_ast_id(ctx, a), True)
+        if (z3.Z3_get_ast_kind(ctx, a) == z3.Z3_APP_AST
+                and z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) == z3.Z3_OP_NOT):
+            self.lit_ids.setdefault(z3.Z3_get_ast_id(ctx, z3.Z3_get_app_arg(ctx, a, 0)), False)
 
     def _choose(self, cond: z3.BoolRef) -> bool:
-        yes = self.solver.check(*self.lits, cond) != z3.unsat
-        no = self.solver.check(*self.lits, z3.Not(cond)) != z3.unsat
+        yes, no = self._sides(cond)
         if yes and no:
             self.work.append([(t, o) for t, o, _ in self.log] + [(cond, False)])
         return yes or not no
+
+    def _sides(self, cond: z3.BoolRef) -> tuple[bool, bool]:
+        """Whether `cond` and its negation are each possible with the lits;
+        asked once per lits and condition (the key's terms are kept alive
+        with the answer, so their ids are not reused)."""
+        key = (tuple(lit.get_id() for lit in self.lits), cond.get_id())
+        hit = self.sides.get(key)
+        if hit is None:
+            yes = self.solver.check(*self.lits, cond) != z3.unsat
+            no = self.solver.check(*self.lits, z3.Not(cond)) != z3.unsat
+            hit = self.sides[key] = (yes, no, tuple(self.lits), cond)
+        return hit[0], hit[1]
 
     # -- tracing --------------------------------------------------------------------
     def _global(self, frame, event, arg):
@@ -247,7 +267,7 @@ class Exploration:
             node.ins.append((self.node, tuple(self.lits)))
             self.stopped = True
             raise Merged()
-        self.node, self.lits, self.decided = node, [], False
+        self.node, self.lits, self.lit_ids, self.decided = node, [], {}, False
 
     def _key(self, frame):
         chain = []

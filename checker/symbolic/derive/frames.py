@@ -24,7 +24,7 @@ UNMERGED = {"<genexpr>", "<listcomp>", "<setcomp>", "<dictcomp>", "<lambda>"}
 _ENDS = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
          "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE", "JUMP"}
 _USES = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_CLASSDEREF"}
-_DEFS = {"STORE_FAST", "DELETE_FAST", "STORE_DEREF", "DELETE_DEREF"}
+DEFS = {"STORE_FAST", "DELETE_FAST", "STORE_DEREF", "DELETE_DEREF"}
 
 
 @dataclass
@@ -162,7 +162,7 @@ def _liveness(code, instrs, info: CodeInfo) -> None:
             if e.start <= o < e.end:
                 succ[o].append(e.target)
     use = {i.offset: frozenset([i.argval]) if i.opname in _USES else frozenset() for i in instrs}
-    kill = {i.offset: frozenset([i.argval]) if i.opname in _DEFS else frozenset() for i in instrs}
+    kill = {i.offset: frozenset([i.argval]) if i.opname in DEFS else frozenset() for i in instrs}
     live_in: dict[int, frozenset] = {o: frozenset() for o in offs}
     live_out: dict[int, frozenset] = {o: frozenset() for o in offs}
     changed = True

@@ -34,6 +34,7 @@ from .layout import RAISED, DerivedFrame, Layout, Renamer
 from .observation import lemma_value, observed_term, property_cells
 from .oracle import OutsideSubset
 from .rewrite import rewritten
+from . import split
 from .sample import sample_states
 from .shapes import infer
 from .values import Sym
@@ -44,6 +45,7 @@ MAX_ROUNDS = 12
 class DerivedRelation(Relation):
     derived = True
     merge = True          # explore.py's merging (off: every path, for the audit)
+    split_next = True     # explore next's top-level parts one by one (split.py; off: next whole, for the audit)
     grow_seqs = False     # widen a sequence's capacity too (cells.Misfits; on: never settles for PIP-473)
     samples = 2_000       # states of the model the shape is first inferred from
     _sv_layout: object    # the layout the solver of `_possible` was made for (set with it)
@@ -111,9 +113,17 @@ class DerivedRelation(Relation):
     # -- next ------------------------------------------------------------------------
     def _explore(self, body) -> Exploration:
         lay = self.layout
-        ex = Exploration(self.files, lay.types(lay.base), merge=self.merge)
+        shared = self.__dict__.get("_shared")
+        if shared is None or shared[0] is not lay:
+            # one per layout, for every exploration of it (next's parts, observe's, the lemmas): a
+            # summary depends only on its arguments' keys, a solver's answer on its assumptions
+            ex = Exploration(self.files, lay.types(lay.base), merge=self.merge)
+            ex.canon.pin(lay.state)
+            shared = self._shared = (lay, ex.solver, ex.canon, ex.summaries, ex.sides)
+        else:
+            ex = Exploration(self.files, lay.types(lay.base), merge=self.merge, solver=shared[1])
+            ex.canon, ex.summaries, ex.sides = shared[2:]
         ex.atoms = lay.atoms
-        ex.canon.pin(lay.state)
         try:
             with rewritten(self.modules, extra=list(vars(self.spec).values())):
                 ex.explore(body)
@@ -124,31 +134,34 @@ class DerivedRelation(Relation):
 
     def _derive_next(self) -> list:
         lay, spec = self.layout, self.spec
-
-        def body(ex: Exploration) -> None:
-            counts: dict = {}
-            last = None
-            for item in type(spec).next(spec, lay.state):   # the class's: a guard (spec_errors.py) checks concrete states
-                label, succ = item
-                label = _concrete(label)
-                if ex.node is not last:
-                    counts, last = {}, ex.node
-                k = counts.get(label, 0)
-                counts[label] = k + 1
-                ex.event("yield", (label, k, succ))
-
-        ex = self._explore(body)
+        whole: Any = type(spec).next      # the class's: a guard (spec_errors.py) checks concrete states
+        fns = (split.parts(whole) if self.split_next else None) or [whole]
         widen = Misfits(self.grow_seqs)
-        self._yields = []
-        for e in ex.events:
-            if e.kind != "yield":
-                continue
-            label, k, succ = e.value
-            terms: list = []
-            fit(lay.shape, succ, lay.state, lay.terms, 0, lay.atoms, terms, widen, ())
-            self._yields.append((e, label, k, terms))
-        self._reach = Reach(ex)
-        self._raises = [e for e in ex.events if e.kind == "raise" and self._possible(self._reach.guard(e))]
+        self._yields, self._raises = [], []
+        self.stats["parts"] = len(fns)
+        for fn in fns:
+            def body(ex: Exploration, fn=fn) -> None:
+                counts: dict = {}
+                last = None
+                for item in fn(spec, lay.state):
+                    label, succ = item
+                    label = _concrete(label)
+                    if ex.node is not last:
+                        counts, last = {}, ex.node
+                    k = counts.get(label, 0)
+                    counts[label] = k + 1
+                    ex.event("yield", (label, k, succ))
+
+            ex = self._explore(body)
+            reach = Reach(ex)
+            for e in ex.events:
+                if e.kind != "yield":
+                    continue
+                label, k, succ = e.value
+                terms: list = []
+                fit(lay.shape, succ, lay.state, lay.terms, 0, lay.atoms, terms, widen, ())
+                self._yields.append((e, label, k, terms, reach))
+            self._raises += [(e, reach) for e in ex.events if e.kind == "raise" and self._possible(reach.guard(e))]
         return widen.places
 
     def _possible(self, cond: z3.BoolRef) -> bool:
@@ -160,19 +173,19 @@ class DerivedRelation(Relation):
         return sv.check(cond) != z3.unsat
 
     def _make_acts(self) -> list[Act]:
-        lay, reach = self.layout, self._reach
+        lay = self.layout
         groups: dict = {}
-        for e, label, k, terms in self._yields:
-            groups.setdefault((label, id(e.node), k), []).append((e, terms))
+        for e, label, k, terms, reach in self._yields:
+            groups.setdefault((label, id(e.node), k), []).append((e, terms, reach))
         found: dict = {}     # (label, the changes' terms) -> [guards, changes]: one act, its guards joined
         base = lay.terms
         for (label, _, _), members in groups.items():
-            node = members[0][0].node
-            rel = [_conj(e.lits) for e, _ in members]
+            node, reach = members[0][0].node, members[0][2]
+            rel = [_conj(e.lits) for e, _, _ in members]
             guard = z3.And(reach.of(node), z3.Or(rel)) if len(rel) > 1 else reach.guard(members[0][0])
             changes = {}
             for c, name in enumerate(lay.names):
-                vals = [terms[c] for _, terms in members]
+                vals = [terms[c] for _, terms, _ in members]
                 if all(v.eq(base[c]) for v in vals):
                     continue
                 changes[name, ()] = join_values(rel, vals)
@@ -180,9 +193,9 @@ class DerivedRelation(Relation):
             found.setdefault(key, [[], changes])[0].append(guard)
         acts = [self._act(label, z3.Or(gs) if len(gs) > 1 else gs[0], changes)
                 for (label, _), (gs, changes) in found.items()]
-        for e in self._raises:
+        for e, reach in self._raises:
             label = ("raises", (("error", f"{type(e.value).__name__}: {e.value}"), ("at", e.where)))
-            acts.append(self._act(label, self._reach.guard(e), {(RAISED, ()): z3.BoolVal(True)}))
+            acts.append(self._act(label, reach.guard(e), {(RAISED, ()): z3.BoolVal(True)}))
         return acts
 
     def _act(self, label: Action, guard: z3.BoolRef, changes: dict) -> Act:

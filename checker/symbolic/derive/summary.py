@@ -68,8 +68,9 @@ def _symbolic(v) -> bool:
 
 
 def _summarize(run: Exploration, f, args, kw):
-    inner = Exploration(run.files, run.background, merge=run.merge, budget=run.budget)
+    inner = Exploration(run.files, run.background, merge=run.merge, budget=run.budget, solver=run.solver)
     inner.canon = run.canon
+    inner.sides = run.sides
     inner.summaries = run.summaries
     inner.atoms = run.atoms
     outer_trace = sys.gettrace()
