@@ -99,12 +99,15 @@ def test_every_small_model_and_walks_at_the_proofs_bounds_agree(make, states):
 # -- the deriver broken on purpose ---------------------------------------------------------
 
 def _drop_a_branch(monkeypatch):
-    """The other side of each decision on an Abort message is never explored."""
+    """The side of each decision on an Abort message where it was sent is
+    never explored. (Dropping the other side is harmless where nothing
+    follows the test: TwoPhase's receive of Abort ends its loop's body,
+    which is explored one iteration at a time, split.py.)"""
     real = explore.Exploration._choose
 
     def choose(self, cond):
         if "Abort" in str(cond):
-            return True
+            return False
         return real(self, cond)
 
     monkeypatch.setattr(explore.Exploration, "_choose", choose)
@@ -132,7 +135,7 @@ def test_a_broken_deriver_fails_the_agreement(monkeypatch, breaks):
     """Each mutation of the deriver is caught on some spec of the fast list."""
     breaks(monkeypatch)
     caught = []
-    for name in ("twophase", "tcommit", "sync_termination"):
+    for name in ("twophase", "tcommit", "sync_termination", "peterson"):
         make, states = FAST[name]
         try:
             _, _, bad, _ = agree(make(), states)
@@ -538,7 +541,8 @@ class Carry(Spec):
 
 def test_next_is_explored_part_by_part_where_no_part_feeds_another(tmp_path, monkeypatch):
     """split.py: TwoPhase's next is three independent parts, each explored
-    on its own, and the relation is the same with the split off. Carry's
+    on its own (its loop over the RMs one iteration at a time), and the
+    relation is the same with the split off. Carry's
     third part reads a local the first one sets: it is not split, and a
     splitter that ignored that (the liveness check dropped) would give
     `Reset` in every state, which the agreement catches."""
@@ -547,7 +551,7 @@ def test_next_is_explored_part_by_part_where_no_part_feeds_another(tmp_path, mon
     spec = TwoPhase(rm=3)
     whole = derive(spec, split_next=False)
     parts = derive(spec)
-    assert (whole.stats["parts"], parts.stats["parts"]) == (1, 3)
+    assert (whole.stats["parts"], parts.stats["parts"]) == (1, 2 + 3)   # two ifs, the loop's three RMs
     for rel in (whole, parts):
         assert agree(spec, None, rel)[2] == []
     (tmp_path / "carry.py").write_text(CARRY_SPEC)
@@ -557,3 +561,54 @@ def test_next_is_explored_part_by_part_where_no_part_feeds_another(tmp_path, mon
     monkeypatch.setattr(split, "_carried", lambda code, body, is_part: False)
     rel, _, bad, _ = agree(resolve(f"{tmp_path / 'carry.py'}:Carry").cls())
     assert rel.stats["parts"] == 3 and bad and "Reset" in str(bad[0])
+
+
+LOOP_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    n: tuple
+
+
+class Loop(Spec):
+    name = "loop"
+
+    def setup(self):
+        self.invariants["Small"] = self.schema.var("total", Int()) <= 4
+
+    def init_states(self):
+        yield State((0, 0))
+
+    def next(self, s):
+        for i in range(2):
+            if s.n[i] < 2:
+                yield ("Bump", (("i", i),)), State(s.n[:i] + (s.n[i] + 1,) + s.n[i + 1:])
+        seen = 0
+        for i in range(2):       # carries `seen` from one iteration to the next
+            seen += s.n[i]
+            if seen >= 3:
+                yield ("Reset", (("i", i),)), State((0, 0))
+
+    def observe(self, s):
+        return {"total": s.n[0] + s.n[1]}
+'''
+
+
+def test_a_loop_is_explored_one_iteration_at_a_time_unless_an_iteration_feeds_the_next(tmp_path, monkeypatch):
+    """Loop's first loop runs once per iteration (two explorations); its
+    second adds up `seen` over the iterations, so it runs whole. A splitter
+    that took it one iteration at a time would start the second iteration
+    from `seen = 0` and lose `Reset(i=1)` where s.n = (1, 2)."""
+    from txncheck.checker.symbolic.derive import split
+
+    (tmp_path / "loop.py").write_text(LOOP_SPEC)
+    spec = resolve(f"{tmp_path / 'loop.py'}:Loop").cls()
+    assert [p.each_iteration for p in split.parts(type(spec).next)] == [True, False]
+    rel, n, bad, _ = agree(spec)
+    assert (n, bad, rel.stats["parts"]) == (9, [], 3)
+    monkeypatch.setattr(split, "_iterable", lambda code, s: isinstance(s, split.ast.For))
+    rel, _, bad, _ = agree(resolve(f"{tmp_path / 'loop.py'}:Loop").cls())
+    assert rel.stats["parts"] == 4 and bad and "Reset" in str(bad[0])

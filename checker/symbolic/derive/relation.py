@@ -138,12 +138,14 @@ class DerivedRelation(Relation):
         fns = (split.parts(whole) if self.split_next else None) or [whole]
         widen = Misfits(self.grow_seqs)
         self._yields, self._raises = [], []
-        self.stats["parts"] = len(fns)
-        for fn in fns:
-            def body(ex: Exploration, fn=fn) -> None:
+        self.stats["parts"] = 0
+        for fn, kw in _runs(fns):
+            def body(ex: Exploration, fn=fn, kw=kw) -> None:
                 counts: dict = {}
                 last = None
-                for item in fn(spec, lay.state):
+                if kw:     # one iteration of a part's loop (split.py): say that a path started it
+                    kw = {**kw, split.MARK: lambda: ex.event("iteration", None)}
+                for item in fn(spec, lay.state, **kw):
                     label, succ = item
                     label = _concrete(label)
                     if ex.node is not last:
@@ -153,6 +155,10 @@ class DerivedRelation(Relation):
                     ex.event("yield", (label, k, succ))
 
             ex = self._explore(body)
+            if kw and not any(e.kind == "iteration" for e in ex.events):
+                kw[split.ONLY] = None     # no path has this iteration, nor any later one: the next part
+                continue
+            self.stats["parts"] += 1
             reach = Reach(ex)
             for e in ex.events:
                 if e.kind != "yield":
@@ -257,6 +263,23 @@ class DerivedRelation(Relation):
 
         guards, values = self._returns(self._explore(body), f"lemma {name}")
         return z3.Or([z3.And(g, v) for g, v in zip(guards, values)]) if len(values) > 1 else values[0]
+
+
+def _runs(fns):
+    """(function, keywords) for each exploration of next's parts: a part
+    explored one iteration at a time (split.py) once per iteration, until
+    the caller sets `_txn_only` to None in the keywords it was given."""
+    for fn in fns:
+        if not getattr(fn, "each_iteration", False):
+            yield fn, {}
+            continue
+        i = 0
+        while True:
+            kw = {split.ONLY: i}
+            yield fn, kw
+            if kw[split.ONLY] is None:
+                break
+            i += 1
 
 
 def derive(spec: Spec, **options) -> DerivedRelation:

@@ -20,6 +20,14 @@ with the later parts: the split relation then has more steps from such a
 state, never fewer, and the raise itself is an action whose `Types` clause
 the proof must refute (relation.py).
 
+A part that is a `for` loop over the iterations of which nothing is carried
+(its body assigns no local live at the loop's head; no `break`, no `else`)
+is explored one iteration at a time: its function takes `_txn_only=i` and
+`continue`s at once through every other iteration, so a run of the fourth
+send's steps no longer replays the first three's (PIP-473's loop over the
+plan's sends). The deriver runs i = 0, 1, ... until no path starts
+iteration i (relation.py).
+
 `parts(fn)` is None where the split does not apply (one part, a closure, a
 `return`, a value carried from one part to another, no source): `next` is
 then explored whole. `DerivedRelation.split_next = False` never splits (the
@@ -57,10 +65,36 @@ def parts(fn: types.FunctionType) -> list[types.FunctionType] | None:
         if not is_part[n]:
             continue
         setup = [x for m, x in enumerate(body) if not is_part[m] and (m < n or n == last)]
-        part = _compile(fn, node, sorted(setup + [s], key=body.index))
+        each = _iterable(code, s)
+        part = _compile(fn, node, sorted(setup + [s], key=body.index), s if isinstance(s, ast.For) and each else None)
         part.__qualname__ = f"{fn.__qualname__}:{s.lineno}"    # the part's first line, for progress and profiles
+        part.each_iteration = each    # type: ignore[attr-defined]
         out.append(part)
     return out
+
+
+def _iterable(code: types.CodeType, s: ast.stmt) -> bool:
+    """Can a top-level `for` part be explored one iteration at a time? When
+    it has no `else`, no `break` of its own, and its body assigns no local
+    live at the loop's head (nothing carried from one iteration to the next)."""
+    if not isinstance(s, ast.For) or s.orelse or any(isinstance(x, ast.Break) for x in _own_loop(s)):
+        return False
+    head = next((i.offset for i in dis.get_instructions(code) if i.opname == "FOR_ITER" and _within(i, s)), None)
+    if head is None:
+        return False
+    stores = set().union(*[_stores(code, x) for x in s.body])
+    return not stores & analyse(code).live_in.get(head, frozenset())
+
+
+def _own_loop(s: ast.For):
+    """The nodes of a loop's body outside nested loops, functions and classes."""
+    todo: list[ast.AST] = list(s.body)
+    while todo:
+        x = todo.pop()
+        yield x
+        todo += [c for c in ast.iter_child_nodes(x)
+                 if not isinstance(c, (ast.For, ast.While, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef,
+                                       ast.Lambda, ast.ClassDef))]
 
 
 def _carried(code: types.CodeType, body: list[ast.stmt], is_part: list[bool]) -> bool:
@@ -150,9 +184,21 @@ def _starts(code: types.CodeType, body: list[ast.stmt]) -> list[int] | None:
     return out
 
 
-def _compile(fn: types.FunctionType, node: ast.FunctionDef, body: list[ast.stmt]) -> types.FunctionType:
-    """`fn` with `body` as its body, rewritten as rewrite.py rewrites the spec's code."""
-    part = ast.FunctionDef(node.name, copy.deepcopy(node.args), copy.deepcopy(body), [], None, type_comment=None)
+ONLY, MARK = "_txn_only", "_txn_mark"
+
+
+def _compile(fn: types.FunctionType, node: ast.FunctionDef, body: list[ast.stmt],
+             loop: ast.For | None = None) -> types.FunctionType:
+    """`fn` with `body` as its body, rewritten as rewrite.py rewrites the
+    spec's code. With `loop` (one of the statements), the function takes two
+    keywords more: `_txn_only`, the one iteration of the loop it runs (the
+    others `continue` at once), and `_txn_mark`, called when it starts it."""
+    args = copy.deepcopy(node.args)
+    body = [y for x in body for y in (_one_iteration(x) if x is loop else [copy.deepcopy(x)])]
+    if loop is not None:
+        args.kwonlyargs += [ast.arg(ONLY), ast.arg(MARK)]
+        args.kw_defaults += [ast.Constant(0), ast.Constant(None)]
+    part = ast.FunctionDef(node.name, args, body, [], None, type_comment=None)
     part = ast.copy_location(part, node)
     tree = ast.Module([part], type_ignores=[])
     tree = Rewrite().visit(tree)
@@ -163,3 +209,32 @@ def _compile(fn: types.FunctionType, node: ast.FunctionDef, body: list[ast.stmt]
     out.__kwdefaults__ = fn.__kwdefaults__
     return out
 
+
+
+def _one_iteration(loop: ast.For) -> list[ast.stmt]:
+    """    _txn_k = -1
+           for TARGET in ITER:
+               _txn_k += 1
+               if _txn_k != _txn_only:
+                   continue
+               _txn_mark()
+               BODY
+    (the added statements at the target's place: no statement of the
+    spec's starts there, so frames.py sees no new merge point)."""
+    at = loop.target
+    k = lambda ctx: ast.Name("_txn_k", ctx)
+    added: list[ast.stmt] = [
+        ast.AugAssign(k(ast.Store()), ast.Add(), ast.Constant(1)),
+        ast.If(ast.Compare(k(ast.Load()), [ast.NotEq()], [ast.Name(ONLY, ast.Load())]), [ast.Continue()], []),
+        ast.Expr(ast.Call(ast.Name(MARK, ast.Load()), [], [])),
+    ]
+    out = copy.deepcopy(loop)
+    out.body = [_at(x, at) for x in added] + out.body
+    return [_at(ast.Assign([k(ast.Store())], ast.Constant(-1)), at), out]
+
+
+def _at(node: ast.stmt, where: ast.AST) -> ast.stmt:
+    for x in ast.walk(node):
+        if "lineno" in x._attributes:
+            ast.copy_location(x, where)
+    return node
