@@ -489,7 +489,7 @@ def test_one_rounds_widenings_of_a_place_and_a_place_inside_it_both_land():
 @pytest.mark.slow
 def test_pip473_derives_its_next_and_observe_and_they_agree_on_a_small_model():
     """PIP-473 `fixed` (append-before-op-fixed.toml, 833 states): the
-    relation derived from the spec's own next and observe (about 80 CPU s,
+    relation derived from the spec's own next and observe (about 70 CPU s,
     3 widening rounds) agrees with the spec on every reachable state, every
     transition and every observed cell (ADR 0011). The proof itself still
     uses the hand-written relation: the 46 lemmas are stated over its
