@@ -157,8 +157,8 @@ class DerivedRelation(Relation):
             ex = self._explore(body)
             if kw and not any(e.kind == "iteration" for e in ex.events):
                 kw[split.ONLY] = None     # no path has this iteration, nor any later one: the next part
-                continue
-            self.stats["parts"] += 1
+            else:                         # (a path that raised before it still counts, below)
+                self.stats["parts"] += 1
             reach = Reach(ex)
             for e in ex.events:
                 if e.kind != "yield":
