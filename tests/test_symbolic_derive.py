@@ -408,6 +408,80 @@ def test_a_helper_answering_plain_atoms_per_key_is_one_value_not_a_branch_per_an
     assert rel.stats["runs"] > joined + 3 ** 4 - 10, (joined, rel.stats["runs"])
 
 
+SWEEP_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+GONE = "GONE"
+
+
+class Header(NamedTuple):
+    state: str
+    n: int
+
+
+class State(NamedTuple):
+    hdr: tuple   # per txn: its Header, or GONE once swept
+    log: tuple   # the txns swept, in order: a tuple whose length varies
+
+
+def sweep(s, t):
+    """One value of the state on four paths: the state's own, or one with
+    hdr[t] a plain alternative, or a log longer or shorter."""
+    h = s.hdr[t]
+    if h == GONE:
+        return s._replace(log=s.log[1:])     # the oldest is forgotten
+    if h.state == "OPEN":
+        return s
+    if h.n < 1:
+        return s._replace(hdr=s.hdr[:t] + (Header("DONE", h.n + 1),) + s.hdr[t + 1:])
+    return s._replace(hdr=s.hdr[:t] + (GONE,) + s.hdr[t + 1:], log=s.log + (t,))
+
+
+class Sweeps(Spec):
+    name = "sweeps"
+
+    def setup(self):
+        sc = self.schema
+        self.invariants["Short"] = sc.var("swept", Int()) <= 2
+
+    def init_states(self):
+        yield State((Header("OPEN", 0), Header("OPEN", 0)), ())
+
+    def next(self, s):
+        for t in range(2):
+            h = s.hdr[t]
+            if h != GONE and h.state == "OPEN":
+                yield ("Finish", (("txn", t),)), s._replace(hdr=s.hdr[:t] + (Header("DONE", 0),) + s.hdr[t + 1:])
+            yield ("Sweep", (("txn", t),)), sweep(s, t)
+
+    def observe(self, s):
+        return {"swept": len(s.log)}
+'''
+
+
+def test_a_helper_returning_the_states_own_value_or_a_plain_one_is_joined_into_one_value(tmp_path, monkeypatch):
+    """`sweep` returns the state itself (hdr[t] the state's header-or-GONE,
+    log its tuple of varying length) on one path and plain values on the
+    others (GONE, a Header, a tuple one longer or one shorter). The summary
+    joins them into one union and one sequence, whose unused places (the
+    other alternative, the slots past the length) hold the defaults the
+    encoding writes: with the union's old header kept, or a slot's old
+    item, the successor's cells differ from the spec's and the agreement
+    fails. Kept apart, each return is a branch of the caller's run."""
+    from txncheck.checker.symbolic.derive import summary
+
+    (tmp_path / "sweeps.py").write_text(SWEEP_SPEC)
+    rel, n, bad, _ = agree(resolve(f"{tmp_path / 'sweeps.py'}:Sweeps").cls())
+    assert (n, bad) == (26, [])
+    joined = rel.stats["runs"]
+    monkeypatch.setattr(summary, "JOIN_CONTAINERS", False)
+    rel, n, bad, _ = agree(resolve(f"{tmp_path / 'sweeps.py'}:Sweeps").cls())
+    assert (n, bad) == (26, [])
+    assert (joined, rel.stats["runs"]) == (26, 40)
+
+
 PARTS_SPEC = '''
 from typing import NamedTuple
 from txncheck.spec.api import Spec

@@ -185,7 +185,7 @@ def symbolic(shape, terms: list, i: int, atoms: Atoms) -> tuple[Any, int]:
         for _ in range(shape.cap):
             x, i = symbolic(shape.elem, terms, i, atoms)
             slots.append(x)
-        return SSeq(n, slots), i
+        return SSeq(n, slots, shape), i
     if isinstance(shape, Set):
         size = len(shape.universe)
         return SSet(dict(zip(shape.universe, terms[i:i + size]))), i + size
@@ -195,7 +195,7 @@ def symbolic(shape, terms: list, i: int, atoms: Atoms) -> tuple[Any, int]:
     for a in shape.alts:
         x, i = symbolic(a, terms, i, atoms)
         alts.append(x)
-    return SUnion(tag, alts), i
+    return SUnion(tag, alts, shape), i
 
 
 def constraints(shape, terms: list, i: int, atoms: Atoms, out: list) -> int:
@@ -325,6 +325,13 @@ def default_terms(shape, atoms: Atoms) -> list:
     declare(shape, "", types)
     return [z3.BoolVal(v) if isinstance(t, Bool) else z3.IntVal(v) if isinstance(t, Int)
             else atoms.consts[_lookup(atoms, v)] for v, (_, t) in zip(vals, types)]
+
+
+def default_value(shape, atoms: Atoms) -> Any:
+    """The symbolic value over the cells' defaults: what `fit` writes where a
+    value leaves a place unused (a union's other alternatives, a sequence's
+    slots past its length)."""
+    return symbolic(shape, default_terms(shape, atoms), 0, atoms)[0]
 
 
 def _lookup(atoms: Atoms, name: str):

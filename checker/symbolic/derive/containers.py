@@ -231,12 +231,13 @@ class SetIter:
 
 class SSeq(Sym):
     """A tuple of symbolic length `n` (an SInt); `slots[i]` is item i when
-    i < n. Anything positional makes the length concrete first."""
+    i < n. Anything positional makes the length concrete first. `shape` is
+    the state's place it came from (cells.Seq), if any."""
 
-    __slots__ = ("n", "slots")
+    __slots__ = ("n", "slots", "shape")
 
-    def __init__(self, n: SInt, slots: list) -> None:
-        self.n, self.slots = n, slots
+    def __init__(self, n: SInt, slots: list, shape=None) -> None:
+        self.n, self.slots, self.shape = n, slots, shape
 
     def items(self) -> tuple:
         return tuple(self.slots[: self.n._py()])
@@ -296,12 +297,13 @@ class SSeq(Sym):
 
 class SUnion(Sym):
     """One of `alts` (the values of the shape's alternatives), as `tag` (a
-    Z3 Int) says; `kinds[k]` names alternative k for the isinstance test."""
+    Z3 Int) says. `shape` is the state's place it came from (cells.Union),
+    if any."""
 
-    __slots__ = ("tag", "alts")
+    __slots__ = ("tag", "alts", "shape")
 
-    def __init__(self, tag: z3.ArithRef, alts: list) -> None:
-        self.tag, self.alts = tag, alts
+    def __init__(self, tag: z3.ArithRef, alts: list, shape=None) -> None:
+        self.tag, self.alts, self.shape = tag, alts, shape
 
     def _py(self):
         return choose([(self.tag == k, a) for k, a in enumerate(self.alts)], "a value of several shapes")

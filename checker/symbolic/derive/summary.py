@@ -9,8 +9,11 @@ So the rewritten code calls a function of the spec's through `t_call`,
 which explores the call in an exploration of its own (its paths merged as
 `next`'s are) and joins what it returns into one value: a condition per
 path, If-chains of their terms, a set's elements present under the
-disjunction of theirs. Values of different kinds (a state or None) stay
-apart: the caller branches once per kind. A path that raises raises in the
+disjunction of theirs. A place that holds the state's own union or
+sequence on one path and a plain value on another (a header or GONE, a
+ledger one entry longer) is joined into the container (`_join_container`).
+Values of different kinds (a state or None) stay apart: the caller
+branches once per kind. A path that raises raises in the
 caller, under its condition. Summaries are kept by their arguments' merge
 keys, so the caller's replayed runs reuse them.
 """
@@ -24,10 +27,12 @@ from typing import Any, Callable
 import z3
 
 from .atom import SAtom
-from .containers import SSet, concrete
+from .cells import default_value
+from .containers import SSeq, SSet, SUnion, concrete
 from .explore import Exploration
 from .join import Reach
 from .oracle import current
+from .shapes import kind as shape_kind
 from .values import SBool, SInt, Sym, has_sym
 
 _NO_SUMMARY = {"next"}
@@ -109,6 +114,8 @@ def join_groups(entries: list, atoms=None) -> list[tuple[Any, Any]]:
     groups: dict = {}
     for cond, v in entries:
         groups.setdefault(_kind(v), []).append((cond, v))
+    if JOIN_CONTAINERS:
+        groups = _absorbed(groups)
     out = []
     for members in groups.values():
         cond = members[0][0] if len(members) == 1 else z3.Or([c for c, _ in members])
@@ -157,11 +164,7 @@ def join_value(members: list, atoms=None) -> Any:
         return SInt(_chain([(c, v.t if isinstance(v, SInt) else z3.IntVal(v)) for c, v in members]),
                     _bound(min, lo), _bound(max, hi))
     if k == "atom":
-        reg = next((v.reg for _, v in members if isinstance(v, SAtom)), atoms)
-        if reg is None or any(not isinstance(v, SAtom) and (type(v), v) not in reg.consts for _, v in members):
-            return _APART
-        values = tuple(dict.fromkeys(x for _, v in members for x in (v.values if isinstance(v, SAtom) else (v,))))
-        return SAtom(_chain([(c, v.t if isinstance(v, SAtom) else reg.const(v)) for c, v in members]), values, reg)
+        return _join_atoms(members, atoms)
     if k == "set":
         bits = [v.bits if isinstance(v, SSet) else dict.fromkeys(v, True) for _, v in members]
         out = {}
@@ -169,19 +172,136 @@ def join_value(members: list, atoms=None) -> Any:
             terms = [(c, _bit(b.get(e, False))) for (c, _), b in zip(members, bits)]
             out[e] = _chain(terms)
         return SSet(out)
+    if isinstance(first, (SUnion, SSeq)) and JOIN_CONTAINERS:
+        return _join_container(members, atoms)
     if isinstance(k, tuple) and k[0] != "object" and isinstance(first, tuple):
         items = []
         for i in range(len(first)):
             sub = [(c, v[i]) for c, v in members]
-            groups = {_kind(x) for _, x in sub}
-            if len(groups) != 1:
-                return _APART
-            x = join_value(sub, atoms)
+            x = _join_any(sub, atoms)
             if x is _APART:
                 return _APART
             items.append(x)
         return type(first)(*items) if hasattr(first, "_fields") else tuple(items)
     return _APART
+
+
+# A value of several shapes (SUnion) or a tuple of varying length (SSeq) on one
+# path and a concrete value it can hold on another are joined into one value
+# of the container (a tag or a length under the paths' conditions, each
+# alternative or slot joined over the paths that give it). Off: they stay
+# apart, and the caller runs once per path (ADR 0011). The switch exists to
+# test that joining changes no relation.
+JOIN_CONTAINERS = True
+
+
+def _absorbed(groups: dict) -> dict:
+    """`groups` with each group of concrete values that a container of
+    another group can hold moved into that group (joined with it later)."""
+    for key in [k for k, ms in groups.items() if isinstance(ms[0][1], (SUnion, SSeq))]:
+        box = groups.get(key)
+        if box is None:
+            continue
+        for other in [k for k in groups if k != key]:
+            ms = groups[other]
+            if all(not isinstance(v, (SUnion, SSeq)) and _holds(box[0][1], v) for _, v in ms):
+                box.extend(groups.pop(other))
+    return groups
+
+
+def _holds(box, v) -> bool:
+    """Can the container `box` hold the plain value v in one of its places?"""
+    if box.shape is None:
+        return False
+    if isinstance(box, SSeq):
+        return type(v) is tuple
+    return len(_alts_for(box, v)) == 1
+
+
+def _alts_for(u: SUnion, v) -> list[int]:
+    try:
+        k = shape_kind(v)
+        return [j for j, a in enumerate(u.alts) if shape_kind(a) == k]
+    except Exception:
+        return []
+
+
+def _join_container(members: list, atoms) -> Any:
+    """One SUnion or SSeq for [(condition, value)] where some values are one
+    and the others are values it can hold, or `_APART`. Under a member's
+    condition the joined value's cells are the member's: the places a plain
+    value leaves unused (the other alternatives, the slots past its length)
+    hold their defaults, as `cells.fit` writes them."""
+    boxes = [v for _, v in members if isinstance(v, (SUnion, SSeq))]
+    if not boxes or boxes[0].shape is None or atoms is None:
+        return _APART
+    box = boxes[0]
+    if isinstance(box, SUnion):
+        shape = box.shape
+        tags, per_alt = [], [[] for _ in shape.alts]
+        for c, v in members:
+            if isinstance(v, SUnion):
+                if v.shape != shape:
+                    return _APART
+                tags.append((c, v.tag))
+                for j, a in enumerate(v.alts):
+                    per_alt[j].append((c, a))
+                continue
+            js = _alts_for(box, v)
+            if len(js) != 1:
+                return _APART
+            tags.append((c, z3.IntVal(js[0])))
+            for j, a in enumerate(shape.alts):
+                per_alt[j].append((c, v if j == js[0] else default_value(a, atoms)))
+        alts = [_join_any(ms, atoms) for ms in per_alt]
+        if any(a is _APART for a in alts):
+            return _APART
+        return SUnion(_chain(tags), alts, shape)
+    shape = box.shape
+    # a tuple longer than the place's capacity keeps its slots: `fit` widens the place (or the
+    # length cell overflows the capacity, which the types forbid), as for the tuple alone
+    cap = max(len(v.slots) if isinstance(v, SSeq) else len(v) if type(v) is tuple else 0 for _, v in members)
+    lengths, per_slot = [], [[] for _ in range(max(cap, shape.cap))]
+    for c, v in members:
+        if isinstance(v, SSeq):
+            if v.shape != shape:
+                return _APART
+            lengths.append((c, v.n))
+            items = v.slots
+        elif type(v) is tuple:
+            lengths.append((c, len(v)))
+            items = v
+        else:
+            return _APART
+        for i in range(len(per_slot)):
+            per_slot[i].append((c, items[i] if i < len(items) else default_value(shape.elem, atoms)))
+    slots = [_join_any(ms, atoms) for ms in per_slot]
+    if any(x is _APART for x in slots):
+        return _APART
+    n = join_value(lengths, atoms)
+    return SSeq(n if isinstance(n, SInt) else SInt(z3.IntVal(n), n, n), slots, shape)
+
+
+def _join_any(members: list, atoms) -> Any:
+    """join_value for members of one kind; else one atom (an atom cell holds
+    ints too: a ledger's '-' or a position), or a container and what it holds."""
+    kinds = {_kind(v) for _, v in members}
+    if len(kinds) == 1:
+        return join_value(members, atoms)
+    if not JOIN_CONTAINERS:
+        return _APART
+    if kinds == {"atom", "int"} and not any(isinstance(v, SInt) for _, v in members):
+        return _join_atoms(members, atoms)
+    return _join_container(members, atoms)
+
+
+def _join_atoms(members: list, atoms) -> Any:
+    """One SAtom for atoms (and ints) that the layout's atoms all name."""
+    reg = next((v.reg for _, v in members if isinstance(v, SAtom)), atoms)
+    if reg is None or any(not isinstance(v, SAtom) and (type(v), v) not in reg.consts for _, v in members):
+        return _APART
+    values = tuple(dict.fromkeys(x for _, v in members for x in (v.values if isinstance(v, SAtom) else (v,))))
+    return SAtom(_chain([(c, v.t if isinstance(v, SAtom) else reg.const(v)) for c, v in members]), values, reg)
 
 
 def _bit(b):
