@@ -134,9 +134,9 @@ def test_the_readme_commands_are_what_ci_runs():
     ci = [line.split(" || ")[0].split(" > ")[0] for line in (ROOT / ".ci" / "run").read_text().splitlines()
           if re.match(r"(OUT=\S+ )?stage ", line)]
     assert ci == ["stage install bash scripts/install.sh",
-                  "OUT=out/heavy stage gate-heavy bash scripts/check-models.sh --runtime heavy --quiet",
-                  "stage gate bash scripts/check-models.sh --quiet",
-                  "stage tests nice -n 10 .venv/bin/python -m pytest -q -n auto --durations=30"]  # the heavy models, the quick ones, the suite
+                  "OUT=out/heavy stage gate-heavy until_deadline bash scripts/check-models.sh --runtime heavy --quiet",
+                  "stage gate until_deadline bash scripts/check-models.sh --quiet",
+                  "stage tests until_deadline nice -n 10 .venv/bin/python -m pytest -q -n auto --durations=30"]  # the heavy models, the quick ones, the suite
 
     readme = (ROOT / "README.md").read_text()
     assert "`N passed, N skipped, N xfailed in S.SSs`" in readme  # the words pytest -n closes with
