@@ -178,7 +178,9 @@ def zookeeper_sentence(f: Finding, figures: Figures) -> str:
 
 
 def check_fix(fix_path: Path, figures: Figures) -> None:
-    """Check the fix model exhaustively and record its verdict and figures."""
+    """Check the fix model and record its verdict and figures; a model whose
+    search stops at its max_depth is proved too, if it has a [prove] table
+    (the proof covers every depth), and the proof's verdict recorded."""
     from ..api import check_model
 
     m = load_model(fix_path)
@@ -189,6 +191,10 @@ def check_fix(fix_path: Path, figures: Figures) -> None:
     if o.violations:
         v = o.violations[0]
         value["violation"] = f"{v.kind} {v.property} in {v.length} states"
+    elif o.verdict == "incomplete" and m.raw.get("max_depth") == o.depth and "prove" in m.raw:
+        from ..symbolic.run import prove_model
+
+        value["proof"] = prove_model(m).verdict
     figures.record("fix", shown(fix_path), value)
 
 
@@ -204,6 +210,9 @@ def fix_sentence(fix_path: Path, figures: Figures) -> str:
     figs = (f"{rec['distinct']:,} distinct states, {rec['generated']:,} states generated, depth {rec['depth']}")
     if rec.get("verdict") == "ok":
         head = f"passes: every property of the model holds, exhaustively ({figs})"
+    elif rec.get("verdict") == "incomplete" and rec.get("proof") == "proved":
+        head = (f"passes: every property of the model is proved by induction at its bounds (`txncheck prove "
+                f"{key}`), and every state up to its max_depth was checked with no violation ({figs})")
     else:
         head = f"does NOT pass: {rec.get('verdict')}" + (f", {rec['violation']}" if rec.get("violation") else "") + \
                f" ({figs})"

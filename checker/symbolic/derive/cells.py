@@ -327,13 +327,6 @@ def default_terms(shape, atoms: Atoms) -> list:
             else atoms.consts[_lookup(atoms, v)] for v, (_, t) in zip(vals, types)]
 
 
-def default_value(shape, atoms: Atoms) -> Any:
-    """The symbolic value over the cells' defaults: what `fit` writes where a
-    value leaves a place unused (a union's other alternatives, a sequence's
-    slots past its length)."""
-    return symbolic(shape, default_terms(shape, atoms), 0, atoms)[0]
-
-
 def _lookup(atoms: Atoms, name: str):
     from .shapes import _key
 

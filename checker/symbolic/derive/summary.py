@@ -27,7 +27,7 @@ from typing import Any, Callable
 import z3
 
 from .atom import SAtom
-from .cells import default_value
+from .cells import default_terms, symbolic
 from .containers import SSeq, SSet, SUnion, concrete
 from .explore import Exploration
 from .join import Reach
@@ -280,6 +280,13 @@ def _join_container(members: list, atoms) -> Any:
         return _APART
     n = join_value(lengths, atoms)
     return SSeq(n if isinstance(n, SInt) else SInt(z3.IntVal(n), n, n), slots, shape)
+
+
+def default_value(shape, atoms) -> Any:
+    """The symbolic value over the cells' defaults: what `cells.fit` writes
+    where a value leaves a place unused (a union's other alternatives, a
+    sequence's slots past its length)."""
+    return symbolic(shape, default_terms(shape, atoms), 0, atoms)[0]
 
 
 def _join_any(members: list, atoms) -> Any:
