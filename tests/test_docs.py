@@ -168,4 +168,4 @@ def test_the_docs_figures_of_a_model_are_its_expect():
     row = ("| model | verdict | trace / states | reproduce |\n|---|---|---|---|\n"
            "| x | ok | 1 distinct, 2 generated, depth 3 | `txncheck check models/pip473/fixed.toml` |")
     assert [p.split(": ", 1)[1].split(" (")[1] for p in mod.fix(row)[1]] == [
-        "distinct is 2,966,210)", "generated is 13,228,569)", "depth is 16)"]
+        "distinct is 1,186,442)", "generated is 4,759,853)", "depth is 14)"]

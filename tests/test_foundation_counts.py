@@ -16,7 +16,7 @@ from txncheck.spec.classic.twophase import TwoPhase
 from .helpers import MODELS
 from .helpers import explore
 
-SHIPPED = ("tcommit-rm3", "twophase-rm3", "twophase-rm6")
+SHIPPED = ("tcommit-rm3", "twophase-rm3")   # twophase-rm6 is the same code over 50,816 states: a CPU minute of CI
 
 
 @pytest.mark.parametrize("name", SHIPPED)

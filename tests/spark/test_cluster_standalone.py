@@ -156,7 +156,7 @@ def test_a_worker_killed_mid_run_costs_nothing_but_time(cluster, tmp_path):
     assert "Removing worker" in cluster.app_log()   # the master saw the worker go
 
 
-@pytest.mark.parametrize("which", ["tutorial", "mutex"])
+@pytest.mark.parametrize("which", ["tutorial"])   # examples/mutex: on local Spark (test_spark_user_specs.py)
 def test_a_user_spec_by_path_runs_on_the_cluster_from_any_folder(cluster, tmp_path, which):
     from .test_spark_user_specs import bfs_and_spark_agree, tutorial_spec
 
