@@ -238,7 +238,8 @@ def _join_container(members: list, atoms) -> Any:
     box = boxes[0]
     if isinstance(box, SUnion):
         shape = box.shape
-        tags, per_alt = [], [[] for _ in shape.alts]
+        tags: list[tuple[Any, Any]] = []
+        per_alt: list[list[tuple[Any, Any]]] = [[] for _ in shape.alts]
         for c, v in members:
             if isinstance(v, SUnion):
                 if v.shape != shape:
@@ -261,7 +262,9 @@ def _join_container(members: list, atoms) -> Any:
     # a tuple longer than the place's capacity keeps its slots: `fit` widens the place (or the
     # length cell overflows the capacity, which the types forbid), as for the tuple alone
     cap = max(len(v.slots) if isinstance(v, SSeq) else len(v) if type(v) is tuple else 0 for _, v in members)
-    lengths, per_slot = [], [[] for _ in range(max(cap, shape.cap))]
+    lengths: list[tuple[Any, Any]] = []
+    per_slot: list[list[tuple[Any, Any]]] = [[] for _ in range(max(cap, shape.cap))]
+    items: Any
     for c, v in members:
         if isinstance(v, SSeq):
             if v.shape != shape:
