@@ -59,6 +59,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=relation.MAX_ROUNDS)
     ap.add_argument("--agree", action="store_true", help="derive next only; compare it on every reachable state")
     ap.add_argument("--observe", action="store_true", help="with --agree: derive and compare observe too")
+    ap.add_argument("--parts", action="store_true",
+                    help="also print each exploration (next's parts, observe's, the lemmas): runs and CPU s")
     args = ap.parse_args()
     relation.MAX_ROUNDS = args.rounds
     spec = load_model(args.model).instantiate()
@@ -94,6 +96,19 @@ def main() -> None:
         return real_layout(shape, *a, **kw)
 
     relation.Layout = layout
+    if args.parts:
+        explore = relation.DerivedRelation._explore
+
+        def explore_and_say(self, body):
+            t = time.process_time()
+            ex = explore(self, body)
+            fn = (body.__defaults__ or (None,))[0]
+            where = getattr(fn, "__qualname__", "") if callable(fn) else ""
+            print(f"  exploration {self.stats.get('parts', 0)} {where}: {ex.runs} runs, {ex.runs_inner} in summaries, "
+                  f"{len(ex.events)} events, {time.process_time() - t:.1f} CPU s", flush=True)
+            return ex
+
+        relation.DerivedRelation._explore = explore_and_say
     if args.agree and not args.observe:
         relation.DerivedRelation._derive_observe = lambda self: []
         agreement.Agreement._observation = lambda self, s, here, now: []

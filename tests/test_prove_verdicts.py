@@ -257,6 +257,15 @@ def test_bounded_takes_ascii_digits_only(capsys, value):
     assert rc == 2 and "invalid depth from 0 to 1000 value" in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("extra, why", [
+    (["--infer"], "--derived goes with a proof, --bounded or --agreement, not --infer"),
+    (["--agreement", "--record"], "a derived relation needs none"),
+])
+def test_derived_refuses_what_has_no_hand_written_relation_to_stand_for(capsys, extra, why):
+    rc, _, err = run(capsys, "prove", TWOPHASE, "--derived", *extra)
+    assert rc == 2 and why in err and len(err.splitlines()) == 1
+
+
 def test_lemmas_from_borrows_a_siblings_lemmas_and_an_unknown_one_is_an_error(capsys, tmp_path):
     (tmp_path / "std.toml").write_text(TWOPHASE.read_text())
     model = tmp_path / "small.toml"

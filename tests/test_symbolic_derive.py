@@ -686,3 +686,65 @@ def test_a_loop_is_explored_one_iteration_at_a_time_unless_an_iteration_feeds_th
     monkeypatch.setattr(split, "_iterable", lambda code, s: isinstance(s, split.ast.For))
     rel, _, bad, _ = agree(resolve(f"{tmp_path / 'loop.py'}:Loop").cls())
     assert rel.stats["parts"] == 4 and bad and "Reset" in str(bad[0])
+
+
+KEY_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+UNKEYED = 99
+
+
+class State(NamedTuple):
+    pos: int          # 0..3
+    busy: bool
+    keys: frozenset   # (slot, key) records
+
+
+def key(s):
+    """The record's key: UNKEYED while busy, else the position."""
+    if s.busy:
+        return UNKEYED
+    return s.pos
+
+
+class Keys(Spec):
+    name = "keys"
+
+    def setup(self):
+        self.invariants["Few"] = self.schema.var("n", Int()) <= 4
+
+    def init_states(self):
+        yield State(0, False, frozenset())
+
+    def next(self, s):
+        if s.pos < 3:
+            yield ("Move", ()), s._replace(pos=s.pos + 1)
+        yield ("Flip", ()), s._replace(busy=not s.busy)
+        if len(s.keys) < 2:
+            yield ("Put", ()), s._replace(keys=s.keys | {(len(s.keys), key(s))})
+
+    def observe(self, s):
+        return {"n": len(s.keys)}
+'''
+
+
+def test_an_integer_joined_from_a_few_values_branches_over_those_values_only(tmp_path, monkeypatch):
+    """`key` returns 99 or a position 0..3: one SInt whose interval is 0..99.
+    Put into a set, it must become a Python int (its hash). With the join's
+    value set (0..3 and 99) the set display stays symbolic, one element per
+    value the path allows (the slot, `len(s.keys)`, is 0 or 1 there: an
+    element the path rules out would widen the set's universe with places
+    no state uses); with the interval alone (values.VALUE_SETS off) each
+    value is a branch. The relation and its cells are the same."""
+    from txncheck.checker.symbolic.derive import values
+
+    (tmp_path / "keys.py").write_text(KEY_SPEC)
+    rel, n, bad, _ = agree(resolve(f"{tmp_path / 'keys.py'}:Keys").cls())
+    assert bad == [] and n == 124
+    runs, cells = rel.stats["runs"], rel.layout.names
+    monkeypatch.setattr(values, "VALUE_SETS", False)
+    rel, n2, bad, _ = agree(resolve(f"{tmp_path / 'keys.py'}:Keys").cls())
+    assert (n2, bad, rel.layout.names) == (n, [], cells)
+    assert rel.stats["runs"] > 2 * runs, (runs, rel.stats["runs"])

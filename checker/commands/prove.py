@@ -49,6 +49,9 @@ def register(sub) -> None:
     p.add_argument("--seed", type=natural, default=0, help="with --agreement: the walks' seed (default 0)")
     p.add_argument("--walk-depth", type=positive_int, default=100, metavar="D",
                    help="with --agreement: steps per walk (default 100)")
+    p.add_argument("--derived", action="store_true",
+                   help="prove from the relation derived from the spec's code even where the spec still has a "
+                        "hand-written one (PIP-473 until issue 52 ends; ADR 0011)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--infer", action="store_true",
                    help="infer the lemmas instead of using the model file's: candidates from templates, kept when "
@@ -66,6 +69,10 @@ def run(args) -> int:
 
     if args.record and not args.agreement:
         raise UsageError("--record goes with --agreement")
+    if args.derived and (args.infer or args.write):
+        raise UsageError("--derived goes with a proof, --bounded or --agreement, not --infer")
+    if args.derived and args.record:
+        raise UsageError("--record writes the hand-written relation's agreement; a derived relation needs none")
     if args.infer or args.write:
         from ..symbolic.infer_report import run_infer
 
@@ -84,7 +91,8 @@ def run(args) -> int:
                     shown = agreement(args)
                 else:
                     report = prove_model(args.model, depth=args.bounded, without=args.without,
-                                         timeout_ms=int(args.timeout * 1000) if args.timeout else 0)
+                                         timeout_ms=int(args.timeout * 1000) if args.timeout else 0,
+                                         derived=args.derived)
         except BudgetExpired:
             expired = True
     if expired:   # printed once stdout is stdout again

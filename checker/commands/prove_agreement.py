@@ -30,7 +30,7 @@ def agreement(args):
     result and gives the exit code, to be called once stdout is stdout again."""
     m = load_model(args.model)
     spec = m.instantiate()
-    rel = relation_for(spec)
+    rel = relation_for(spec, derived=args.derived)
     t0 = time.monotonic()
     # as every command's progress: only on a run that has taken over two seconds
     progress = None if args.quiet or args.json else (

@@ -121,14 +121,16 @@ def model_lemmas(m: Model) -> tuple[list[str], list[str] | None]:
 
 
 def prove_model(path: str | Path | Model, *, depth: int | None = None, without: Sequence[str] = (),
-                timeout_ms: int = 0, on_depth=None) -> ProveReport:
+                timeout_ms: int = 0, on_depth=None, derived: bool = False) -> ProveReport:
     """Prove the model's properties (with its [prove] lemmas and
-    [prove.formulas], less those `without` names), or with `depth`, check them to that depth."""
+    [prove.formulas], less those `without` names), or with `depth`, check them to that depth.
+    `derived` proves from the relation derived from the spec's code where the
+    spec still has a hand-written one (load.py)."""
     m = path if isinstance(path, Model) else load_model(path)
     spec = m.instantiate()
     props = m.selected_properties(spec)
     check_sanity(spec.schema, props, accept_vacuous=m.raw.get("vacuous", ()))
-    system = System(relation_for(spec))
+    system = System(relation_for(spec, derived=derived))
     written = written_lemmas(m, spec.schema, taken=system.relation.lemmas)   # [prove.formulas], over the properties' vocabulary
     known = system.relation.lemmas
     asked, more = model_lemmas(m)

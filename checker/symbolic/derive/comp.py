@@ -169,15 +169,22 @@ def t_set(*elems):
     if not any(isinstance(e, Sym) or has_sym(e) for e in elems):
         return set(elems)
     bits: dict = {}
+    run = current[0]
     for e in elems:
         cases = _cases(e)
         if cases is None:
             return set(elems)      # too many values: Python hashes (a branch per value)
         for cond, v in cases:
+            if cond is not True and run is not None and not run.possible(_term(cond)):
+                continue           # a value the path rules out: no element (nor a place for one)
             old = bits.get(v, False)
             new = disj([sbool(old) if not isinstance(old, bool) else old, cond])
             bits[v] = new.t if isinstance(new, SBool) else new
     return SSet({e: b for e, b in bits.items() if b is not False})
+
+
+def _term(c):
+    return c.t if isinstance(c, SBool) else c
 
 
 def _cases(v) -> list | None:

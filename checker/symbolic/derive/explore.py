@@ -195,6 +195,19 @@ class Exploration:
             self.work.append([(t, o) for t, o, _ in self.log] + [(cond, False)])
         return yes or not no
 
+    def possible(self, cond: z3.BoolRef) -> bool:
+        """Whether `cond` can hold with the lits (no decision: nothing is
+        recorded or queued)."""
+        if z3.is_false(cond) or self._known(cond) is False:
+            return False
+        if z3.is_true(cond) or self._known(cond):
+            return True
+        key = (tuple(lit.get_id() for lit in self.lits), cond.get_id(), "possible")
+        hit = self.sides.get(key)
+        if hit is None:
+            hit = self.sides[key] = (self.solver.check(*self.lits, cond) != z3.unsat, tuple(self.lits), cond)
+        return hit[0]
+
     def _sides(self, cond: z3.BoolRef) -> tuple[bool, bool]:
         """Whether `cond` and its negation are each possible with the lits;
         asked once per lits and condition (the key's terms are kept alive

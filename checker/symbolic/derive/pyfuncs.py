@@ -24,7 +24,7 @@ from .containers import SSeq, SSet, SUnion
 from .oracle import decide
 from .summary import t_call
 from .atom import SAtom
-from .values import SBool, SInt, Sym, as_int, conj, disj, has_sym, negate, sbool, sym_eq, truth
+from .values import SBool, SInt, Sym, as_int, conj, disj, has_sym, joined_ints, negate, sbool, sym_eq, truth
 
 
 # -- operators ---------------------------------------------------------------------
@@ -198,9 +198,7 @@ def _ite(c, a, b):
         return b
     ta = a.t if isinstance(a, SInt) else z3.IntVal(a)
     tb = b.t if isinstance(b, SInt) else z3.IntVal(b)
-    lo = [x for x in (a.lo if isinstance(a, SInt) else a, b.lo if isinstance(b, SInt) else b)]
-    hi = [x for x in (a.hi if isinstance(a, SInt) else a, b.hi if isinstance(b, SInt) else b)]
-    return SInt(z3.If(c.t, ta, tb), None if None in lo else min(lo), None if None in hi else max(hi))
+    return joined_ints(z3.If(c.t, ta, tb), [a, b])
 
 
 def s_max(*args, **kw):

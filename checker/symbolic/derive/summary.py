@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any, Callable
+from typing import Any
 
 import z3
 
@@ -33,7 +33,7 @@ from .explore import Exploration
 from .join import Reach
 from .oracle import current
 from .shapes import kind as shape_kind
-from .values import SBool, SInt, Sym, has_sym
+from .values import SBool, SInt, Sym, has_sym, joined_ints
 
 _NO_SUMMARY = {"next"}
 
@@ -159,10 +159,8 @@ def join_value(members: list, atoms=None) -> Any:
     if k == "bool":
         return SBool(_chain([(c, v.t if isinstance(v, SBool) else z3.BoolVal(v)) for c, v in members]))
     if k == "int":
-        lo = [v.lo if isinstance(v, SInt) else v for _, v in members]
-        hi = [v.hi if isinstance(v, SInt) else v for _, v in members]
-        return SInt(_chain([(c, v.t if isinstance(v, SInt) else z3.IntVal(v)) for c, v in members]),
-                    _bound(min, lo), _bound(max, hi))
+        return joined_ints(_chain([(c, v.t if isinstance(v, SInt) else z3.IntVal(v)) for c, v in members]),
+                           [v for _, v in members])
     if k == "atom":
         return _join_atoms(members, atoms)
     if k == "set":
@@ -318,12 +316,6 @@ def _bit(b):
     if isinstance(b, bool):
         return z3.BoolVal(b)
     return b
-
-
-def _bound(pick: Callable[[list[int]], int], xs: list[int | None]) -> int | None:
-    """The bound picked from the members' bounds, or None (no bound) if one has none."""
-    known = [x for x in xs if x is not None]
-    return pick(known) if len(known) == len(xs) else None
 
 
 def _chain(terms: list) -> z3.ExprRef:

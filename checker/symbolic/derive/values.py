@@ -10,8 +10,9 @@ possible answer is explored under its condition. That is exact, only
 slower: nothing the spec's code can do to a value is guessed.
 
 * `SBool`: a condition (Z3 Bool);
-* `SInt`: an integer (Z3 Int) with an interval it is known to lie in, which
-  bounds the cases when it must become a Python int;
+* `SInt`: an integer (Z3 Int) with an interval it is known to lie in and,
+  for a join of a few values (`If(c, 99, pos)`), the set of values it may
+  take, which bound the cases when it must become a Python int;
 * `SAtom` (atom.py): one of a finite set of atoms (strings, None, ...), a
   term of the derivation's Atom sort (shapes.py).
 """
@@ -226,27 +227,42 @@ def negate(x):
     return not x
 
 
+# A join's value set is kept while it has at most this many values (and is smaller than its
+# interval); False: intervals only, every value of the interval a case (the audit's switch)
+VALUE_SETS: int | bool = 64
+
+
 @ordered
 class SInt(Sym):
-    __slots__ = ("t", "lo", "hi")
+    __slots__ = ("t", "lo", "hi", "vals")
 
-    def __init__(self, t: z3.ArithRef, lo: int | None, hi: int | None) -> None:
-        self.t, self.lo, self.hi = t, lo, hi
+    def __init__(self, t: z3.ArithRef, lo: int | None, hi: int | None, vals: frozenset | None = None) -> None:
+        self.t, self.lo, self.hi, self.vals = t, lo, hi, vals
 
     def _py(self):
-        if self.lo is None or self.hi is None or self.hi - self.lo > 4096:
+        values = self._values()
+        if values is None:
             raise OutsideSubset("an integer without known bounds must become a Python int "
                                 f"(bounds {self.lo}..{self.hi})")
-        return choose([(self.t == v, v) for v in range(self.lo, self.hi + 1)], "an integer")
+        return choose([(self.t == v, v) for v in values], "an integer")
+
+    def _values(self):
+        """Every value it may take, in order, or None (unbounded)."""
+        if self.vals is not None:
+            return sorted(self.vals)
+        if self.lo is None or self.hi is None or self.hi - self.lo > 4096:
+            return None
+        return range(self.lo, self.hi + 1)
 
     def __bool__(self):
         return decide(self.t != 0)
 
     def cases(self) -> list | None:
         """[(condition, value)] for every value it may be (None: unbounded)."""
-        if self.lo is None or self.hi is None or self.hi - self.lo > 4096:
+        values = self._values()
+        if values is None:
             return None
-        return [(c, v) for v in range(self.lo, self.hi + 1) if (c := self._eq(v)) is not False]
+        return [(c, v) for v in values if (c := self._eq(v)) is not False]
 
     def _truth(self):
         return sbool(self.t != 0)
@@ -255,7 +271,8 @@ class SInt(Sym):
         if isinstance(o, bool) or isinstance(o, SBool):
             return self._eq(as_int(o))
         if isinstance(o, int):
-            if (self.lo is not None and o < self.lo) or (self.hi is not None and o > self.hi):
+            if (self.lo is not None and o < self.lo) or (self.hi is not None and o > self.hi) or (
+                    self.vals is not None and o not in self.vals):
                 return False
             a = numeral(self.t)
             return a == o if a is not None else sbool(self.t == o)
@@ -333,6 +350,29 @@ class SInt(Sym):
 
     def __pos__(self):
         return self
+
+
+def joined_ints(t: z3.ArithRef, members: list) -> SInt:
+    """The SInt of `t`, an If-chain over `members` (ints and SInts): its
+    interval the members' hull and, while few, the union of their values."""
+    lo = [m.lo if isinstance(m, SInt) else int(m) for m in members]
+    hi = [m.hi if isinstance(m, SInt) else int(m) for m in members]
+    lo_, hi_ = (None if None in lo else min(lo)), (None if None in hi else max(hi))    # type: ignore[type-var]
+    vals: set | None = set() if VALUE_SETS else None
+    for m in members:
+        if vals is None:
+            break
+        if not isinstance(m, SInt):
+            vals.add(int(m))
+        elif m.vals is not None:
+            vals |= m.vals
+        elif m.lo is not None and m.hi is not None and m.hi - m.lo < VALUE_SETS:
+            vals.update(range(m.lo, m.hi + 1))
+        else:
+            vals = None
+    if vals is not None and (len(vals) > VALUE_SETS or lo_ is None or hi_ is None or len(vals) > hi_ - lo_):
+        vals = None
+    return SInt(t, lo_, hi_, frozenset(vals) if vals is not None else None)
 
 
 def _span(x) -> float:
