@@ -736,15 +736,15 @@ def test_an_integer_joined_from_a_few_values_branches_over_those_values_only(tmp
     value set (0..3 and 99) the set display stays symbolic, one element per
     value the path allows (the slot, `len(s.keys)`, is 0 or 1 there: an
     element the path rules out would widen the set's universe with places
-    no state uses); with the interval alone (values.VALUE_SETS off) each
+    no state uses); with the interval alone (intjoin.VALUE_SETS off) each
     value is a branch. The relation and its cells are the same."""
-    from txncheck.checker.symbolic.derive import values
+    from txncheck.checker.symbolic.derive import intjoin
 
     (tmp_path / "keys.py").write_text(KEY_SPEC)
     rel, n, bad, _ = agree(resolve(f"{tmp_path / 'keys.py'}:Keys").cls())
     assert bad == [] and n == 124
     runs, cells = rel.stats["runs"], rel.layout.names
-    monkeypatch.setattr(values, "VALUE_SETS", False)
+    monkeypatch.setattr(intjoin, "VALUE_SETS", False)
     rel, n2, bad, _ = agree(resolve(f"{tmp_path / 'keys.py'}:Keys").cls())
     assert (n2, bad, rel.layout.names) == (n, [], cells)
     assert rel.stats["runs"] > 2 * runs, (runs, rel.stats["runs"])

@@ -24,7 +24,8 @@ from .containers import SSeq, SSet, SUnion
 from .oracle import decide
 from .summary import t_call
 from .atom import SAtom
-from .values import SBool, SInt, Sym, as_int, conj, disj, has_sym, joined_ints, negate, sbool, sym_eq, truth
+from .intjoin import joined_ints
+from .values import SBool, SInt, Sym, as_int, conj, disj, has_sym, negate, sbool, sym_eq, truth
 
 
 # -- operators ---------------------------------------------------------------------

@@ -33,7 +33,8 @@ from .explore import Exploration
 from .join import Reach
 from .oracle import current
 from .shapes import kind as shape_kind
-from .values import SBool, SInt, Sym, has_sym, joined_ints
+from .intjoin import joined_ints
+from .values import SBool, SInt, Sym, has_sym
 
 _NO_SUMMARY = {"next"}
 

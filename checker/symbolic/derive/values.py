@@ -227,11 +227,6 @@ def negate(x):
     return not x
 
 
-# A join's value set is kept while it has at most this many values (and is smaller than its
-# interval); False: intervals only, every value of the interval a case (the audit's switch)
-VALUE_SETS: int | bool = 64
-
-
 @ordered
 class SInt(Sym):
     __slots__ = ("t", "lo", "hi", "vals")
@@ -350,29 +345,6 @@ class SInt(Sym):
 
     def __pos__(self):
         return self
-
-
-def joined_ints(t: z3.ArithRef, members: list) -> SInt:
-    """The SInt of `t`, an If-chain over `members` (ints and SInts): its
-    interval the members' hull and, while few, the union of their values."""
-    lo = [m.lo if isinstance(m, SInt) else int(m) for m in members]
-    hi = [m.hi if isinstance(m, SInt) else int(m) for m in members]
-    lo_, hi_ = (None if None in lo else min(lo)), (None if None in hi else max(hi))    # type: ignore[type-var]
-    vals: set | None = set() if VALUE_SETS else None
-    for m in members:
-        if vals is None:
-            break
-        if not isinstance(m, SInt):
-            vals.add(int(m))
-        elif m.vals is not None:
-            vals |= m.vals
-        elif m.lo is not None and m.hi is not None and m.hi - m.lo < VALUE_SETS:
-            vals.update(range(m.lo, m.hi + 1))
-        else:
-            vals = None
-    if vals is not None and (len(vals) > VALUE_SETS or lo_ is None or hi_ is None or len(vals) > hi_ - lo_):
-        vals = None
-    return SInt(t, lo_, hi_, frozenset(vals) if vals is not None else None)
 
 
 def _span(x) -> float:
