@@ -30,3 +30,12 @@ def glossary(spec: object, section: str = "") -> str:
     if section and not re.search(rf"^#+ {re.escape(section)}$", page.read_text(encoding="utf-8"), re.M):
         return ""
     return f"docs/{page.name}" + (f"#{anchor(section)}" if section else "")
+
+
+def cti_glossary(rel) -> tuple[str, str]:
+    """(where the names a proof's CTI prints are explained, what they are):
+    a derived relation's CTI prints the spec's fields, a hand-written
+    relation's its cells."""
+    if getattr(rel, "derived", False):
+        return glossary(rel.spec.name), "fields"
+    return glossary(rel.spec.name, CELLS), "cells"

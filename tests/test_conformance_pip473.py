@@ -355,3 +355,26 @@ def walk_every_transition(spec):
                 parent[t] = (s, a)
                 queue.append(t)
     return parent, edges, kinds
+
+
+# Found by hypothesis on this machine (its example database), not by CI's fresh draws: after an add
+# whose callback has not run (track = steps), an unload leaves the spec with the closed instance kept
+# (S.zomb, for that callback) and the reference implementation with none. Which side reads Pulsar's
+# code right is not decided yet; strict, so that the fix of either side flips it.
+UNLOAD_AFTER_ADD = ["newTxn(txn='t1')", "newTxn(txn='t2')", "publishCheck(op='w1', txn='t1', seg='s1')",
+                    "publishPutOp(op='w1', txn='t1', seg='s1')", "publishAppend(op='w1', txn='t1', seg='s1')",
+                    "unload(seg='s1')"]
+
+
+@pytest.mark.xfail(strict=True, reason="the closed instance after an unload with an add's callback pending: "
+                                       "the spec keeps it (zomb), the reference implementation does not")
+def test_an_unload_with_an_adds_callback_pending_conforms():
+    spec = spec_for("merged", "track-steps")
+    bridge = Pip473Bridge(spec)
+    bridge.start()
+    (s,) = spec.init_states()
+    for step in UNLOAD_AFTER_ADD:
+        (name, params), t = next(x for x in spec.next(s) if format_action(x[0][0], dict(x[0][1])) == step)
+        bridge.apply(name, dict(params), s, t)
+        s = t
+        assert bridge.state_diff(s) == {}, f"state fields differ at {step}"

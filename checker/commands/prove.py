@@ -144,7 +144,7 @@ def human(r: ProveReport) -> str:
 
 
 def _proof_lines(r: ProveReport) -> list[str]:
-    from ..glossary import CELLS, glossary
+    from ..glossary import cti_glossary
     from ..symbolic.induction import show_cti, show_initial
     from ..symbolic.system import show_action
 
@@ -158,7 +158,7 @@ def _proof_lines(r: ProveReport) -> list[str]:
     if p.verdict == "not inductive":
         assert p.cti is not None, "a step that is not inductive has its CTI"
         out.append(f"inductive step: {p.cti.clause} is not preserved ({p.step_seconds:.2f}s)")
-        out += show_cti(schema, p.cti, glossary(r.system.relation.spec.name, CELLS))
+        out += show_cti(schema, p.cti, *cti_glossary(r.system.relation))
         if r.cti_file:
             out.append(f"  written to {r.cti_file} (see it with: txncheck show {r.cti_file})")
         out.append("verdict: not inductive (state 1 may be unreachable: add a lemma that rules it out, "

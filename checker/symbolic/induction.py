@@ -151,10 +151,11 @@ def solver(timeout_ms: int) -> z3.Solver:
     return sv
 
 
-def show_cti(schema, cti: CTI, glossary: str = "") -> list[str]:
+def show_cti(schema, cti: CTI, glossary: str = "", names: str = "cells") -> list[str]:
     """The CTI as a two-state trace: the first state in full, the action, the
-    second state's changes, and the clauses it breaks; then where the cells'
-    names are explained, if somewhere."""
+    second state's changes, and the clauses it breaks; then where the names
+    it prints (a hand-written relation's cells, or the spec's fields) are
+    explained, if somewhere."""
     changed = {n for (n, k) in cti.before if cti.before[n, k] != cti.after[n, k]}
     lines = ["counterexample to induction:",
              "  state 1 (every clause of the invariant holds):"]
@@ -166,7 +167,7 @@ def show_cti(schema, cti: CTI, glossary: str = "") -> list[str]:
     if TYPES in cti.failing:
         lines += [f"    {x}" for x in outside_types(schema, cti.after)]
     if glossary:
-        lines.append(f"  the cells' names: {glossary}")
+        lines.append(f"  the {names}' names: {glossary}")
     return lines
 
 

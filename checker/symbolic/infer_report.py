@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any
 
-from ..glossary import CELLS, glossary
+from ..glossary import cti_glossary
 from .induction import show_cti, show_initial
 from .infer import Inference
 from .samples import show_bounds
@@ -97,7 +97,7 @@ def human(r: Inference, proof_lines, written: str | None = None) -> str:
                  f"candidates has {len(r.strongest)} lemmas")
     if p is not None and p.cti is not None:
         lines.append(f"under it, {p.cti.clause} is not preserved:")
-        lines += show_cti(rel.schema, p.cti, glossary(spec.name, CELLS))
+        lines += show_cti(rel.schema, p.cti, *cti_glossary(rel))
     lines.append("what templates might add:")
     lines += [f"  - {h}" for h in r.hints]
     lines.append("verdict: not inductive (no lemma found; state 1 may be unreachable: write a lemma that rules it "

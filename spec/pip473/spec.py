@@ -11,6 +11,7 @@ ACTIONS.md beside this file (written from catalog.py). The modules, by folder:
     properties.py   schema, observation, invariants, witnesses, predicates
     plan.py         the model's workload (writes, acks, plain sends) parsed from its bounds
     view.py         the state as a trace shows it (`state_vars`), every field named
+    lemmas.py       the lemmas `txncheck prove` assumes, as predicates of the state
     ACTIONS.md      generated: the catalog and the variants' changes as tables
 
   protocol/       the components the PIP describes, named for the one each models:
@@ -130,6 +131,7 @@ from functools import partial
 
 from ..api import Bound, Spec, SpecError
 from . import catalog
+from .lemmas import lemmas
 from .plan import parse_acks, parse_plain, parse_writes
 from .properties import PARTS, PROPERTY_TEXT, declare, observe
 from .protocol import apply, publish, publish_plain, recovery, segments
@@ -346,6 +348,8 @@ class Pip473(Spec):
                                 for ak in self.acks)
         self.ack_open_labels = tuple(("appendAckOpen",) + label[1:] for label in self.ack_labels)
         declare(self)
+        # the lemmas `txncheck prove` may assume, as predicates of the state (lemmas.py)
+        self.lemmas.update(lemmas(self))
 
     @classmethod
     def ignored_bounds(cls, variant: str, constants) -> list[str]:

@@ -17,6 +17,7 @@ from .cells import constraints, declare, decode, encode, symbolic
 from .shapes import Atoms, atoms_of
 
 RAISED = "next raises"
+RAISES = "raises"   # the label of an action that makes `next` raise (it sets RAISED)
 
 
 class Layout:

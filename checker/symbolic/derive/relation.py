@@ -30,7 +30,7 @@ from ..cti import render
 from .cells import Misfits, fit, widen_all
 from .explore import Exploration
 from .join import Reach, join_values
-from .layout import RAISED, DerivedFrame, Layout, Renamer
+from .layout import RAISED, RAISES, DerivedFrame, Layout, Renamer
 from .observation import lemma_value, observed_term, property_cells
 from .oracle import OutsideSubset
 from .rewrite import rewritten
@@ -200,7 +200,7 @@ class DerivedRelation(Relation):
         acts = [self._act(label, z3.Or(gs) if len(gs) > 1 else gs[0], changes)
                 for (label, _), (gs, changes) in found.items()]
         for e, reach in self._raises:
-            label = ("raises", (("error", f"{type(e.value).__name__}: {e.value}"), ("at", e.where)))
+            label = (RAISES, (("error", f"{type(e.value).__name__}: {e.value}"), ("at", e.where)))
             acts.append(self._act(label, reach.guard(e), {(RAISED, ()): z3.BoolVal(True)}))
         return acts
 

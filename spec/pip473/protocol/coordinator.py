@@ -153,7 +153,7 @@ def gc(m, s: S, t: int) -> S:
     unmat = sum(1 for j, p in enumerate(s.part)
                 if p is not None and (t in p.cache or t in p.acache or t in p.acache2)
                 and (j in owners or any(x[0] == t and x[1] != 0 for x in p.tpos)))
-    return s._replace(ops=s.ops - set(left),            # pip-text: force-delete leftovers
+    return s._replace(ops=s.ops - left,                 # pip-text: force-delete leftovers
                       hdr=_put(s.hdr, t, GONE), gcsnap=_put(s.gcsnap, t, (len(left), unmat)),
                       part=s.part if m.flags.coalesced else fanout(m, s, t, GONE))
 

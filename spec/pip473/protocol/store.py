@@ -14,9 +14,11 @@ def header_state(s: S, t: int) -> str:
     return h.state if isinstance(h, Header) else h
 
 
-def ops_of(s: S, t: int) -> list[Op]:
-    """list /txn-op/<txnId>/ (one partition: partitionKey = txnId)."""
-    return [o for o in s.ops if o.txn == t]
+def ops_of(s: S, t: int) -> frozenset[Op]:
+    """list /txn-op/<txnId>/ (one partition: partitionKey = txnId), as the
+    set of its records (a set the prover's derivation keeps symbolic, where
+    a list would branch on each record's presence)."""
+    return frozenset(o for o in s.ops if o.txn == t)
 
 
 def writes_by_segment(s: S, seg: int) -> list[Op]:
