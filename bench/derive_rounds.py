@@ -5,7 +5,12 @@ value that did not fit, and a sequence's capacity or a set's universe size
 after widening). A shape that
 never settles shows the same places widening round after round.
 
-    .venv/bin/python bench/derive_rounds.py MODEL [--rounds N]
+    .venv/bin/python bench/derive_rounds.py MODEL [--rounds N] [--parts]
+
+With --parts, each exploration (a part of `next`, a part of `observe`, a
+lemma) also prints its runs and CPU seconds, or the error that stopped it:
+issue 52's measurement of the standard bounds,
+    .venv/bin/python bench/derive_rounds.py models/pip473/fixed-standard.toml --parts
 
 Issue 52's measurement of PIP-473:
     .venv/bin/python bench/derive_rounds.py models/pip473/append-before-op-fixed.toml --agree
@@ -101,14 +106,28 @@ def main() -> None:
 
         def explore_and_say(self, body):
             t = time.process_time()
-            ex = explore(self, body)
             fn = (body.__defaults__ or (None,))[0]
-            where = getattr(fn, "__qualname__", "") if callable(fn) else ""
-            print(f"  exploration {self.stats.get('parts', 0)} {where}: {ex.runs} runs, {ex.runs_inner} in summaries, "
+            fn = getattr(fn, "func", fn)    # a partial: its function
+            what = getattr(fn, "__qualname__", "") if callable(fn) else current[0]
+            try:
+                ex = explore(self, body)
+            except Exception as exc:
+                print(f"  exploration {self.stats.get('parts', 0)} {what}: {str(exc)[:160]}, "
+                      f"{time.process_time() - t:.1f} CPU s", flush=True)
+                raise
+            print(f"  exploration {self.stats.get('parts', 0)} {what}: {ex.runs} runs, {ex.runs_inner} in summaries, "
                   f"{len(ex.events)} events, {time.process_time() - t:.1f} CPU s", flush=True)
             return ex
 
         relation.DerivedRelation._explore = explore_and_say
+        current = [""]
+        derive_lemma = relation.DerivedRelation._derive_lemma
+
+        def lemma_and_say(self, name, lemma):
+            current[0] = f"lemma {name}"
+            return derive_lemma(self, name, lemma)
+
+        relation.DerivedRelation._derive_lemma = lemma_and_say
     if args.agree and not args.observe:
         relation.DerivedRelation._derive_observe = lambda self: []
         agreement.Agreement._observation = lambda self, s, here, now: []
