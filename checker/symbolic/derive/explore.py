@@ -197,11 +197,16 @@ class Exploration:
 
     def possible(self, cond: z3.BoolRef) -> bool:
         """Whether `cond` can hold with the lits (no decision: nothing is
-        recorded or queued)."""
-        if z3.is_false(cond) or self._known(cond) is False:
+        recorded or queued; but the answer depends on the path, so a
+        comprehension that asks is not kept as decision-free, comp.py)."""
+        if z3.is_false(cond):
             return False
-        if z3.is_true(cond) or self._known(cond):
+        if z3.is_true(cond):
             return True
+        self.asked += 1
+        known = self._known(cond)
+        if known is not None:
+            return known
         key = (tuple(lit.get_id() for lit in self.lits), cond.get_id(), "possible")
         hit = self.sides.get(key)
         if hit is None:
