@@ -102,8 +102,11 @@ def test_a_write_queued_while_disconnected_is_notified_after_a_restart(tmp_path)
     server = ZooKeeperServer(tmp_path).start()
     pids = [server.pid]
     try:
-        # a short session timeout bounds kazoo's wait on a server still starting up
-        with raw_client(server.hosts, timeout=4,
+        # The session must outlive the restart: a restarted server expires a
+        # session its client has not reached within the session timeout, and a
+        # JVM starting on a loaded CI worker once took longer than 4 s. kazoo's
+        # wait on a server still starting grows with it, hence the 60 s bound below.
+        with raw_client(server.hosts, timeout=15,
                         connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 0.5}) as c:
             c.ensure_path("/pw-restart")
             events = []
@@ -115,7 +118,7 @@ def test_a_write_queued_while_disconnected_is_notified_after_a_restart(tmp_path)
             created = c.create_async("/pw-restart/queued", b"")  # waits in kazoo's queue
             server.start()
             pids.append(server.pid)
-            assert created.get(timeout=20) == "/pw-restart/queued"
+            assert created.get(timeout=60) == "/pw-restart/queued"
             c.set("/pw-restart/queued", b"1")
             c.sync("/pw-restart")
             assert events == [("CREATED", "/pw-restart/queued"), ("CHANGED", "/pw-restart/queued")]
@@ -130,7 +133,7 @@ def test_the_store_goes_on_after_a_server_restart(tmp_path):
     completes after the restart and its notification feeds the listeners."""
     server = ZooKeeperServer(tmp_path).start()
     pids = [server.pid]
-    store = ZooKeeperMetadataStore(server.hosts, watches="persistent", timeout=20, session_timeout=4)
+    store = ZooKeeperMetadataStore(server.hosts, watches="persistent", timeout=60, session_timeout=15)  # as above
     feed = []
     store.listen(lambda ev: feed.append((ev.kind, ev.path, ev.version)))
     try:
