@@ -216,15 +216,12 @@ def _headers(m, s: S) -> dict:
 
 
 def _ops(m, s: S) -> dict:
+    # each symbol one comprehension over the records, not one loop filling all three: the
+    # derivation folds a comprehension into a formula, where a loop branches on each record
     tn, sn, pn, cn = m.txn_names, m.seg_names, m.pos_names, m.cur_name
-    opsleft = [0] * len(tn)
-    opon, ackop = set(), set()
-    for o in s.ops:
-        opsleft[o.txn] += 1
-        opon.add((tn[o.txn], sn[o.seg]))
-        if o.kind == "ack":
-            ackop.add((tn[o.txn], cn[o.seg, o.sub], pn[o.pos - 1]))
-    return {"opsleft": dict(zip(tn, opsleft)), "opon": opon, "ackop": ackop}
+    return {"opsleft": {n: sum(1 for o in s.ops if o.txn == t) for t, n in enumerate(tn)},
+            "opon": {(tn[o.txn], sn[o.seg]) for o in s.ops},
+            "ackop": {(tn[o.txn], cn[o.seg, o.sub], pn[o.pos - 1]) for o in s.ops if o.kind == "ack"}}
 
 
 def _gc(m, s: S) -> dict:
@@ -293,25 +290,29 @@ def _acked(m, s: S) -> dict:
     return {"acked": acked}
 
 
+def _participation(p) -> tuple:
+    """A segment's broker `p` (None: none up): (up, pending, the txns it
+    tracks, the txns it pins)."""
+    if p is None:
+        return False, False, frozenset(), frozenset()
+    # an event to handle, a recovering buffer or store that will read its ops and headers,
+    # or (apply = steps) header reads, an apply chain or an ACK-op delete in flight
+    pending = bool(p.events or p.aevents or p.aevents2 or not (p.ready and p.aready and p.aready2) or (
+        p.reads or p.chain or p.areads or p.adel))
+    pins = frozenset(t for t, _ in p.tpos)
+    return True, pending, p.cache | p.acache | p.acache2 | pins, pins
+
+
 def _participants(m, s: S) -> dict:
-    tn = m.txn_names
-    up, pending, tracks, pins = set(), set(), set(), set()
-    for j, p in enumerate(s.part):
-        if p is None:
-            continue
-        seg = m.seg_names[j]
-        up.add(seg)
-        if p.events or p.aevents or p.aevents2 or not (p.ready and p.aready and p.aready2) or (
-                p.reads or p.chain or p.areads or p.adel):
-            # an event to handle, a recovering buffer or store that will read its ops and headers,
-            # or (apply = steps) header reads, an apply chain or an ACK-op delete in flight
-            pending.add(seg)
-        for t in chain(p.cache, p.acache, p.acache2):
-            tracks.add((seg, tn[t]))
-        for t, _ in p.tpos:
-            tracks.add((seg, tn[t]))
-            pins.add((seg, tn[t]))
-    return {"up": up, "pending": pending, "tracks": tracks, "pins": pins}
+    # each symbol one comprehension over the segments' summaries, where a loop filling the
+    # four sets would branch on every segment and every txn it tracks (the derivation's paths)
+    tn, sn = m.txn_names, m.seg_names
+    per = [_participation(p) for p in s.part]
+    both = [(j, t) for j in range(len(sn)) for t in range(len(tn))]
+    return {"up": {sn[j] for j, x in enumerate(per) if x[0]},
+            "pending": {sn[j] for j, x in enumerate(per) if x[1]},
+            "tracks": {(sn[j], tn[t]) for j, t in both if t in per[j][2]},
+            "pins": {(sn[j], tn[t]) for j, t in both if t in per[j][3]}}
 
 
 def _max_read(m, s: S) -> dict:
