@@ -85,6 +85,15 @@ def test_a_dead_action_is_named_unless_the_model_declares_it(capsys, tmp_path):
     assert rc == 3 and "[prove] dead names TMCommit, but it can fire under the invariant" in out
 
 
+def test_a_dead_entry_the_code_never_yields_is_dead_in_the_code(capsys, tmp_path):
+    """The derived relation has a label for each action the code yields: a
+    `dead` entry with none (PIP-473's tick with ticks = 0) hides no step."""
+    model = tmp_path / "tp.toml"
+    model.write_text(without_prove(TWOPHASE) + prove_table(TWOPHASE) + 'dead = ["tick"]\n')
+    rc, out, _ = run(capsys, "prove", model)
+    assert rc == 0 and "dead names" not in out, out
+
+
 def test_a_dropped_action_is_found_by_the_dead_action_check(capsys, monkeypatch):
     from txncheck.checker.symbolic.derive import DerivedRelation
     from txncheck.spec.symbolic import Act

@@ -203,10 +203,15 @@ def undecided(m: Model, r: ProveReport) -> list[str]:
             out.append(f"action{'s' if len(dead) > 1 else ''} that can never fire under the invariant, so the "
                        "proof says nothing of them (a relation with a step dropped proves too much; name those "
                        f"dead by design at these bounds in [prove] dead): {', '.join(dead)}")
+        labels = r.system.labels
         for name in dead_ok:
-            if not any(matches(label, [name]) for label in v.dead):
-                out.append(f"[prove] dead names {name}, but it can fire under the invariant (or there is no "
-                           "such action)")
+            if any(matches(label, [name]) for label in labels):
+                if not any(matches(label, [name]) for label in v.dead):
+                    out.append(f"[prove] dead names {name}, but it can fire under the invariant")
+            elif not derived(r.system.relation):
+                # a derived relation has a label for each action the code yields at these bounds: one
+                # named here without a label is dead in the code itself (a clock with ticks = 0)
+                out.append(f"[prove] dead names {name}, but the relation has no such action")
         if v.deadlock == "not proved":
             out.append("deadlock freedom (deadlock = true): a state of the invariant has no action enabled "
                        "(add a lemma that rules it out, or look for a deadlock with --bounded K)")
