@@ -26,6 +26,7 @@ from typing import Any
 
 import z3
 
+from ....spec.symbolic import disj
 from .atom import SAtom
 from .cells import default_terms, symbolic
 from .containers import SSeq, SSet, SUnion, concrete
@@ -82,14 +83,16 @@ def _summarize(run: Exploration, f, args, kw):
     outer_trace = sys.gettrace()
     try:
         inner.explore(lambda ex: ex.event("return", settled(f(*args, **kw))))
+        current[0] = run
+        sys.settrace(None)   # the join runs no spec code: the outer run's tracer would see each of Z3's calls
+        run.runs_inner += inner.runs
+        reach = Reach(inner)
+        raises = [(reach.guard(e), e.value) for e in inner.events if e.kind == "raise"]
+        returns = [(reach.guard(e), e.value) for e in inner.events if e.kind == "return"]
+        return raises, join_groups(returns, run.atoms)
     finally:
         current[0] = run
         sys.settrace(outer_trace)
-    run.runs_inner += inner.runs
-    reach = Reach(inner)
-    raises = [(reach.guard(e), e.value) for e in inner.events if e.kind == "raise"]
-    returns = [(reach.guard(e), e.value) for e in inner.events if e.kind == "return"]
-    return raises, join_groups(returns, run.atoms)
 
 
 def settled(v):
@@ -119,7 +122,7 @@ def join_groups(entries: list, atoms=None) -> list[tuple[Any, Any]]:
         groups = _absorbed(groups)
     out = []
     for members in groups.values():
-        cond = members[0][0] if len(members) == 1 else z3.Or([c for c, _ in members])
+        cond = disj([c for c, _ in members])
         value = join_value(members, atoms)
         if value is _APART:
             out += [(SBool(c), v) for c, v in members]
