@@ -748,3 +748,17 @@ def test_an_integer_joined_from_a_few_values_branches_over_those_values_only(tmp
     rel, n2, bad, _ = agree(resolve(f"{tmp_path / 'keys.py'}:Keys").cls())
     assert (n2, bad, rel.layout.names) == (n, [], cells)
     assert rel.stats["runs"] > 2 * runs, (runs, rel.stats["runs"])
+
+
+def test_a_derivation_reports_each_stage(monkeypatch):
+    """`prove` prints these on stderr: PIP-473's standard bounds derive for
+    the better part of an hour."""
+    from txncheck.checker.symbolic.derive import relation
+
+    lines: list[str] = []
+    monkeypatch.setattr(relation, "progress", lines.append)
+    derive(TwoPhase(rm=3)).actions()
+    assert [x.split(",")[0] for x in lines] == [
+        "derivation of twophase's relation: round 1 of next", "derivation of twophase's relation: observe derived",
+        "derivation of twophase's relation: 7 lemmas derived"], lines
+    assert all(x.endswith(" CPU s so far") for x in lines)

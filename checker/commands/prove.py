@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from contextlib import nullcontext
 
 from ..failures import BudgetExpired, budget_alarm
@@ -90,9 +91,18 @@ def run(args) -> int:
 
                     shown = agreement(args)
                 else:
-                    report = prove_model(args.model, depth=args.bounded, without=args.without,
-                                         timeout_ms=int(args.timeout * 1000) if args.timeout else 0,
-                                         derived=args.derived)
+                    from ..symbolic.derive import relation as derivation
+
+                    # a derivation's stages on stderr, as every command's progress: once past two seconds
+                    t0 = time.monotonic()
+                    derivation.progress = None if args.quiet or args.json else (
+                        lambda line: print(line, file=sys.stderr, flush=True) if time.monotonic() - t0 > 2 else None)
+                    try:
+                        report = prove_model(args.model, depth=args.bounded, without=args.without,
+                                             timeout_ms=int(args.timeout * 1000) if args.timeout else 0,
+                                             derived=args.derived)
+                    finally:
+                        derivation.progress = None
         except BudgetExpired:
             expired = True
     if expired:   # printed once stdout is stdout again

@@ -20,7 +20,8 @@ The result is a `Relation` (spec/symbolic.py) with `derived = True`.
 from __future__ import annotations
 
 import sys
-from typing import Any
+import time
+from typing import Any, Callable
 
 import z3
 
@@ -40,6 +41,9 @@ from .shapes import infer
 from .values import Sym
 
 MAX_ROUNDS = 12
+# Called with a line after each stage of a derivation (a round of `next`, `observe`, the lemmas):
+# the prove command prints it on stderr, as its other progress (an hour at PIP-473's standard bounds).
+progress: Callable[[str], None] | None = None
 
 
 class DerivedRelation(Relation):
@@ -56,10 +60,13 @@ class DerivedRelation(Relation):
         self.files = {m.__file__ for m in self.modules}
         shape = infer(sample_states(spec, self.samples))
         self.stats = {"rounds": 0, "runs": 0}
+        self._t0 = time.process_time()
         for _ in range(MAX_ROUNDS):
             self.stats["rounds"] += 1
             self.layout = Layout(shape)
             widen = self._derive_next()
+            self._say(f"round {self.stats['rounds']} of next, "
+                 f"{len(widen)} places widened, {self.stats['runs']:,} runs")
             if not widen:
                 break
             shape = widen_all(shape, widen)
@@ -75,10 +82,17 @@ class DerivedRelation(Relation):
         lay = self.layout
         self._acts = self._make_acts()
         self._observed = self._derive_observe()
+        self._say("observe derived")
         self.lemmas = {}
         for name, lemma in getattr(self.spec, "lemmas", {}).items():
             self.lemmas[name] = self._derive_lemma(name, lemma)
+        self._say(f"{len(self.lemmas)} lemmas derived")
         _ = lay
+
+    def _say(self, what: str) -> None:
+        if progress is not None:
+            progress(f"derivation of {self.spec.name}'s relation: {what}, "
+                     f"{time.process_time() - self._t0:,.0f} CPU s so far")
 
     # -- the Relation interface --------------------------------------------------------
     def frame(self, tag: str) -> Frame:
