@@ -54,13 +54,14 @@ class Log(Spec):
 @pytest.fixture
 def log(tmp_path, monkeypatch):
     """The log spec's models; the shape is taken from 6 states of a
-    breadth-first search (no walks), so the unbounded log's capacity is 3."""
+    breadth-first search (no walks, no search for longer logs), so the
+    unbounded log's capacity is 3."""
     (tmp_path / "log.py").write_text(LOG_SPEC)
     for variant in ("guarded", "unbounded"):
         (tmp_path / f"{variant}.toml").write_text(
             f'spec = "log.py:Log"\nvariant = "{variant}"\nproperties = ["FirstIsOne"]\n')
     monkeypatch.setattr(relation.DerivedRelation, "samples", 6)
-    monkeypatch.setattr(relation, "sample_states", lambda spec, n: sample_states(spec, n, walks=0))
+    monkeypatch.setattr(relation, "sample_states", lambda spec, n: sample_states(spec, n, walks=0, longest=0))
     return tmp_path
 
 
@@ -89,3 +90,59 @@ def test_a_set_of_mixed_elements_widens_to_hold_them_all():
     their repr; the set's universe holds every one of them."""
     grown = widen(Set(()), SSet({(0, 2, "OPEN"): True, (0, 2, ("OPEN", 0)): True}))
     assert set(grown.universe) == {(0, 2, "OPEN"), (0, 2, ("OPEN", 0))}
+
+
+DEEP_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    c: int
+    log: tuple
+
+
+class Deep(Spec):
+    """A log appended to only forty steps in, beside a counter that
+    branches: no breadth-first prefix gets there."""
+    name = "deep"
+
+    def setup(self):
+        self.invariants["Short"] = self.schema.var("n", Int(0, 2)) <= 2
+
+    def init_states(self):
+        yield State(0, ())
+
+    def next(self, s):
+        if s.c < 60:
+            yield ("Step", ()), s._replace(c=s.c + 1)
+            yield ("Skip", ()), s._replace(c=s.c + 2)
+        if s.c >= 40 and len(s.log) < 2:
+            yield ("Add", ()), s._replace(log=s.log + (s.c,))
+
+    def observe(self, s):
+        return {"n": len(s.log)}
+'''
+
+
+def test_the_samples_hold_a_sequence_as_long_as_a_search_finds_it(tmp_path):
+    """The shape's capacities come from the samples (above): a sequence the
+    prefix and the walks leave short is searched for, longest first
+    (PIP-473's ledger holds three entries where both showed two, and the
+    proof failed at the overflow); with the search off it stays empty."""
+    (tmp_path / "deep.py").write_text(DEEP_SPEC)
+    spec = resolve(f"{tmp_path / 'deep.py'}:Deep").cls()
+    longest = max(len(s.log) for s in sample_states(spec, 20, walks=0))
+    assert longest == 2
+    assert max(len(s.log) for s in sample_states(spec, 20, walks=0, longest=0)) == 0
+
+
+def test_the_search_for_a_longer_sequence_stops_two_entries_past_the_samples(tmp_path):
+    """A log that grows for ever gets two slots more than the prefix shows,
+    not the thousands a search of 5,000 states would reach: its proof fails
+    at the overflow whatever its capacity (above)."""
+    (tmp_path / "log.py").write_text(LOG_SPEC)
+    spec = resolve(f"{tmp_path / 'log.py'}:Log").cls("unbounded")
+    prefix = max(len(s.log) for s in sample_states(spec, 6, walks=0, longest=0))
+    assert max(len(s.log) for s in sample_states(spec, 6, walks=0)) == prefix + 2

@@ -1,20 +1,29 @@
 """States of a model, for the first guess of its state's shape: the
-initial states, a breadth-first prefix and seeded random walks. The guess
-only has to be close; the derivation widens it to every successor the
-spec's code can build from it, and the proof checks what it claims."""
+initial states, a breadth-first prefix, seeded biased random walks, and for each
+sequence whose length varies, the longest a best-first search finds. The
+guess only has to be close; the derivation widens it to every successor
+the spec's code can build from it (a sequence's capacity excepted: the
+samples set it, ADR 0011), and the proof checks what it claims."""
 
 from __future__ import annotations
 
-import random
+import heapq
 from collections import deque
-from itertools import islice
+from itertools import count
 from typing import TYPE_CHECKING
+
+from ..walks import walk
 
 if TYPE_CHECKING:
     from ....spec.api import Spec
 
 
-def sample_states(spec: Spec, n: int, walks: int = 20, depth: int = 60, seed: int = 0) -> list:
+LONGEST = 5_000   # states each best-first search for a longer sequence visits (0: none)
+LONGER_BY = 2     # and it stops this many entries past the longest the prefix and walks show
+
+
+def sample_states(spec: Spec, n: int, walks: int = 200, depth: int = 60, seed: int = 0,
+                  longest: int | None = None) -> list:
     inits = list(spec.init_states())
     seen = set(inits)
     order = list(inits)
@@ -26,15 +35,70 @@ def sample_states(spec: Spec, n: int, walks: int = 20, depth: int = 60, seed: in
                 seen.add(t)
                 order.append(t)
                 todo.append(t)
-    rng = random.Random(seed)
-    for _ in range(walks if todo else 0):
-        s = rng.choice(inits)
-        for _ in range(depth):
-            succ = list(islice(spec.next(s), 1000))
-            if not succ:
-                break
-            s = rng.choice(succ)[1]
+    if todo and walks:   # walks that favour the actions taken least (walks.py): a merge, a crash
+        for s in walk(spec, walks * depth, seed=seed, depth=depth, biased=True):
             if s not in seen:
                 seen.add(s)
                 order.append(s)
+    budget = LONGEST if longest is None else longest
+    if budget and todo:   # else the prefix holds every reachable state
+        lengths = _lengths(order)
+        # a sequence of one length in every sample is taken for a fixed array, unless it is empty there
+        for place in sorted(p for p, ls in lengths.items() if len(ls) > 1 or ls == {0}):
+            for s in _longer(spec, order, place, max(lengths[place]), budget):
+                if s not in seen:
+                    seen.add(s)
+                    order.append(s)
     return order
+
+
+def _seqs(v, path=()):
+    """(path, length) of each sequence in a state: a tuple that is not a
+    record, and those within it (a set's elements are not places)."""
+    if isinstance(v, tuple):
+        if not hasattr(v, "_fields"):
+            yield path, len(v)
+        for i, x in enumerate(v):
+            yield from _seqs(x, path + (i,))
+
+
+def _lengths(states) -> dict:
+    out: dict = {}
+    for s in states:
+        for path, n in _seqs(s):
+            out.setdefault(path, set()).add(n)
+    return out
+
+
+def _length_at(s, path) -> int:
+    for i in path:
+        if not isinstance(s, tuple) or i >= len(s):
+            return -1
+        s = s[i]
+    return len(s) if isinstance(s, tuple) and not hasattr(s, "_fields") else -1
+
+
+def _longer(spec: Spec, starts: list, place: tuple, known: int, budget: int) -> list:
+    """States where the sequence at `place` is longer than `known`, from a
+    search from `starts` that visits `budget` more states, the longest
+    there first (then the latest of `starts`): a
+    capacity the breadth-first prefix and the walks are too short to show
+    (PIP-473's ledger holds three entries twelve steps deep)."""
+    tick = count(len(starts))    # among equally long, the newest first: deep
+    heap = [(-_length_at(s, place), -i, s) for i, s in enumerate(starts)]
+    heapq.heapify(heap)
+    seen, out = set(starts), []
+    # a sequence that grows without bound fails the proof at its overflow whatever its
+    # capacity: it gets a few more slots, not thousands
+    most = known + LONGER_BY
+    while heap and len(seen) < len(starts) + budget and known < most:
+        _, _, s = heapq.heappop(heap)
+        for _, t in spec.next(s):
+            if t not in seen:
+                seen.add(t)
+                n = _length_at(t, place)
+                if n > known:
+                    known = n
+                    out.append(t)
+                heapq.heappush(heap, (-n, -next(tick), t))
+    return out
