@@ -64,3 +64,14 @@ def test_the_console_blocks_are_their_records():
     # no console block of the page is left outside a record
     inside = len(records) + 1   # and the profile's (bench/profile.py)
     assert text.count("```console\n$ ") == inside
+
+
+def test_the_derive_table_is_its_record():
+    """docs/performance.md's table of derived relations is bench/derive.py's
+    rendering of its record, and every model the bench measures by default
+    has its row."""
+    b = _bench("derive")
+    record = json.loads(b.RECORD.read_text())
+    text = b.DOC.read_text()
+    assert text[text.index(b.BEGIN):text.index(b.END) + len(b.END)] == b.render(record)
+    assert set(b.MODELS) <= {r["model"] for r in record["rows"]}
