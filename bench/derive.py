@@ -77,9 +77,12 @@ MODES = ("derived", "as loaded")
 
 
 def measure(models: list[str], old: dict) -> dict:
+    from records import provenance
+
     rows = {r["model"]: r for r in old.get("rows", [])}
+    commit = provenance(ROOT)["commit"]     # each row's own: a run replaces some rows only
     for path in models:
-        row = rows[path] = {"model": path}
+        row = rows[path] = {"model": path, "commit": commit}
         for mode in MODES:   # "as loaded" only where a hand-written relation is loaded by default
             if mode == "derived" or row["derived"].get("hand_written"):
                 r = row[mode] = child(path, mode)
@@ -95,24 +98,24 @@ def _cell(r: dict, key: str, fmt: str = "{}") -> str:
 def render(record: dict) -> str:
     from records import measured_at
 
-    lines = [BEGIN, "", f"{measured_at(record)}; CPU seconds of one process each (the derivation, then "
+    lines = [BEGIN, "", f"{measured_at(record)} (each row at its commit); CPU seconds of one process each (the derivation, then "
              "`prove` with it; a spec that still has a hand-written relation also proved with that one), and the "
              "ratio issue 52 bounds by 2.", "",
-             "| model | relation | actions | cells | derive CPU s | derive + prove CPU s | process CPU s | "
-             "peak MB | verdict |", "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+             "| model | commit | relation | actions | cells | derive CPU s | derive + prove CPU s | process CPU s | "
+             "peak MB | verdict |", "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for row in record["rows"]:
         for mode in MODES:
             r = row.get(mode)
             if r is None:
                 continue
             if "error" in r:
-                lines.append(f"| {row['model']} | {mode} | | | | | | | error: {r['error']} |")
+                lines.append(f"| {row['model']} | {row.get('commit', '')} | {mode} | | | | | | | error: {r['error']} |")
                 continue
-            lines.append(f"| {row['model']} | {mode} | {r['actions']} | {r['cells']} | {r['derive']:.1f} | "
+            lines.append(f"| {row['model']} | {row.get('commit', '')} | {mode} | {r['actions']} | {r['cells']} | {r['derive']:.1f} | "
                          f"{r['total']:.1f} | {r['process']:.1f} | {_cell(r, 'peak_mb')} | {r['verdict']} |")
         d, h = row["derived"], row.get("as loaded")
         if h is not None and "error" not in d and "error" not in h and h["process"] > 0:
-            lines.append(f"|  | ratio derived / as loaded | | | | | {d['process'] / h['process']:.2f} | | |")
+            lines.append(f"|  | | ratio derived / as loaded | | | | | {d['process'] / h['process']:.2f} | | |")
     return "\n".join(lines + ["", END])
 
 

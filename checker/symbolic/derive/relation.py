@@ -65,8 +65,8 @@ class DerivedRelation(Relation):
             self.stats["rounds"] += 1
             self.layout = Layout(shape)
             widen = self._derive_next()
-            self._say(f"round {self.stats['rounds']} of next, "
-                 f"{len(widen)} places widened, {self.stats['runs']:,} runs")
+            self._say(f"round {self.stats['rounds']} of next, {len(widen)} places widened, "
+                      f"{self.stats['runs']:,} runs")
             if not widen:
                 break
             shape = widen_all(shape, widen)
