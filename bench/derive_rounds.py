@@ -24,6 +24,12 @@ With --observe-on N, `next` is not derived: the shape is the one inferred
 from N sampled states, and only `observe` and the lemmas are derived on it
 (with --parts, each timed): a quick look at whether they fit the budgets
 before the rounds of `next` are paid for.
+
+With --sizes, each of the spec's properties and lemmas stated over the derived cells is
+printed with its size (distinct Z3 nodes), largest first, and the largest
+actions' updates: a proof's queries grow with them (ADR 0011: Atomicity
+over fixed-standard's derived cells, 105,517 nodes, was no query Z3
+answered). `--observe-on 100000 --sizes` shows them without `next`.
 """
 
 from __future__ import annotations
@@ -71,6 +77,8 @@ def main() -> None:
     ap.add_argument("--observe", action="store_true", help="with --agree: derive and compare observe too")
     ap.add_argument("--parts", action="store_true",
                     help="also print each exploration (next's parts, observe's, the lemmas): runs and CPU s")
+    ap.add_argument("--sizes", action="store_true",
+                    help="print each property's, lemma's and action's size over the derived cells")
     ap.add_argument("--observe-on", type=int, metavar="N",
                     help="skip next: derive observe and the lemmas on the shape of N sampled states")
     args = ap.parse_args()
@@ -154,12 +162,40 @@ def main() -> None:
         report(rounds[0])
         print(f"not derived: {str(exc).splitlines()[0]}")
         return
+    if args.sizes:
+        sizes(rel, spec.invariants)
     if args.agree:
         t1 = time.process_time()
         n, bad = agreement.disagreements(rel, agreement.reachable(spec), stop_after=10)
         print(f"{'next and observe agree' if args.observe else 'next agrees'}: {n} reachable states, {len(bad)} disagreements, {time.process_time() - t1:.1f} CPU s")
         for b in bad:
             print(f"  {str(b)[:300]}")
+
+
+def nodes(*terms) -> int:
+    """Distinct Z3 nodes of terms (their DAG's size)."""
+    seen: set = set()
+    todo = list(terms)
+    while todo:
+        e = todo.pop()
+        if e.get_id() not in seen:
+            seen.add(e.get_id())
+            todo.extend(e.children())
+    return len(seen)
+
+
+def sizes(rel, properties: dict) -> None:
+    f = rel.frame("s")
+    clauses = {**{n: rel.property(f, p) for n, p in properties.items()},
+               **{n: rel.lemma(f, p) for n, p in rel.lemmas.items()}}
+    print("clauses over the derived cells, in Z3 nodes:")
+    for n, k in sorted(((n, nodes(c)) for n, c in clauses.items()), key=lambda x: -x[1]):
+        print(f"  {k:>9,}  {n}")
+    acts = [(a.label, nodes(*a.step(f)[1].values())) for a in rel.actions()]
+    if acts:
+        print("largest updates, in Z3 nodes:")
+        for label, k in sorted(acts, key=lambda x: -x[1])[:10]:
+            print(f"  {k:>9,}  {label[0]}{dict(label[1])}")
 
 
 if __name__ == "__main__":

@@ -151,9 +151,10 @@ class Frame:
         """The frame is this valuation (every cell given)."""
         return [self.is_value(k, v) for k, v in cells.items()]
 
-    def read(self, model: z3.ModelRef) -> dict[Key, Any]:
-        """The valuation a model gives this frame."""
-        return {k: python_value(self._types[k], model.eval(c, model_completion=True))
+    def read(self, model: z3.ModelRef, terms: Mapping[Key, z3.ExprRef] = {}) -> dict[Key, Any]:
+        """The valuation a model gives this frame; with `terms`, those cells'
+        values are those terms' (a step's updates: the next state)."""
+        return {k: python_value(self._types[k], model.eval(terms.get(k, c), model_completion=True))
                 for k, c in self._cells.items()}
 
 

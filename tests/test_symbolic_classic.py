@@ -83,6 +83,22 @@ def test_each_clause_of_twophases_invariant_is_needed(dropped, clause):
     assert before not in set(reachable(spec))
 
 
+@pytest.mark.parametrize("model, dropped", [(TCOMMIT, None), (TWOPHASE, None),
+                                             *[(TWOPHASE, x) for x in TWOPHASE_LEMMAS]])
+def test_the_step_asked_per_action_decides_as_the_whole_step(model, dropped):
+    """`prove` asks the inductive step per action, and only of the clauses
+    whose cells the action changes. Asked of the whole step at once, the
+    verdict is the same, and a CTI either way is a step of that action that
+    breaks the clause it names."""
+    split, whole = (prove_model(model, without=[dropped] if dropped else [], per_action=x) for x in (True, False))
+    assert split.proof.verdict == whole.proof.verdict == ("not inductive" if dropped else "proved")
+    for r in (split, whole):
+        rel, cti = r.system.relation, r.proof.cti
+        if cti:
+            before, after = rel.state_of(cti.before), rel.state_of(cti.after)
+            assert (cti.action, after) in list(rel.spec.next(before)) and cti.clause in cti.failing
+
+
 def test_tcommit_has_no_clause_to_weaken():
     """TCommit's TLAPS invariant is TCTypeOK /\\ TCConsistent. Dropping
     TCTypeOK leaves TCConsistent inductive on its own, and so is each of its

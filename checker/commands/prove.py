@@ -53,6 +53,9 @@ def register(sub) -> None:
     p.add_argument("--derived", action="store_true",
                    help="prove from the relation derived from the spec's code even where the spec still has a "
                         "hand-written one (PIP-473 until issue 52 ends; ADR 0011)")
+    p.add_argument("--whole-step", action="store_true",
+                   help="ask the inductive step of all actions at once, not per action (the same verdicts; "
+                        "to compare their cost)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--infer", action="store_true",
                    help="infer the lemmas instead of using the model file's: candidates from templates, kept when "
@@ -74,6 +77,12 @@ def run(args) -> int:
         raise UsageError("--derived goes with a proof, --bounded or --agreement, not --infer")
     if args.derived and args.record:
         raise UsageError("--record writes the hand-written relation's agreement; a derived relation needs none")
+    if args.whole_step:
+        if args.agreement or args.bounded is not None or args.infer or args.write:
+            raise UsageError("--whole-step goes with a proof (--infer's Houdini asks of all actions at once)")
+        from ..symbolic import induction
+
+        induction.PER_ACTION = False
     if args.infer or args.write:
         from ..symbolic.infer_report import run_infer
 

@@ -1,8 +1,10 @@
 """Proof by induction: the invariant (the model's properties and the lemmas
 it names) holds in the initial states, and every step from a state where it
-holds leads to a state where it holds. Each is a Z3 query per clause, so a
-failing step names the clause it breaks; its model is a counterexample to
-induction (CTI): two states and the action between them.
+holds leads to a state where it holds. The base case is a Z3 query per
+clause; the step a query per action and clause (or per clause over all
+actions at once), so a failing step names the clause it breaks; its model
+is a counterexample to induction (CTI): two states and the action between
+them.
 
 A CTI is not a violation: its first state need not be reachable. Either the
 invariant is too weak (add a lemma that rules the first state out) or the
@@ -50,14 +52,15 @@ class Proof:
 
 
 TYPES = "DeclaredBounds"
+PER_ACTION = True     # the inductive step asked per action (`prove --whole-step`: of all actions at once)
 
 
 def prove(system: System, properties: Mapping[str, z3.BoolRef], lemmas: Mapping[str, z3.BoolRef],
-          timeout_ms: int = 0) -> Proof:
+          timeout_ms: int = 0, per_action: bool | None = None) -> Proof:
     """The state schema's integer bounds are a clause of the invariant too
     (TYPES), proved like the others, not assumed: a reachable cell outside
     its declared range would otherwise escape the proof."""
-    f, g, act = system.frame("s"), system.frame("t"), system.act("s")
+    f = system.frame("s")
     now_f = invariant(system, f, properties, lemmas)
     names = list(now_f)
     proof = Proof("proved", names, list(lemmas))
@@ -80,23 +83,85 @@ def prove(system: System, properties: Mapping[str, z3.BoolRef], lemmas: Mapping[
     proof.base_seconds = time.process_time() - t0
     # inductive step
     t0 = time.process_time()
+    split = PER_ACTION if per_action is None else per_action
+    (_step_per_action if split else _step_whole)(system, f, now_f, properties, lemmas, proof, timeout_ms)
+    proof.step_seconds = time.process_time() - t0
+    return proof
+
+
+def _step_whole(system: System, f, now_f, properties, lemmas, proof: Proof, timeout_ms: int) -> None:
+    """One solver over the disjunction of every action, a query per clause."""
+    g, act = system.frame("t"), system.act("s")
     next_g = invariant(system, g, properties, lemmas)
     sv = solver(timeout_ms)
     sv.add(*now_f.values(), system.step(f, g, act))
-    for name in names:
+    for name in proof.clauses:
         proof.queries += 1
         r = sv.check(z3.Not(next_g[name]))
         if r == z3.sat:
             m = sv.model()
-            failing = [n for n in names if z3.is_false(m.eval(next_g[n], model_completion=True))]
+            failing = [n for n in proof.clauses if z3.is_false(m.eval(next_g[n], model_completion=True))]
             proof.verdict = "not inductive"
             proof.cti = CTI(name, f.read(m), system.label(m, act), g.read(m), failing)
-            break
+            return
         if r != z3.unsat:
             proof.verdict, proof.unknown = "unknown", f"inductive step of {name}: {sv.reason_unknown()}"
-            break
-    proof.step_seconds = time.process_time() - t0
-    return proof
+            return
+
+
+def _step_per_action(system: System, f, now_f, properties, lemmas, proof: Proof, timeout_ms: int) -> None:
+    """A query per (action, clause), asked only where the action changes a
+    cell the clause reads (elsewhere the clause is the same formula after
+    as before, which holds): each query holds one action's guard and
+    updates, where the whole step holds every action's. The same verdicts
+    as `_step_whole`; a CTI may be another, as each names a first failure."""
+    reads = {name: cells_read(f, c) for name, c in now_f.items()}
+    sv = solver(timeout_ms)
+    sv.add(*now_f.values())
+    for i, (guard, changes) in enumerate(system.updates(f)):
+        todo = [n for n in proof.clauses if not reads[n].isdisjoint(changes)]
+        if not todo:
+            continue
+        pairs = [(f[k], v) for k, v in changes.items()]
+        sv.push()
+        sv.add(guard)
+        try:
+            for name in todo:
+                proof.queries += 1
+                r = sv.check(z3.Not(z3.substitute(now_f[name], *pairs)))
+                if r == z3.sat:
+                    m = sv.model()
+                    failing = [n for n in proof.clauses if z3.is_false(m.eval(z3.substitute(now_f[n], *pairs),
+                                                                                model_completion=True))]
+                    proof.verdict = "not inductive"
+                    proof.cti = CTI(name, f.read(m), system.labels[i], f.read(m, changes), failing)
+                    return
+                if r != z3.unsat:
+                    proof.verdict = "unknown"
+                    proof.unknown = (f"inductive step of {name} by {show_action(system.labels[i])}: "
+                                     f"{sv.reason_unknown()}")
+                    return
+        finally:
+            sv.pop()
+
+
+def cells_read(f, formula: z3.ExprRef) -> set:
+    """The cells of frame f a formula reads."""
+    out, seen, todo = set(), set(), [formula]
+    while todo:
+        e = todo.pop()
+        i = e.get_id()
+        if i in seen:
+            continue
+        seen.add(i)
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            try:
+                out.add(f.key(e))
+            except KeyError:
+                pass
+        else:
+            todo.extend(e.children())
+    return out
 
 
 def invariant(system: System, f, properties: Mapping[str, z3.BoolRef],

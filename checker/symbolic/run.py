@@ -121,11 +121,12 @@ def model_lemmas(m: Model) -> tuple[list[str], list[str] | None]:
 
 
 def prove_model(path: str | Path | Model, *, depth: int | None = None, without: Sequence[str] = (),
-                timeout_ms: int = 0, on_depth=None, derived: bool = False) -> ProveReport:
+                timeout_ms: int = 0, on_depth=None, derived: bool = False, per_action: bool | None = None) -> ProveReport:
     """Prove the model's properties (with its [prove] lemmas and
     [prove.formulas], less those `without` names), or with `depth`, check them to that depth.
     `derived` proves from the relation derived from the spec's code where the
-    spec still has a hand-written one (load.py)."""
+    spec still has a hand-written one (load.py); `per_action=False` asks the
+    inductive step of all actions at once (induction.py), to compare."""
     m = path if isinstance(path, Model) else load_model(path)
     spec = m.instantiate()
     props = m.selected_properties(spec)
@@ -152,7 +153,7 @@ def prove_model(path: str | Path | Model, *, depth: int | None = None, without: 
                                  on_depth=on_depth)
         return report
     clauses = {**props, **{n: spec.invariants[n] for n in report.strengthening}, **texts}
-    report.proof = prove(system, clauses, lemmas, timeout_ms)
+    report.proof = prove(system, clauses, lemmas, timeout_ms, per_action=per_action)
     if report.proof.verdict != "proved":
         return report
     report.vacuity = check_vacuity(system, clauses, lemmas, m.deadlock, timeout_ms)
