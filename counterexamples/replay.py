@@ -38,6 +38,7 @@ from ..checker.invariants import compile_checker
 from ..checker.itf import Trace, TraceError, read_trace
 from ..spec.api import Spec, SpecError
 from ..spec.registry import load_spec_class
+from ..spec.schema import Schema
 
 EXIT = {"not_reproduced": 0, "reproduced": 1, "diverged": 4}
 
@@ -177,7 +178,7 @@ def replay(path: str | Path, *, variant: str | None = None, bridge_options: Mapp
             raise
         observations.append(impl_obs)
         res.steps_run = k
-        diff = observation_diff(spec_obs, impl_obs)
+        diff = observation_diff(spec.schema, spec_obs, impl_obs)
         if diff:
             state = bridge.state_diff(s) if hasattr(bridge, "state_diff") else {}
             return finish(Result("diverged", k, None, diff, note="the implementation's observation differs "
@@ -290,7 +291,7 @@ def _close_lasso(spec, trace, s, bridge, observations, res: Result, where, actio
     elif target_fp is not None and trace.steps[-1]["fingerprint"] != target_fp:
         raise TraceError(f"{where}: 'loop' = {loop} with a stutter, but the last state is not state {loop}")
     impl_obs = bridge.observe()
-    diff = observation_diff(observations[loop], impl_obs)
+    diff = observation_diff(spec.schema, observations[loop], impl_obs)
     if diff:
         return Result("diverged", len(trace.steps), None, diff, note="after one turn of the cycle the "
                       f"implementation is not back at its observation of state {loop}", variant=spec.variant,
@@ -324,11 +325,21 @@ def plain(v: Any) -> Any:
     return v
 
 
-def observation_diff(spec_obs: Mapping[str, Any], impl_obs: Mapping[str, Any]) -> dict[str, Any]:
-    """{symbol: {"spec": ..., "impl": ...}} for every symbol that differs."""
+def observation_diff(schema: Schema, spec_obs: Mapping[str, Any], impl_obs: Mapping[str, Any]) -> dict[str, Any]:
+    """{symbol: {"spec": ..., "impl": ...}} for every symbol that differs. A
+    function's key left out means its default (spec/schema.py): one side may
+    write it where the other leaves it out."""
     out = {}
     for key in sorted(set(spec_obs) | set(impl_obs)):
-        a, b = spec_obs.get(key), impl_obs.get(key)
+        a, b = _explicit(schema, key, spec_obs.get(key)), _explicit(schema, key, impl_obs.get(key))
         if a != b and plain(a) != plain(b):     # equal values have equal JSON; plain() only when they differ
             out[key] = {"spec": plain(a), "impl": plain(b)}
     return out
+
+
+def _explicit(schema: Schema, name: str, v):
+    """A function symbol's dict without the keys that hold its default."""
+    sym = schema.symbols.get(name)
+    if sym is None or not sym.domain or sym.default is None or not isinstance(v, dict):
+        return v
+    return {k: x for k, x in v.items() if x != sym.default}

@@ -112,7 +112,7 @@ def walk_on(spec, bridge, data, *, strict: bool, depth: int = DEPTH) -> None:
     `strict` also compares the refinement mapping of the whole state."""
     bridge.start()
     (s,) = spec.init_states()
-    assert observation_diff(spec.observe(s), bridge.observe()) == {}
+    assert observation_diff(spec.schema, spec.observe(s), bridge.observe()) == {}
     if strict:
         assert bridge.state_diff(s) == {}
     walk: list[str] = []
@@ -127,7 +127,7 @@ def walk_on(spec, bridge, data, *, strict: bool, depth: int = DEPTH) -> None:
         except StepRefused as exc:
             pytest.fail(f"the implementation refused step {len(walk)} {walk[-1]}: {exc}\nwalk: {walk}")
         s = t
-        diff = observation_diff(spec.observe(s), bridge.observe())
+        diff = observation_diff(spec.schema, spec.observe(s), bridge.observe())
         assert diff == {}, f"diverged at step {len(walk)} {walk[-1]}: {diff}\nwalk: {walk}"
         if strict:  # the refinement mapping of the whole state (all but the cursor's encoding)
             state = bridge.state_diff(s)
@@ -349,7 +349,7 @@ def walk_every_transition(spec):
             for (name, params), before, after in path + [(a, s, t)]:
                 bridge.apply(name, dict(params), before, after)
             where = [step[0][0] for step in path] + [a[0]]
-            assert observation_diff(spec.observe(t), bridge.observe()) == {}, where
+            assert observation_diff(spec.schema, spec.observe(t), bridge.observe()) == {}, where
             assert bridge.state_diff(t) == {}, where
             if t not in parent:
                 parent[t] = (s, a)

@@ -237,42 +237,55 @@ def _retained(s: S, j: int):
 
 
 def _entries(m, s: S) -> dict:
+    # one value per (segment, position), "" where none is retained: a loop over the retained
+    # range would branch on each segment's range, and the derivation's paths multiply
     entry = {}
-    for j, led in enumerate(s.ledger):
-        for i in _retained(s, j):
-            entry[m.seg_names[j], m.pos_names[i]] = PLAIN if led[i] == PLAIN else m.txn_names[led[i]]
+    for j in range(len(m.seg_names)):
+        for i, pos in enumerate(m.pos_names):
+            entry[m.seg_names[j], pos] = _entry_at(m, s, j, i)
     return {"entry": entry}
 
 
+def _entry_at(m, s: S, j: int, i: int) -> str:
+    led = s.ledger[j]
+    if not s.retained[j] - 1 <= i < len(led):
+        return ""
+    return PLAIN if led[i] == PLAIN else m.txn_names[led[i]]
+
+
 def _first_open(m, s: S) -> dict:
-    firstopen = {}
-    for j, led in enumerate(s.ledger):
-        first = NO_OPEN
-        for i in _retained(s, j):
-            tag = led[i]
-            if tag != PLAIN and header_state(s, tag) == OPEN:
-                first = i + 1
-                break
-        firstopen[m.seg_names[j]] = first
-    return {"firstopen": firstopen}
+    return {"firstopen": {m.seg_names[j]: _first_open_of(s, j) for j in range(len(m.seg_names))}}
+
+
+def _first_open_of(s: S, j: int) -> int:
+    led = s.ledger[j]
+    for i in _retained(s, j):
+        tag = led[i]
+        if tag != PLAIN and header_state(s, tag) == OPEN:
+            return i + 1
+    return NO_OPEN
 
 
 def _skipped(m, s: S) -> dict:
-    skipped = set()
-    for j, led in enumerate(s.ledger):
-        p = s.part[j]
-        if p is None:
-            continue
-        for i in _retained(s, j):
-            tag = led[i]
-            if tag != PLAIN and is_txn_aborted(m, s, j, p, tag):
-                skipped.add((m.seg_names[j], m.pos_names[i]))
-    return {"skipped": skipped}
+    return {"skipped": {(m.seg_names[j], pos) for j in range(len(m.seg_names))
+                        for i, pos in enumerate(m.pos_names) if _skipped_at(m, s, j, i)}}
+
+
+def _skipped_at(m, s: S, j: int, i: int) -> bool:
+    p, led = s.part[j], s.ledger[j]
+    if p is None or not s.retained[j] - 1 <= i < len(led):
+        return False
+    tag = led[i]
+    return tag != PLAIN and is_txn_aborted(m, s, j, p, tag)
 
 
 def _fenced(m, s: S) -> dict:
-    return {"fenced": {(m.seg_names[j], m.pos_names[i]) for j, led in enumerate(s.ledger)
-                       for i in (range(s.fence[j], len(led)) if s.fence[j] >= 0 else ())}}
+    return {"fenced": {(m.seg_names[j], pos) for j in range(len(m.seg_names))
+                       for i, pos in enumerate(m.pos_names) if _fenced_at(s, j, i)}}
+
+
+def _fenced_at(s: S, j: int, i: int) -> bool:
+    return 0 <= s.fence[j] <= i < len(s.ledger[j])
 
 
 def _sealed(m, s: S) -> dict:

@@ -9,6 +9,8 @@ to another frame with one Z3 call.
 
 from __future__ import annotations
 
+from typing import Iterable
+
 import z3
 
 from ....spec.schema import Bool, Schema
@@ -21,9 +23,9 @@ RAISES = "raises"   # the label of an action that makes `next` raise (it sets RA
 
 
 class Layout:
-    def __init__(self, shape, raised: bool = False) -> None:
+    def __init__(self, shape, raised: bool = False, extra: Iterable = ()) -> None:
         self.shape = shape
-        found: set = set()
+        found: set = {(type(v), v) for v in extra}   # atoms no cell holds (observation.observed_atoms)
         atoms_of(shape, found)
         self.atoms = Atoms(tuple(v for _, v in sorted(found, key=lambda k: (k[0].__name__, repr(k[1])))))
         self.schema = Schema()

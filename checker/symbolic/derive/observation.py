@@ -34,6 +34,26 @@ def property_cells(schema: Schema) -> list[tuple[tuple, z3.ExprRef]]:
     return out
 
 
+def observed_atoms(spec, states) -> set:
+    """The strings `observe` gives the spec's Str and Enum symbols on
+    `states`, the symbols' defaults and every Enum element: atoms of the
+    layout too, so that a helper of `observe` that returns one of them on
+    each path is joined into one atom (summary.py) where its caller would
+    otherwise branch once per value. A value missing here is still derived,
+    by branching: the set only makes the derivation cheaper."""
+    syms = [sym for sym in spec.schema.symbols.values() if isinstance(sym.type, (Str, Enum))]
+    out = {sym.default for sym in syms if isinstance(sym.default, str)}
+    for sym in syms:
+        if isinstance(sym.type, Enum):
+            out.update(spec.schema.elements(sym.type.sort))
+    for s in states:
+        obs = spec.observe(s)
+        for sym in syms:
+            v = obs.get(sym.name)
+            out.update(x for x in (v.values() if isinstance(v, dict) else (v,)) if isinstance(x, str))
+    return out
+
+
 def observed_term(schema: Schema, obs: Any, name: str, key: tuple) -> z3.ExprRef:
     """One cell of the properties' vocabulary, from `observe`'s (symbolic) dict."""
     if not isinstance(obs, dict) or name not in obs:

@@ -32,7 +32,7 @@ from .cells import Misfits, fit, widen_all
 from .explore import Exploration
 from .join import Reach, join_values
 from .layout import RAISED, RAISES, DerivedFrame, Layout, Renamer
-from .observation import lemma_value, observed_term, property_cells
+from .observation import lemma_value, observed_atoms, observed_term, property_cells
 from .oracle import OutsideSubset
 from .rewrite import rewritten
 from . import split
@@ -58,12 +58,14 @@ class DerivedRelation(Relation):
         spec = self.spec
         self.modules = spec_modules(spec)
         self.files = {m.__file__ for m in self.modules}
-        shape = infer(sample_states(spec, self.samples))
+        states = sample_states(spec, self.samples)
+        shape = infer(states)
+        self._extra = observed_atoms(spec, states)
         self.stats = {"rounds": 0, "runs": 0}
         self._t0 = time.process_time()
         for _ in range(MAX_ROUNDS):
             self.stats["rounds"] += 1
-            self.layout = Layout(shape)
+            self.layout = Layout(shape, extra=self._extra)
             widen = self._derive_next()
             self._say(f"round {self.stats['rounds']} of next, {len(widen)} places widened, "
                       f"{self.stats['runs']:,} runs")
@@ -74,7 +76,7 @@ class DerivedRelation(Relation):
             raise SpecError(f"the derivation of {spec.name}'s relation: the state's shape did not settle "
                             f"in {MAX_ROUNDS} rounds")
         if self._raises:
-            self.layout = Layout(shape, raised=True)
+            self.layout = Layout(shape, raised=True, extra=self._extra)
         self.layout.schema.render = lambda cells, only=None, before=None: render(self, cells, only, before)
         return self.layout.schema
 
