@@ -163,17 +163,22 @@ def rekey(m, s: S, j: int, t: int, pos: int, but: int) -> frozenset:
     the key of t's aborted record there (a failed send passes 0); an
     UNKEYED record gets its key once no other append of t is in flight
     (the entry's position, or the LAC)."""
-    mine = [a for a in s.arec if a[0] == j and a[1] == t]
-    if not mine:
+    old = aborted_key(s, j, t)
+    if old is None:
         return s.arec
-    old = mine[0][2]
     if appending(m, s, j, t, but):
         new = UNKEYED if pos > old or old == UNKEYED else old
     elif old == UNKEYED:
         new = pos or len(s.ledger[j])
     else:
         new = max(old, pos)
-    return s.arec if new == old else s.arec - {mine[0]} | {(j, t, new)}
+    return s.arec if new == old else s.arec - {(j, t, old)} | {(j, t, new)}
+
+
+def aborted_key(s: S, j: int, t: int) -> int | None:
+    """The key of t's aborted record on segment j, None without one (the
+    first in the set's order: `put_aborted_record` keeps one per (j, t))."""
+    return next((a[2] for a in s.arec if a[0] == j and a[1] == t), None)
 
 
 def prune_key(m, s: S, j: int, p: Part, t: int, lac: int | None = None) -> int:
