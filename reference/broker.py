@@ -22,6 +22,9 @@ from .records import (
 )
 from .transaction_buffer import MetadataTransactionBuffer
 
+# the scheduler tasks of a send (transaction_buffer.py): its steps, and its ledger add's callback
+SEND_TASKS = ("publish", "append-callback")
+
 
 class SegmentBroker:
     def __init__(self, segment: str, storage: LedgerStorage, env: Env, consumers: dict[str, Consumer]) -> None:
@@ -189,8 +192,10 @@ class SegmentBroker:
         return any(task.owner.startswith(f"{self.owner}/closed") for task in self.env.scheduler.pending())
 
     def closing_work(self) -> bool:
-        """The closed instance still has a read, an apply or a delete in flight (not only sends)."""
-        return any(task.owner.startswith(f"{self.owner}/closed") and task.label[0] != "publish"
+        """The closed instance still has a read, an apply or a delete in flight, not only its sends'
+        tasks: a send's steps and its add's callback go on with the request, and once nothing else
+        is left nothing reads the instance's memory again (its event subscriptions are closed)."""
+        return any(task.owner.startswith(f"{self.owner}/closed") and task.label[0] not in SEND_TASKS
                    for task in self.env.scheduler.pending())
 
     def crash(self) -> None:
