@@ -11,7 +11,10 @@ the record keeps its command, its output, the doc's skip note (why the docs
 test does not run it) and where it was measured: the commit, date, Python,
 machine and load average of a --measure, or "imported" for an output pasted
 into the doc before this script existed (the paragraph after the block says
-when that was). tests/test_docs_records.py holds the doc to the record, and
+when that was). Where the prose compares a block's figures (a ratio, "N s
+against M s"), the comparison is written under the block from the same
+output (`NOTES`), so that it changes with the record, never by hand.
+tests/test_docs_records.py holds the doc to the record, and
 tests/test_docs_skipped.py checks each block's shape against a small run.
 Measure on a quiet machine: a figure measured beside other work says so
 only through the load average recorded with it.
@@ -42,6 +45,62 @@ def markers(name: str) -> tuple[str, str]:
             f"<!-- /console {name} -->")
 
 
+def table(output: str) -> list[dict[str, str]]:
+    """The rows of the first Markdown table of a command's output, each
+    row's cells by their header."""
+    lines = [ln for ln in output.splitlines() if ln.startswith("|")]
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    return [dict(zip(head, (c.strip() for c in ln.strip("|").split("|")))) for ln in lines[2:]]
+
+
+def _row(rows: list[dict[str, str]], **cells: str) -> dict[str, str]:
+    """The one row with these cells."""
+    (row,) = [r for r in rows if all(r[k] == v for k, v in cells.items())]
+    return row
+
+
+def _n(cell: str) -> float:
+    return float(cell.replace(",", ""))
+
+
+def _suite_note(output: str) -> str:
+    """What each reduction of a suite table costs or buys against its `unreduced` run."""
+    rows = table(output)
+    base, fp, compact, por, w2 = (_row(rows, run=run) for run in
+                                  ("unreduced", "fingerprints", "compact", "por", "workers2"))
+
+    def share(row, col):
+        return f"{_n(row[col]) / _n(base[col]):.0%}"
+
+    def times(row, col, of=base):
+        return f"{_n(row[col]) / _n(of[col]):.2f}x"
+
+    return (f"From this table, against `unreduced`: `fingerprints` needs {share(fp, 'peak RSS MiB')} of its "
+            f"peak RSS ({fp['MiB / M states']} MiB per million states) for {times(fp, 'CPU s')} its CPU; "
+            f"`compact` {share(compact, 'peak RSS MiB')} for {times(compact, 'CPU s')}; `por` keeps the same "
+            f"states ({por['reduction']}) for {times(por, 'CPU s')} the CPU. `workers2` (two workers, "
+            f"fingerprints) runs at {_n(fp['wall s']) / _n(w2['wall s']):.2f}x the wall-time speed of "
+            f"`fingerprints` in one process ({w2['wall s']} s against {fp['wall s']} s), for "
+            f"{times(w2, 'CPU s', fp)} its CPU.")
+
+
+def _tlc_note(output: str) -> str:
+    """txncheck's two workers against TLC's two, and against its own one process."""
+    rows = table(output)
+    tlc2 = _row(rows, tool="TLC", workers="2")
+    one, two = _row(rows, tool="txncheck (in process)"), _row(rows, tool="txncheck --workers 2")
+    return (f"From this table: txncheck with two workers took {two['wall / TLC']}x TLC's wall time with two "
+            f"workers ({two['wall s']} s against {tlc2['wall s']} s) and ran "
+            f"{_n(one['wall s']) / _n(two['wall s']):.2f}x as fast as its own run in one process "
+            f"({one['wall s']} s), for {two['CPU s']} CPU s, {_n(two['CPU s']) / _n(one['CPU s']):.2f}x that "
+            f"run's.")
+
+
+# name -> the sentences under its block, written from the record's output, so
+# that a comparison the prose draws is re-measured with its table
+NOTES = {"suite-pip473-fixed": _suite_note, "tlc-paxos": _tlc_note}
+
+
 def render(name: str, r: dict) -> str:
     begin, end = markers(name)
     where = r["measured"]
@@ -52,8 +111,9 @@ def render(name: str, r: dict) -> str:
         said = (f"Recorded by `.venv/bin/python bench/console.py --measure {name}` at commit {where['commit']} "
                 f"on {where['date']} ({where['python']}, {where['machine']}, load average {where['load']} "
                 f"at the start).")
+    note = [NOTES[name](r["output"]), ""] if name in NOTES else []
     return "\n".join([begin, f'<!-- skip: next "{r["skip"]}" -->', "```console", f"$ {r['command']}",
-                      r["output"], "```", "", said, end])
+                      r["output"], "```", "", *note, said, end])
 
 
 def load() -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -75,3 +76,38 @@ def test_the_derive_table_is_its_record():
     text = b.DOC.read_text()
     assert text[text.index(b.BEGIN):text.index(b.END) + len(b.END)] == b.render(record)
     assert set(b.MODELS) <= {r["model"] for r in record["rows"]}
+
+
+# Outside the blocks a script writes, docs/performance.md quotes no figure of
+# the forms a hand copied from a bench's output: a ratio ("1.83x"), a timing
+# comparison ("237.9 s against 436.2 s"), a state count ("12,078,783
+# distinct"). Such a sentence is written under its block from the record
+# (bench/console.py's NOTES) or points to the table.
+PERFORMANCE = ROOT / "docs" / "performance.md"
+WRITTEN = re.compile(r"<!-- (?P<kind>[\w-]+)(?P<name> [\w.-]+)?: written by [^\n]*?-->.*?<!-- /(?P=kind)(?P=name)? -->",
+                     re.S)
+HAND_FIGURES = re.compile(r"\b\d+\.\d+x\b"                                  # a ratio
+                          r"|\b\d[\d,.]*\s*s\s+against\s+\d"                 # a timing against another
+                          r"|\b\d{1,3}(?:,\d{3}){2,}\s+(?:distinct|generated)\b")  # a count of millions
+# (a count under a million is left out: the page's thresholds and sample
+# sizes, "100,000 generated states", "2,000 distinct states", are of that form)
+
+
+def hand_written_figures(text: str) -> list[str]:
+    """`line N: figure` for each figure of those forms outside the written blocks."""
+    prose = WRITTEN.sub(lambda m: "\n" * m[0].count("\n"), text)
+    return [f"line {prose.count(chr(10), 0, m.start()) + 1}: {m[0]}" for m in HAND_FIGURES.finditer(prose)]
+
+
+def test_the_performance_pages_prose_quotes_no_measured_figure():
+    """A figure in docs/performance.md is written by the script that measured
+    it, inside its block; prose outside the blocks points to the table."""
+    assert hand_written_figures(PERFORMANCE.read_text()) == [], \
+        "move the figure into its block's rendering (bench/console.py NOTES) or point to the table"
+    # the check sees what it should: a block's figures are its own, a pasted one is not
+    block = ("<!-- console x: written by bench/console.py from bench/records/console.json -->\n"
+             "1.83x, 237.9 s against 436.2 s, 12,078,783 distinct\n<!-- /console x -->\n")
+    assert hand_written_figures(block) == []
+    assert hand_written_figures(block + "two workers: 1.83x (237.9 s against 436.2 s)\n"
+                                "12,078,783 distinct, 71,167,998 generated\n") == [
+        "line 4: 1.83x", "line 4: 237.9 s against 4", "line 5: 12,078,783 distinct", "line 5: 71,167,998 generated"]
