@@ -1,5 +1,6 @@
 """`checker/` has no import cycle, and each module imports only from its own
-layer or a lower one (docs/adr/0009-layers-of-the-checker.md); `spec/` never
+layer or a lower one (docs/adr/0009-layers-of-the-checker.md), no engine
+importing another but bfs its own checkpoint/; `spec/` never
 imports `checker/`, `reference/` imports nothing of the project outside itself
 (it follows the real code, not the spec or the checker), and `counterexamples/`
 has no import cycle either. spec/pip473's folders are layers too: protocol/,
@@ -106,6 +107,45 @@ def test_each_module_imports_from_its_layer_or_below():
     upward = [f"{a} ({names[layer(a)]}) imports {b} ({names[layer(b)]}) at line {g.edges[a, b]['line']}"
               for a, b in g.edges if layer(b) > layer(a)]
     assert not upward, "imports against the layers of ADR 0009:\n" + "\n".join(sorted(upward))
+
+
+# An engine imports no other engine: engines/__init__.py chooses between them by
+# name, and a helper two engines share goes into the base (ADR 0009). The one
+# exception ADR 0009's table names: checkpoint/ is bfs's own.
+ENGINES = PACKAGE + ".engines"
+OWN = {("bfs", "checkpoint")}   # (engine, the engine package it may import)
+
+
+def engine_of(module: str) -> str | None:
+    """The engine (engines/<X>.py or engines/<X>/) a module belongs to; None
+    outside the engines, and for engines/__init__.py, the lookup by name."""
+    if not module.startswith(ENGINES + "."):
+        return None
+    return module.removeprefix(ENGINES + ".").partition(".")[0]
+
+
+def engine_crossings(g: nx.DiGraph) -> list[str]:
+    return sorted(f"{a} imports {b} at line {g.edges[a, b]['line']}" for a, b in g.edges
+                  if (x := engine_of(a)) and (y := engine_of(b)) and x != y and (x, y) not in OWN)
+
+
+def test_no_engine_imports_another():
+    g = import_graph()
+    assert {engine_of(n) for n in g} >= {"bfs", "simulate", "parallel", "spark", "checkpoint"}
+    crossings = engine_crossings(g)
+    assert not crossings, "an engine imports another (ADR 0009):\n" + "\n".join(crossings)
+
+
+def test_the_engine_rule_finds_a_lazy_import_of_another_engine(tmp_path):
+    pkg = tmp_path / "checker"
+    (pkg / "engines" / "parallel").mkdir(parents=True)
+    (pkg / "engines" / "checkpoint").mkdir()
+    for f in ["__init__.py", "engines/__init__.py", "engines/parallel/__init__.py", "engines/checkpoint/__init__.py"]:
+        (pkg / f).write_text("")
+    (pkg / "engines" / "bfs.py").write_text("from .checkpoint import store\n")   # bfs's own
+    (pkg / "engines" / "checkpoint" / "store.py").write_text("")
+    (pkg / "engines" / "parallel" / "moves.py").write_text("def f():\n    from ..bfs import run\n")
+    assert engine_crossings(import_graph(pkg)) == [f"{ENGINES}.parallel.moves imports {ENGINES}.bfs at line 2"]
 
 
 def outside(folder: str, allowed: tuple[str, ...]) -> list[str]:

@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from dataclasses import replace
 from multiprocessing.connection import wait
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from ...job import Job, Outcome, Violation, ViolationKind
 from . import moves
 from .table import FingerprintTable, open_shared
 from .trail import Trail, TrailError, rebuild
-from .wire import Remote
+from .wire import Accepted, Batch, Remote
 from .worker import BATCH, Part, quotas, serve
 
 JOIN = 1 << 22  # fingerprints per insert into the visited set
@@ -157,7 +157,7 @@ class Coordinator:
             return f"max-states {job.max_states} reached"
         return None
 
-    def _take(self, w: int, head: dict, found: list) -> None:
+    def _take(self, w: int, head: Batch, found: list) -> None:
         """Count a batch's figures; remember its violation or deadlock."""
         self._learn(w, head["actions"])
         amap = self.amaps[w]
@@ -211,7 +211,7 @@ class Coordinator:
             while busy:
                 for conn in wait(list(busy), timeout=0.5):
                     r = busy[conn]
-                    head = r.recv()
+                    head = cast(Batch, r.recv())
                     if head["done"]:
                         del busy[conn]
                         tables.append((r.w, *head["table"]))
@@ -262,7 +262,7 @@ class Coordinator:
                     for vals, _ in proposals:
                         self._join(vals)
                     del proposals
-                results.append(r.recv())
+                results.append(cast(Accepted, r.recv()))
                 if results[-1]["claimed"] is not None:
                     taken = taken + [results[-1]["claimed"]]
             for r in self.remotes:

@@ -32,6 +32,7 @@ from ...encoding import EncodingError, decode, encode
 from ...revive import STAR, ShapeError, Shapes, class_name
 from .disk import write_file
 from .records import Level, rows_of
+from .wire import Given, Taken
 
 MAGIC = b"txncheck-moved-states 1\n"
 MOVE_AT = 0.02  # states move when the next level's parts cost this much apart (a fraction of the largest)
@@ -57,7 +58,7 @@ def plan(sizes: list[int], costs: list[float], take_cost: float) -> tuple[int, i
     return h, lo, min(count, MOVE_MAX)
 
 
-def give(part, count: int, path: str) -> dict:
+def give(part, count: int, path: str) -> Given:
     """Move the last `count` states of a worker's next level (`part.level`:
     a run of its order, so families stay together) to the file `path`, for
     another worker's `take`. Nothing moves if a value cannot be written
@@ -95,7 +96,7 @@ def give(part, count: int, path: str) -> dict:
     return {"given": len(out_fps) - len(out_rows)}
 
 
-def take(part, path: str) -> dict:
+def take(part, path: str) -> Taken:
     """Add the states another worker gave (`give`) to this worker's next level."""
     cpu0 = time.process_time()
     rows, fps = read(path, part.fields)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import signal
 from array import array
-from typing import Any, Literal, Mapping, TypedDict, Union
+from typing import Any, Literal, TypedDict, Union, cast, overload
 
 from ...errors import EngineError, EnvironmentFault
 
@@ -31,6 +31,7 @@ from ...errors import EngineError, EnvironmentFault
 # instead. Fingerprints and numbers travel as JSON ints; a table is [path, log2].
 
 Table = list   # [path of a shared fingerprint table, its log2 size]
+Counts = dict[Any, int]   # action id -> a count: the sender's keys are ints, JSON delivers them as strs
 
 
 class Expand(TypedDict):
@@ -71,22 +72,22 @@ class Quit(TypedDict):
 class Cut(TypedDict):
     """What bfs has counted when it stops at a batch's violation or deadlock."""
     generated: int
-    coverage: dict[str, int]
+    coverage: Counts
     proposed: int
-    new_by_action: dict[str, int]
+    new_by_action: Counts
 
 
 class Batch(TypedDict, total=False):
     """A batch of a level expanded (or, `done`, the level's end)."""
     generated: int                     # successors generated, duplicates included
-    coverage: dict[str, int]           # action id -> successors generated
+    coverage: Counts                   # action id -> successors generated
     left: int                          # states of the level still to expand
     done: bool
     violation: list | None             # [fingerprint, parent's, action id, property, order]
     deadlock: list | None              # [parent's fingerprint, order]
     witnesses: list[str]               # witnesses first satisfied in this batch
     proposed: int                      # new states proposed for the next level
-    new_by_action: dict[str, int]
+    new_by_action: Counts
     cut: Cut                           # with a violation or deadlock: the counts up to it
     actions: list                      # action labels this worker numbered since its last batch
     table: Table                       # done: this worker's proposals
@@ -96,7 +97,7 @@ class Batch(TypedDict, total=False):
 
 class Accepted(TypedDict):
     kept: int
-    kept_by_action: dict[str, int]
+    kept_by_action: Counts
     fields: int                        # distinct field values numbered so far
     disk: int                          # bytes this level and its proposals took
     claimed: Table | None              # what it kept of what later workers proposed too
@@ -122,6 +123,7 @@ class Failure(TypedDict):
 
 
 Command = Union[Expand, Stop, Accept, Give, Take, Drop, Quit]
+Reply = Union[Batch, Accepted, Given, Taken, Done, Failure]
 # each command and the replies it may get (a Failure is a reply to any)
 PROTOCOL: dict[str, tuple[type, tuple[type, ...]]] = {
     "expand": (Expand, (Batch,)), "stop": (Stop, ()), "accept": (Accept, (Accepted,)),
@@ -134,7 +136,7 @@ class Closed(Exception):
     """The other end of the pipe is gone."""
 
 
-def send(conn, head: Mapping[str, object], arrays=()) -> None:
+def send(conn, head: Command | Reply, arrays=()) -> None:
     try:
         conn.send_bytes(json.dumps({**head, "arrays": [a.typecode for a in arrays]}).encode())
         for a in arrays:
@@ -184,7 +186,16 @@ class Remote:
             raise EnvironmentFault(f"--workers: worker {self.w}: {head['error']}")
         return head
 
-    def ask(self, head: Command) -> Message:
+    # A command answered at once, and its reply as PROTOCOL declares it (an
+    # expand's Batches and an accept's Accepted come by `recv`; the
+    # coordinator casts them to their declared type).
+    @overload
+    def ask(self, head: Give) -> Given: ...
+    @overload
+    def ask(self, head: Take) -> Taken: ...
+    @overload
+    def ask(self, head: Drop) -> Done: ...
+    def ask(self, head: Command) -> Any:
         self.send(head)
         return self.recv()
 
@@ -210,7 +221,7 @@ class Remote:
             try:
                 send(self.conn, {"cmd": "quit"})
                 if self.conn.poll(10):
-                    peak = recv(self.conn)[0].get("peak_memory_mb", 0.0)
+                    peak = cast(Done, recv(self.conn)[0]).get("peak_memory_mb", 0.0)
             except Closed:
                 pass
             self.proc.join(5)

@@ -23,7 +23,7 @@ import traceback
 from collections import Counter
 from itertools import compress
 from operator import is_not, itemgetter
-from typing import Any
+from typing import Iterator
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from . import moves
 from .records import Fields, Level, kept_rows, rows_of
 from .table import FingerprintTable, contains_in, open_shared
 from .trail import Trail
-from .wire import Closed, recv, send
+from .wire import Accepted, Batch, Closed, recv, send
 
 BATCH = 1024  # states expanded between looks at the tables (and messages)
 KEEP = 1 << 17  # rows of a level kept in memory before its chunks go to disk
@@ -105,7 +105,7 @@ class Part:
         self.expanded = len(self.level)
         self.cpu0 = time.process_time()
 
-    def expand(self, limit: int):
+    def expand(self, limit: int) -> Iterator[Batch]:
         """Expand this part's level, `limit` states at a time: yields a head
         per batch (counts, new actions, the first violation or deadlock
         found, the witnesses found), the last with done=True."""
@@ -164,8 +164,8 @@ class Part:
                         deadlock = [pf, 2 * seq + 1]  # after the successors before it
                 self.seq = seq
                 left -= min(limit, len(rows) - lo)
-                head: dict[str, Any] = {"generated": seq - seq0, "coverage": Counter(gen_aids), "left": left, "done": False,
-                                        "violation": None, "deadlock": deadlock, "witnesses": [], "proposed": 0}
+                head: Batch = {"generated": seq - seq0, "coverage": Counter(gen_aids), "left": left, "done": False,
+                               "violation": None, "deadlock": deadlock, "witnesses": [], "proposed": 0}
                 found = []  # (order, witness)
                 if cand:
                     items = list(cand.values())
@@ -222,7 +222,7 @@ class Part:
         key = itemgetter(*[p + 1 for p in pos])
         return lambda row, t: verdicts.keyed(key(row), t)
 
-    def done(self) -> dict:
+    def done(self) -> Batch:
         """The last head of a level (expanded, or stopped early)."""
         assert self.proposals is not None and self.mine is not None, "begin() opened the level"
         self.proposals.close()
@@ -239,7 +239,7 @@ class Part:
         return self.mine is not None and bool(self.mine.contains(f)[0])
 
     # -- the end of a level -----------------------------------------------------------
-    def accept(self, later=(), taken=(), quota: int | None = None) -> dict:
+    def accept(self, later=(), taken=(), quota: int | None = None) -> Accepted:
         """Keep this part's share of its proposals as the next level (the
         rule is `share`'s); their parent pointers go to the trail. `later`:
         the later workers' proposal tables [(path, log2)]; `taken`: the
