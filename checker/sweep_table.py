@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from .atomic import replace_atomically, write_text_atomic
+
 
 def markdown(rows: list[dict], columns: list[str]) -> str:
     """A GitHub Markdown table; empty columns (e.g. no errors) are left out."""
@@ -40,13 +42,16 @@ def write_tables(rows: list[dict], columns: list[str], out: Path, *, title: str 
     strings = {f.name for f in schema if f.type == pa.string()}
     typed = [{c: (str(v) if c in strings and v is not None else v) for c, v in r.items()} for r in rows]
     table = pa.Table.from_pylist(typed, schema=schema)
-    pq.write_table(table, paths["parquet"])
-    with paths["csv"].open("w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=columns)
-        w.writeheader()
-        w.writerows(rows)
-    text = (f"{title}\n\n" if title else "") + markdown(rows, columns) + "\n"
-    paths["md"].write_text(text, encoding="utf-8")
+    replace_atomically(paths["parquet"], lambda tmp: pq.write_table(table, tmp))
+
+    def write_csv(tmp: str) -> None:
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=columns)
+            w.writeheader()
+            w.writerows(rows)
+
+    replace_atomically(paths["csv"], write_csv)
+    write_text_atomic(paths["md"], (f"{title}\n\n" if title else "") + markdown(rows, columns) + "\n")
     return paths
 
 
