@@ -109,6 +109,28 @@ def test_a_dropped_action_is_found_by_the_dead_action_check(capsys, monkeypatch)
     assert rc == 3 and "action that can never fire under the invariant" in out and ": TMAbort" in out
 
 
+
+def test_a_dead_pattern_names_every_instance_it_matches(capsys, monkeypatch, tmp_path):
+    """A `dead` entry with a wildcard names the instances whose printed
+    label it matches (PIP-473's derived relation has a set per unused
+    segment): the dropped TMAbort is declared by one, and a pattern that
+    matches only actions that can fire is refused as a name is."""
+    from txncheck.checker.symbolic.derive import DerivedRelation
+    from txncheck.spec.symbolic import Act
+
+    real = DerivedRelation.actions
+    monkeypatch.setattr(DerivedRelation, "actions", lambda self: [
+        a if a.label[0] != "TMAbort" else Act(a.label, lambda f, step=a.step: (False, step(f)[1]))
+        for a in real(self)])
+    model = tmp_path / "tp.toml"   # (without TMAbort, a state where every RM is working is stuck)
+    text = without_prove(TWOPHASE).replace("deadlock = true", "deadlock = false") + prove_table(TWOPHASE)
+    model.write_text(text + 'dead = ["TM*bort"]\n')
+    rc, out, _ = run(capsys, "prove", model)
+    assert rc == 0 and "can never fire" not in out, out
+    model.write_text(text + 'dead = ["TM*bort", "TMC*"]\n')
+    rc, out, _ = run(capsys, "prove", model)
+    assert rc == 3 and "[prove] dead names TMC*, but it can fire under the invariant" in out, out
+
 LOCK = '''
 from typing import NamedTuple
 import z3

@@ -16,6 +16,7 @@ the protocol's steps, and that no reachable state is stuck.
 
 from __future__ import annotations
 
+import fnmatch
 import time
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -76,5 +77,13 @@ def check_vacuity(system: System, properties: Mapping[str, z3.BoolRef], lemmas: 
 
 def matches(label: Action, names: list[str]) -> bool:
     """Does a model's `dead` list name this label: by action name (every
-    instance) or as `show_action` prints it (one instance)?"""
-    return label[0] in names or show_action(label) in names
+    instance), as `show_action` prints it (one instance), or by a shell
+    pattern over that text (`*(seg=s2*`: every instance of a segment)?"""
+    shown = show_action(label)
+    return label[0] in names or shown in names or any(
+        is_pattern(n) and fnmatch.fnmatchcase(shown, n) for n in names)
+
+
+def is_pattern(name: str) -> bool:
+    """A `dead` entry with a shell wildcard (`*`, `?`, `[`)."""
+    return any(c in name for c in "*?[")
