@@ -270,14 +270,16 @@ def key_line(text: str, key: str, table: str | None = None) -> int | None:
     return None
 
 
-PROVE_KEYS = ("lemmas", "lemmas_from", "without", "dead", "agreement", "formulas", "infer")
+PROVE_KEYS = ("lemmas", "lemmas_from", "without", "dead", "derived_dead", "agreement", "formulas", "infer")
 
 
 def _prove(path: Path, table, text: str) -> None:
     """[prove]: `lemmas`, a list of names (the relation says which exist);
     `lemmas_from`, a sibling model file's stem whose lemmas come first;
     `without`, lemmas left out of those;
-    `dead`, actions that cannot fire at these bounds by design; `agreement`,
+    `dead`, actions that cannot fire at these bounds by design (and
+    `derived_dead`, those only the relation derived from the spec's code
+    has, while a hand-written one is the default); `agreement`,
     the digest `txncheck prove --agreement --record` wrote; [prove.formulas],
     lemmas as text (checker/symbolic/lemma_text.py, parsed when proving);
     [prove.infer], what `prove --infer` samples and quantifies."""
@@ -286,10 +288,10 @@ def _prove(path: Path, table, text: str) -> None:
     bad = sorted(set(table) - set(PROVE_KEYS))
     if bad:
         _unknown_key(path, text, bad[0], "prove", PROVE_KEYS)
-    for key in ("lemmas", "without", "dead"):
+    for key in ("lemmas", "without", "dead", "derived_dead"):
         names = table.get(key, [])
         if not isinstance(names, list) or not all(isinstance(x, str) and x for x in names):
-            _fail(path, f"[prove] {key} must be a list of {'action' if key == 'dead' else 'lemma'} names")
+            _fail(path, f"[prove] {key} must be a list of {'action' if 'dead' in key else 'lemma'} names")
     source = table.get("lemmas_from")
     if source is not None and not (isinstance(source, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", source)
                                    and source not in (".", "..")):

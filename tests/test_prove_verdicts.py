@@ -130,6 +130,10 @@ def test_a_dead_pattern_names_every_instance_it_matches(capsys, monkeypatch, tmp
     model.write_text(text + 'dead = ["TM*bort", "TMC*"]\n')
     rc, out, _ = run(capsys, "prove", model)
     assert rc == 3 and "[prove] dead names TMC*, but it can fire under the invariant" in out, out
+    # derived_dead: the same, read only with a relation derived from the code (TwoPhase's is)
+    model.write_text(text + 'derived_dead = ["TM*bort"]\n')
+    rc, out, _ = run(capsys, "prove", model)
+    assert rc == 0, out
 
 LOCK = '''
 from typing import NamedTuple
