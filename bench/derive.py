@@ -26,8 +26,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# PIP-473's fixed-standard joins these once its derivation ends in a bench's time (ADR 0011: over an
-# hour of CPU today); `bench/derive.py models/pip473/fixed-standard.toml` measures it alone
+# PIP-473's fixed-standard joins these once its derivation ends in a bench's time (its row in the
+# record gives today's); `bench/derive.py models/pip473/fixed-standard.toml` measures it alone
 MODELS = ["models/classic/tcommit-rm3.toml", "models/classic/twophase-rm3.toml", "models/classic/twophase-rm6.toml",
           "examples/paxos_commit/prove-typeok.toml"]
 
@@ -51,7 +51,10 @@ if mode == "derived":
 else:
     derive, acts, cells, hand = 0.0, None, None, True
 r = prove_model(path)
-print(json.dumps({"derive": derive, "total": time.process_time() - t0, "verdict": r.verdict,
+p = r.proof
+why = ([f"CTI at {p.cti.action[0]}{dict(p.cti.action[1])}: {', '.join(p.cti.failing)}"] if p and p.cti else []) \
+    + ([f"unknown: {p.unknown}"] if p and p.unknown else []) + list(r.unproved)
+print(json.dumps({"derive": derive, "total": time.process_time() - t0, "verdict": r.verdict, "why": why,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, "hand_written": hand,
                   "actions": acts if acts is not None else len(r.system.acts),
                   "cells": cells if cells is not None else len(r.system.frame("s").keys)}))
@@ -113,6 +116,8 @@ def render(record: dict) -> str:
                 continue
             lines.append(f"| {row['model']} | {row.get('commit', '')} | {mode} | {r['actions']} | {r['cells']} | {r['derive']:.1f} | "
                          f"{r['total']:.1f} | {r['process']:.1f} | {_cell(r, 'peak_mb')} | {r['verdict']} |")
+        for why in row["derived"].get("why", []):   # what a verdict short of "proved" left undecided
+            lines.append(f"|  | | not decided: {why.replace('|', '/')} | | | | | | | |")
         d, h = row["derived"], row.get("as loaded")
         if h is not None and "error" not in d and "error" not in h and h["process"] > 0:
             lines.append(f"|  | | ratio derived / as loaded | | | | | {d['process'] / h['process']:.2f} | | |")
