@@ -178,4 +178,4 @@ def test_the_prove_table_of_a_model_file_is_checked(capsys, tmp_path):
     model.write_text(TCOMMIT.read_text().split("[prove]")[0] + "[prove]\nlemma = [\"x\"]\n")
     rc, _, err = run(capsys, "prove", model)
     assert rc == 2 and ("m.toml:18: unknown key 'lemma' in [prove]; did you mean 'lemmas'? "
-                        "(known: agreement, dead, formulas, infer, lemmas, lemmas_from, without)") in err
+                        "(known: agreement, dead, derived_dead, formulas, infer, lemmas, lemmas_from, without)") in err
