@@ -146,3 +146,66 @@ def test_the_search_for_a_longer_sequence_stops_two_entries_past_the_samples(tmp
     spec = resolve(f"{tmp_path / 'log.py'}:Log").cls("unbounded")
     prefix = max(len(s.log) for s in sample_states(spec, 6, walks=0, longest=0))
     assert max(len(s.log) for s in sample_states(spec, 6, walks=0)) == prefix + 2
+
+
+SLOTS_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class Send(NamedTuple):
+    pos: int
+
+
+class State(NamedTuple):
+    n: int
+    sends: tuple
+
+
+class Slots(Spec):
+    """Two sends land on one log in either order: each at its next position."""
+    name = "slots"
+
+    def setup(self):
+        self.invariants["Landed"] = self.schema.var("n", Int(0, 3)) <= 2
+
+    def init_states(self):
+        yield State(0, (Send(0), Send(0)))
+
+    def next(self, s):
+        for k in range(2):
+            if s.sends[k].pos == 0 and s.n < 2:
+                sends = tuple(Send(s.n + 1) if i == k else x for i, x in enumerate(s.sends))
+                yield ("Land", (("k", k),)), State(s.n + 1, sends)
+
+    def observe(self, s):
+        return {"n": s.n}
+'''
+
+
+@pytest.mark.parametrize("pool", [True, False])
+def test_an_arrays_slots_share_an_ints_range_the_samples_show_in_one_slot(tmp_path, monkeypatch, capsys, pool):
+    """The samples set an int's range (as they set a sequence's capacity):
+    here only send 1 ever lands second. Pooled (shapes.pool_ints), send
+    0's position takes send 1's range and the proof holds; without, send 0
+    landing second is past its range, and DeclaredBounds says so at the
+    reachable step (PIP-473's w1 landing third, ADR 0011)."""
+    (tmp_path / "slots.py").write_text(SLOTS_SPEC)
+    (tmp_path / "slots.toml").write_text('spec = "slots.py:Slots"\nproperties = ["Landed"]\n')
+    spec = resolve(f"{tmp_path / 'slots.py'}:Slots").cls()
+    (s0,) = spec.init_states()
+    first = [t for (a, p), t in spec.next(s0) if dict(p)["k"] == 0][0]
+    second = [t for (a, p), t in spec.next(s0) if dict(p)["k"] == 1][0]
+    both = [t for (a, p), t in spec.next(second) if dict(p)["k"] == 0][0]   # send 1 first, then send 0
+    # the samples: send 0 lands first, send 1 after it; never the other order
+    after_first = [t for _, t in spec.next(first)]
+    monkeypatch.setattr(relation, "sample_states", lambda spec, n: [s0, first, *after_first])
+    monkeypatch.setattr(relation.DerivedRelation, "pool_ints", pool)
+    assert both.sends[0].pos == 2 and all(s.sends[0].pos < 2 for s in [s0, first, *after_first])
+    rc = main(["prove", str(tmp_path / "slots.toml"), "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    if pool:
+        assert rc == 0 and "verdict: proved" in out, out
+    else:
+        assert rc == 3 and "DeclaredBounds" in out and "outside its declared 0..1" in out, out

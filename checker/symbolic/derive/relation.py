@@ -37,7 +37,7 @@ from .oracle import OutsideSubset
 from .rewrite import rewritten
 from . import split
 from .sample import sample_states
-from .shapes import infer
+from .shapes import infer, pool_ints
 from .values import Sym
 
 MAX_ROUNDS = 12
@@ -51,6 +51,7 @@ class DerivedRelation(Relation):
     merge = True          # explore.py's merging (off: every path, for the audit)
     split_next = True     # explore next's top-level parts one by one (split.py; off: next whole, for the audit)
     grow_seqs = False     # widen a sequence's capacity too (cells.Misfits; on: never settles for PIP-473)
+    pool_ints = True      # an array's slots share each int field's range (shapes.pool_ints)
     samples = 2_000       # states of the model the shape is first inferred from
     _sv_layout: object    # the layout the solver of `_possible` was made for (set with it)
 
@@ -59,7 +60,7 @@ class DerivedRelation(Relation):
         self.modules = spec_modules(spec)
         self.files = {m.__file__ for m in self.modules}
         states = sample_states(spec, self.samples)
-        shape = infer(states)
+        shape = pool_ints(infer(states)) if self.pool_ints else infer(states)
         self._extra = observed_atoms(spec, states)
         self.stats = {"rounds": 0, "runs": 0}
         self._t0 = time.process_time()

@@ -134,6 +134,33 @@ def infer(values: list) -> Any:
     return Union(tuple(sorted(shapes, key=lambda s: _kind_order(s.kind))))
 
 
+def pool_ints(shape) -> Any:
+    """The shape with each int field of a homogeneous array (a plain tuple
+    of records of one class) given one range in every slot, the hull of
+    the slots' ranges. The samples set an int's range as they set a
+    sequence's capacity, and a bound one slot's samples leave short is
+    often another's: a PIP-473 send lands at any position its ledger
+    reaches, whichever send the samples showed there. Wider is sound
+    (DeclaredBounds proves the range; one too narrow fails the proof at a
+    reachable step); the derivation's switch `pool_ints` turns it off."""
+    if isinstance(shape, Seq):
+        return Seq(shape.cap, pool_ints(shape.elem))
+    if isinstance(shape, Union):
+        return Union(tuple(pool_ints(a) for a in shape.alts))
+    if not isinstance(shape, Record):
+        return shape
+    items = [pool_ints(it) for it in shape.items]
+    first = items[0] if items else None
+    if shape.cls is tuple and len(items) > 1 and isinstance(first, Record) and first.cls is not tuple \
+            and all(isinstance(it, Record) and it.cls is first.cls for it in items):
+        for f in range(len(first.items)):
+            col = [it.items[f] for it in items]
+            if all(isinstance(c, Leaf) and c.kind_ == "int" for c in col):
+                hull = Leaf("int", min(c.lo for c in col), max(c.hi for c in col))
+                items = [Record(it.cls, it.items[:f] + (hull,) + it.items[f + 1:]) for it in items]
+    return Record(shape.cls, tuple(items))
+
+
 def _kind_order(k) -> str:
     return k if isinstance(k, str) else f"~{k.__module__}.{k.__qualname__}"
 
