@@ -55,14 +55,84 @@ def test_an_ellipsis_stands_for_lines_or_for_text_within_a_line():
     assert not _matches(["...", "verdict: violation ..."], got)
 
 
-def test_the_pip473_glossary_lists_every_state_field():
-    """docs/pip473-state.md has a table row for each field of the spec's
-    state `S` and of a participant's `Part`, and none that is not one."""
-    from txncheck.spec.pip473.protocol.state import Part, S
+# the bounds each spec's fields are sampled at, besides its defaults: those that add fields to a trace
+GLOSSARY_BOUNDS = {"pip473": ({"apply": "steps", "unloads": 1, "sync": "steps", "tc": "steps", "plain": "0"},
+                              {"subs": 2, "trim": True, "decisions": "both"})}
 
-    text = (ROOT / "docs" / "pip473-state.md").read_text().split(CELLS_HEADING)[0]
-    rows = set(re.findall(r"^\| `(\w+)` \|", text, re.M))
-    assert rows == set(S._fields) | set(Part._fields)
+
+def printed_fields(spec, most: int = 300) -> tuple[set, dict]:
+    """(the names a trace or a derived relation's CTI prints, the record
+    classes among them) on the first `most` states of `spec`, breadth first:
+    `state_vars`' keys and the keys of its records, and the fields of every
+    NamedTuple in the state."""
+    from collections import deque
+
+    from txncheck.spec.api import Record
+
+    names, classes = set(), {}
+
+    def walk(v):
+        if hasattr(v, "_fields"):
+            classes[type(v).__name__] = type(v)
+            names.update(v._fields)
+        if isinstance(v, Record):
+            names.update(v)
+        for x in (v.values() if isinstance(v, dict) else v if isinstance(v, (tuple, frozenset)) else ()):
+            walk(x)
+
+    seen = set(spec.init_states())
+    todo = deque(seen)
+    while todo and len(seen) < most:
+        for _, t in spec.next(todo.popleft()):
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    for s in seen:
+        names.update(spec.state_vars(s))
+        walk(s)
+        walk(spec.state_vars(s))
+    return names, classes
+
+
+def test_the_glossary_lists_every_field_of_every_spec():
+    """Every registered spec has a glossary (checker/glossary.py: the page
+    `show` and the reports link), whose tables have a row for each name a
+    trace or a derived relation's CTI prints, and none for a name that is not
+    one: the first cell's names, or those of a record spelled out as
+    `Name(a, b)` or `(a, b)` (which lists all of a state class's fields).
+    The names are sampled on reachable states (GLOSSARY_BOUNDS)."""
+    from txncheck.checker.glossary import anchor, glossary
+    from txncheck.spec.registry import SPECS, load_spec_class
+
+    problems = []
+    for name in SPECS:
+        where = glossary(name)
+        if not where:
+            problems.append(f"{name}: no glossary")
+            continue
+        page, _, section = where.partition("#")
+        text = (ROOT / page).read_text().split(CELLS_HEADING)[0]
+        if section:   # its section of a shared page
+            parts = re.split(r"^## (.+)$", text, flags=re.M)
+            text = next(body for head, body in zip(parts[1::2], parts[2::2]) if anchor(head) == section)
+        rows = {n for line in text.splitlines() if line.startswith("| ")
+                for n in re.findall(r"`(\w+)`", line.split("|")[1])}
+        spelled = {}
+        for record, fields in re.findall(r"`(\w*)\(([\w, ]+)\)`", text):
+            spelled.setdefault(record, set()).update(f.strip() for f in fields.split(",") if f.strip())
+        cls = load_spec_class(name)
+        printed, classes = set(), {}
+        for bounds in ({}, *GLOSSARY_BOUNDS.get(name, ())):
+            spec = cls(cls.variants[-1], **bounds) if cls.variants else cls(**bounds)
+            more, found = printed_fields(spec)
+            printed |= more
+            classes.update(found)
+        listed = rows.union(*spelled.values())
+        problems += [f"{name}: {n} is printed, not in the glossary" for n in sorted(printed - listed)]
+        problems += [f"{name}: the glossary has a row for {n}, which is printed nowhere" for n in sorted(rows - printed)]
+        problems += [f"{name}: `{r}(...)` lists {sorted(f)}, its fields are {sorted(classes[r]._fields)}"
+                     for r, f in spelled.items() if r in classes and f != set(classes[r]._fields)]
+    assert not problems, "\n".join(problems)
 
 
 CELLS_HEADING = "## The proof's cells"
@@ -84,9 +154,11 @@ def test_the_pip473_glossary_lists_every_cell_of_the_proof():
 
 
 def test_the_glossaries_are_named_where_their_names_are_printed():
-    """`show`'s table and HTML page of a PIP-473 trace name the glossary of
-    the state's fields, a CTI of its proof the section on the cells (an
-    anchor of a heading that exists); a spec without a glossary gets no line."""
+    """`show`'s table and HTML page of a trace name the glossary of the
+    state's fields (PIP-473's page, another built-in spec's section of the
+    shared one), a CTI of PIP-473's proof the section on the cells (an
+    anchor of a heading that exists); a spec without a glossary (a user's)
+    gets no line."""
     from txncheck.checker.glossary import CELLS, glossary
     from txncheck.checker.itf import read_trace
     from txncheck.checker.render.html import render_html
@@ -97,6 +169,8 @@ def test_the_glossaries_are_named_where_their_names_are_printed():
     kip868 = read_trace(ROOT / "counterexamples" / "kip868" / "dropping-loader.itf.json")
     assert "\nfields: docs/pip473-state.md\n" in render_table(pip473)
     assert " · fields: docs/pip473-state.md · " in render_html(pip473)
+    assert "\nfields: docs/glossary.md#kip868\n" in render_table(kip868)
+    kip868.meta["spec"] = "x.py:Spec"
     assert "fields:" not in render_table(kip868) and "fields:" not in render_html(kip868)
     assert glossary("pip473", CELLS) == "docs/pip473-state.md#the-proofs-cells"
     assert glossary("kip868", CELLS) == glossary("x.py:Spec") == ""

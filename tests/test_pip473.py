@@ -271,23 +271,33 @@ def test_actions_md_is_what_the_catalog_writes():
     assert (ROOT / "spec" / "pip473" / "ACTIONS.md").read_text() == catalog.markdown()
 
 
+# where each place a catalog row names lives
+PLACES = {"impl": "txncheck.spec.pip473", "ref": "txncheck.reference", "relation": "txncheck.spec.pip473.symbolic"}
+
+
 def test_the_catalog_names_every_action_and_its_function():
     """Each catalog row names every place its action lives, and each is there:
     the function under spec/pip473 that computes it (`impl`, such as
-    `protocol.coordinator.new_txn`), its replay handler
-    (counterexamples/replay_pip473/actions.py) and, on a busy model whose
-    bounds declare footprints, a footprint (reductions/footprints.py) for
-    every label of it that `next` yields; every action `next` yields is in
-    the catalog, every action the footprints name too, and every flow has
-    actions. (The ACTIONS.md row is the catalog's by construction:
-    test_actions_md_is_what_the_catalog_writes.)"""
+    `protocol.coordinator.new_txn`), the reference implementation's
+    (`ref`, under reference/), the Z3 relation's (`relation`, under
+    spec/pip473/symbolic; empty where the relation does not state it), each
+    defined where the row says; found by the action's name: its replay
+    handler (counterexamples/replay_pip473/actions.py) and, on a busy model
+    whose bounds declare footprints, a footprint (reductions/footprints.py)
+    for every label of it that `next` yields. Every action `next` yields is
+    in the catalog, every action the footprints name too, and every flow has
+    actions. That `ref` and `relation` are the functions that run the action:
+    the two tests below. (The ACTIONS.md row is the catalog's by
+    construction: test_actions_md_is_what_the_catalog_writes.)"""
     from txncheck.counterexamples.replay_pip473 import TABLE
     from txncheck.spec.pip473 import catalog
 
     missing = []
     for a in catalog.ACTIONS:
-        if not callable(catalog_function(a.impl)):
-            missing.append(f"{a.name}: no function {a.impl} under spec/pip473")
+        for field, root in PLACES.items():
+            path = getattr(a, field)
+            if (path or field != "relation") and not callable(defined_at(root, path)):
+                missing.append(f"{a.name}: no function {path} defined under {root}")
         if a.name not in TABLE:
             missing.append(f"{a.name}: no replay handler in counterexamples/replay_pip473/actions.py")
         assert a.flow in {f.name for f in catalog.FLOWS}, a.name
@@ -307,21 +317,149 @@ def test_the_catalog_names_every_action_and_its_function():
     assert {label[0] for label in fps} <= set(catalog.BY_NAME), {label[0] for label in fps} - set(catalog.BY_NAME)
 
 
-def catalog_function(impl: str):
-    """The object a catalog row's `impl` names: its longest prefix that is a
-    module under spec/pip473, then attributes (None if there is none)."""
+def defined_at(root: str, path: str):
+    """The object `path` names under the package `root`: its longest prefix
+    that is a module, then attributes; None if there is none, or if it is
+    defined elsewhere (imported there)."""
     import importlib
 
-    path = impl.split(".")
-    for i in range(len(path) - 1, 0, -1):
+    parts = path.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        module = ".".join([root, *parts[:i]])
         try:
-            obj = importlib.import_module(".".join(["txncheck.spec.pip473", *path[:i]]))
+            obj = importlib.import_module(module)
         except ModuleNotFoundError:
             continue
-        for part in path[i:]:
+        for part in parts[i:]:
             obj = getattr(obj, part, None)
-        return obj
+        here = getattr(obj, "__module__", None) == module and getattr(obj, "__qualname__", None) == ".".join(parts[i:])
+        return obj if here else None
     return None
+
+
+# Small bounds under which, between them, every action is taken within a few
+# thousand states of the initial one (breadth first, REF_STATES at most each).
+REF_SEARCH = (
+    ("fixed", dict(txns=1, writes="t1:0", acks="t1:s1:1:ind", reshape="split", decisions="commit", crashes=1,
+                   failovers=1, opfail=True, plain="0", tc="steps")),
+    ("merged", dict(txns=1, writes="t1:0", acks="t1:s1:1:ind", reshape="none", decisions="abort", crashes=0,
+                    failovers=0, apply="steps", plain="0")),
+    ("merged", dict(txns=1, writes="t1:0", acks="", reshape="none", decisions="commit", crashes=0, failovers=0,
+                    recovery="steps", unloads=1, plain="0", check="steps", track="steps", sync="steps")),
+    ("merged", dict(txns=1, writes="t1:0", acks="t1:s1:1:ind", reshape="none", decisions="commit", crashes=0,
+                    failovers=0, tc="publishes", ticks=1, timeout=1, retention=1)),
+    ("merged", dict(txns=2, writes="t1:0", acks="t2:s1:1:cum", reshape="none", decisions="both", crashes=0,
+                    failovers=0, client="stock", trim=True)),
+)
+REF_STATES = 5_000
+
+
+def test_each_actions_reference_function_runs_when_replay_drives_it():
+    """A catalog row's `ref` is the reference implementation's function that
+    the replay's handler of the action runs (counterexamples/replay_pip473):
+    replaying on the reference implementation the shortest run of the spec
+    that ends with the action, under the first bounds of REF_SEARCH that
+    reach it, its last step calls the function, or a callback defined in it."""
+    import sys
+    import types
+
+    from txncheck.counterexamples.replay_pip473 import Pip473Bridge
+    from txncheck.spec.pip473 import catalog
+
+    def codes(fn):   # fn's code and the code defined in it; none when fn is not there (the test above says so)
+        out, todo = set(), [fn.__code__] if fn else []
+        while todo:
+            code = todo.pop()
+            out.add(code)
+            todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        return out
+
+    left = {a.name for a in catalog.ACTIONS}
+    wrong = []
+    for variant, bounds in REF_SEARCH:
+        spec = load_spec_class("pip473")(variant, **bounds)
+        (s0,) = spec.init_states()
+        parent, frontier, runs = {s0: None}, [s0], {}
+        while frontier and len(parent) < REF_STATES and not left <= set(runs):   # breadth first: the shortest runs
+            frontier, level = [], frontier
+            for s in level:
+                for label, t in sorted(spec.next(s), key=lambda x: repr(x[0])):
+                    if label[0] in left:
+                        runs.setdefault(label[0], (label, s, t))
+                    if t not in parent:
+                        parent[t] = (label, s)
+                        frontier.append(t)
+        for name, (label, s, t) in runs.items():
+            path = [(label, s, t)]
+            while parent[s]:
+                path.insert(0, (parent[s][0], parent[s][1], s))
+                s = parent[s][1]
+            bridge = Pip473Bridge(spec)
+            bridge.start()
+            for (step, params), before, after in path[:-1]:
+                bridge.apply(step, dict(params), before, after)
+            mine, ran = codes(defined_at(PLACES["ref"], catalog.BY_NAME[name].ref)), []
+            sys.setprofile(lambda frame, event, _: event == "call" and frame.f_code in mine and ran.append(1))
+            try:
+                bridge.apply(name, dict(label[1]), s, t)
+            finally:
+                sys.setprofile(None)
+            if not ran:
+                wrong.append(f"{name}: {catalog.BY_NAME[name].ref} did not run ({variant}, {bounds})")
+        left -= set(runs)
+    wrong += [f"{name}: no run of REF_SEARCH's bounds takes it" for name in sorted(left)]
+    assert not wrong, "the catalog's `ref` is not what replay runs for the action:\n" + "\n".join(wrong)
+
+
+def test_each_actions_relation_function_is_the_relations():
+    """A catalog row's `relation` is a function the hand-written relation
+    (spec/pip473/symbolic/relation.py) registers for the action, on a model
+    that enables every action the relation states; a row names none exactly
+    where the relation does not state its action (on that model, and
+    relation.py does not name it)."""
+    import ast
+    from pathlib import Path
+
+    from txncheck.checker.symbolic.load import hand_written
+    from txncheck.spec.pip473 import catalog
+    from txncheck.spec.pip473.symbolic import relation as module
+
+    cls = load_spec_class("pip473")
+    rel = hand_written(cls)(cls("fixed", reshape="split", decisions="both", opfail=True, tc="steps", unloads=1,
+                                plain="0", acks="t1:s1:1:ind", crashes=1))
+    rel.state_schema()
+    rel.actions()
+    named = {a.name for a in catalog.ACTIONS if a.relation}
+    source = Path(module.__file__).read_text()
+    literals = {n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant)}
+    assert named == set(rel.functions), named ^ set(rel.functions)
+    assert literals & set(catalog.BY_NAME) <= named, (literals & set(catalog.BY_NAME)) - named
+    wrong = [f"{name}: {catalog.BY_NAME[name].relation}" for name, fns in rel.functions.items()
+             if defined_at(PLACES["relation"], catalog.BY_NAME[name].relation) not in fns]
+    assert not wrong, "the catalog's `relation` is not a function the relation runs for the action:\n" + \
+        "\n".join(wrong)
+
+
+def test_the_module_map_names_every_module_and_only_modules():
+    """spec.py's docstring maps spec/pip473/ by folder: every module under it
+    (but the packages' __init__.py) is named there, under its folder, and
+    every file named there exists."""
+    import re
+
+    from txncheck.spec.pip473 import spec as module
+
+    base = ROOT / "spec" / "pip473"
+    text = module.__doc__.split("The modules, by folder", 1)[1].split("\n", 1)[1]
+    folder, named = "", set()
+    for line in text.splitlines():
+        if line and not line.startswith(" "):   # the map ends at the next paragraph
+            break
+        if heading := re.match(r" {2}(\w+)/ ", line):
+            folder = heading.group(1) + "/"
+        named |= {folder + name for name in re.findall(r"\b\w+\.(?:py|md)\b", line)}
+    modules = {p.relative_to(base).as_posix() for p in base.rglob("*.py") if p.name != "__init__.py"}
+    assert {n for n in named if n.endswith(".py")} == modules, {n for n in named if n.endswith(".py")} ^ modules
+    assert all((base / n).is_file() for n in named), [n for n in named if not (base / n).is_file()]
 
 
 def test_the_trace_view_names_every_field_and_loses_nothing():

@@ -1,12 +1,19 @@
 """One description per PIP-473 action: its parameters, the PIP flow it
-belongs to, the function that implements it, what it does, the section it
-cites, the messages it stands for in a sequence diagram, and whether it
-deserves weak fairness. From this table come ACTIONS.md (`python -m
+belongs to, every place it lives, what it does, the section it cites, the
+messages it stands for in a sequence diagram, and whether it deserves weak
+fairness. From this table come ACTIONS.md (`python -m
 txncheck.spec.pip473.catalog > spec/pip473/ACTIONS.md`; a test checks the file
 is what it writes), the Mermaid routes (`Pip473.diagram`, drawn by
 checker/render/mermaid.py) and the replay's parameter check
-(counterexamples/replay_pip473/actions.py reads `ACTIONS`; a test checks that
-every action has a handler).
+(counterexamples/replay_pip473/actions.py reads `ACTIONS`).
+
+The places a row names: `impl`, the spec's function; `ref`, the reference
+implementation's; `relation`, the hand-written Z3 relation's. The places
+found by the action's name are not repeated here: its replay handler
+(`HANDLERS` in counterexamples/replay_pip473/actions.py) and its footprints
+(reductions/footprints.py). tests/test_pip473.py
+(test_the_catalog_names_every_action_and_its_function and the two after it)
+checks that each is there and is the one that runs the action.
 
 Section references are to `pip/pip-473.md` (seed 001) unless marked "notes"
 (`protocol-notes.md`, in the shared notes of the project, not in this
@@ -39,6 +46,9 @@ class Action(NamedTuple):
     params: tuple          # ((name, type), ...) in label order
     flow: str              # a key of FLOWS
     impl: str              # module.function under spec/pip473 (protocol.coordinator.new_txn) that computes the step
+    ref: str               # module.Class.method under reference/ that takes the step when replay drives it
+    relation: str          # module.function under spec/pip473/symbolic that states the step for `prove`
+                           # ("": the relation refuses the bounds that enable it)
     what: str
     cites: str
     messages: tuple
@@ -53,23 +63,28 @@ STAGE = (("seg", str), ("txn", str), ("closed", bool))   # closed: the step of a
 ACTIONS = (
     # -- the txn's life at the coordinator ------------------------------------------
     Action("newTxn", (("txn", str),), "txn", "protocol.coordinator.new_txn",
+           "coordinator.TransactionCoordinatorV5.new_txn", "relation_steps.new_txn",
            "TC V5 creates `/txn/<txn>` OPEN with deadline `now+timeout`",
            "Components / TC V5 `newTxn`",
            (Message(CLIENT, TC, "newTxn → {txn}"), Message(TC, STORE, "create /txn/{txn} OPEN"))),
     Action("timeoutSweep", (("txn", str),), "txn", "protocol.coordinator.timeout",
+           "coordinator.TransactionCoordinatorV5.abort_timed_out", "relation_steps.timeout",
            "abort an OPEN txn past its deadline (same CAS flow, then finalize)",
            "TC V5 Timeout sweep; `idx:txn-by-deadline`",
            (Message(TC, STORE, "timeout: CAS /txn/{txn} OPEN→ABORTED"),), fair=True),
     Action("tick", (), "txn", "spec.Pip473.next",
+           "scheduler.Scheduler.advance", "relation_steps.tick",
            "logical clock advances one unit (bounded)", "(deadline / retention)",
            (Message(TC, TC, "tick (time passes)"),)),
     # -- publish ----------------------------------------------------------------------
     Action("publishCheck", SEND, "publish", "protocol.publish.check",
+           "transaction_buffer.MetadataTransactionBuffer._check", "relation_publish.check",
            "broker reads the header, cache first; not OPEN or missing -> TxnConflict (op rejected); OPEN -> "
            "cached + point watch (pip-text); with bound `check = steps` (merged/fixed) a miss only reads, and "
            "the cache put is `publishCache`", "Flows / Publish; notes 1",
            (Message(CLIENT, TB, "send({txn}, {op})"), Message(TB, STORE, "read /txn/{txn}.state (cached)"))),
     Action("publishCache", SEND, "publish", "protocol.publish_cache.cache_put",
+           "transaction_buffer.MetadataTransactionBuffer._cached", "",
            "merged/fixed, bound `check = steps`: the callback of a publishCheck's header read that answered "
            "OPEN: `putIfAbsent` of the OPEN entry (it holds the read position from now on), then the op put; "
            "a decision and its event can come between the read and this put, which then makes an OPEN entry "
@@ -79,18 +94,22 @@ ACTIONS = (
            "`MetadataTransactionBuffer.readStateCacheFirst` (L366-L377)",
            (Message(STORE, TB, "getHeader({txn}) returns: putIfAbsent OPEN", True),), fair=True),
     Action("publishPutOp", SEND, "publish", "protocol.publish.put_write_op",
+           "transaction_buffer.MetadataTransactionBuffer._put_op", "relation_publish.put_write_op",
            "sequential put `/txn-op/<txn>/<seq>` kind=write (pip-text: real position; merged/fixed: placeholder)",
            "Data Model / Operation records",
            (Message(TB, STORE, "put /txn-op/{txn}/<seq> write {op}"),)),
     Action("publishValidate", SEND, "publish", "protocol.publish.validate",
+           "transaction_buffer.MetadataTransactionBuffer._validate", "relation_publish.validate",
            "fixed only: linearizable header re-read after the op put; not OPEN -> delete own op, reject",
            "fixed change F1",
            (Message(TB, STORE, "re-read /txn/{txn} (validate)"),)),
     Action("publishAppend", SEND, "publish", "protocol.publish.append",
+           "transaction_buffer.MetadataTransactionBuffer._append", "relation_publish.append",
            "managed-ledger append (sealed/terminated segment rejects)",
            "Components / MetadataTransactionBuffer `appendBufferToTxn`; notes 1",
            (Message(TB, TB, "asyncAddEntry({op}) to the ledger"),)),
     Action("publishTrack", SEND, "publish", "protocol.publish.track",
+           "transaction_buffer.MetadataTransactionBuffer._added", "",
            "merged/fixed, bound `track = steps`: the callback of a send's ledger add: `trackPosition` of the "
            "entry's position (F8 re-keys the txn's aborted record), then the client's answer; it runs before "
            "the ledger's next add completes, and a crash before it leaves the entry in the ledger and fails "
@@ -98,12 +117,14 @@ ACTIONS = (
            "`MetadataTransactionBuffer.appendToLedger`, `trackPosition` (L398-L416)",
            (Message(TB, CLIENT, "send({txn}, {op}) ok: trackPosition"),), fair=True),
     Action("publishOpFails", SEND, "publish", "protocol.publish.op_fails",
+           "transaction_buffer.MetadataTransactionBuffer._op_write_failed", "relation_publish.op_fails",
            "merged/fixed, bound `opfail`: the WRITE op put fails (a metadata-store error), the send is "
            "rejected; merged keeps the header read's cache entry, fixed F5 drops it when the broker holds "
            "nothing else of the txn", "notes \"Merged-code mechanisms\"",
            (Message(STORE, TB, "put /txn-op/{txn}/<seq> fails", True),
             Message(TB, CLIENT, "send({txn}, {op}) fails", True))),
     Action("publishPlain", (("op", str), ("seg", str)), "publish", "protocol.publish_plain.plain",
+           "cluster.Cluster.publish", "relation_publish.plain",
            "bound `plain`: a non-transactional send (`n1, n2, ...`, in order), routed by key and appended; "
            "merged/fixed then run `syncMaxReadPositionForNormalPublish`: recompute maxReadPosition and "
            "persist the watermark if it advanced. merged: not gated on recovery (a recovering buffer knows "
@@ -112,6 +133,7 @@ ACTIONS = (
            (Message(CLIENT, TB, "send({op}), no txn"),
             Message(TB, STORE, "syncMaxReadPositionForNormalPublish: persist the watermark"))),
     Action("plainSync", (("seg", str), ("closed", bool)), "publish", "protocol.publish_plain.callback",
+           "transaction_buffer.MetadataTransactionBuffer.sync_max_read_position_for_normal_publish", "",
            "bound `sync = steps`: the callback of a non-transactional entry's add, "
            "`syncMaxReadPositionForNormalPublish`, runs on the instance that added the entry (the closed one "
            "after an unload), before the ledger's next add completes; a crash before it drops it",
@@ -120,6 +142,7 @@ ACTIONS = (
     # -- ack --------------------------------------------------------------------------
     Action("appendAck", (("op", str), ("txn", str), ("seg", str), ("pos", int), ("cumulative", bool)), "ack",
            "protocol.publish.ack",
+           "pending_ack.MetadataPendingAckStore._ack", "relation_publish.ack",
            "PendingAckStore `appendIndividualAck` / `appendCumulativeAck` of the ack's subscription (`sub`, "
            "named only for sub2, bound `subs`): header check (pip-text cache first; merged: none at all, the "
            "txn joins the store's open set; fixed: the store) + ack op record",
@@ -128,6 +151,7 @@ ACTIONS = (
             Message(PAS, STORE, "put /txn-op/{txn}/<seq> ack")), optional=SUB),
     Action("appendAckOpen", (("op", str), ("txn", str), ("seg", str), ("pos", int), ("cumulative", bool)), "ack",
            "protocol.publish.ack_open",
+           "pending_ack.MetadataPendingAckStore._opened", "",
            "merged, bound `apply = steps`: the ack's op put completed; only now does the txn join the pending-ack "
            "store's open set and the handle's memory (`allOf(appends).thenRun(openTxns.add)`), and the client "
            "has its answer",
@@ -136,6 +160,7 @@ ACTIONS = (
            fair=True, optional=SUB),
     # -- end-txn ----------------------------------------------------------------------
     Action("endTxn", (("txn", str), ("decision", str)), "end-txn", "protocol.coordinator.end_txn",
+           "coordinator.TransactionCoordinatorV5.end_txn", "relation_steps.end_txn",
            "client END_TXN; TC does the single CAS OPEN->decision (merged/fixed: then lists ops and appends "
            "coalesced events in the same step, or, bound `tc = steps`, owes `tcList` and `tcPublish`); "
            "same-state retry is idempotent; other state -> InvalidTxnStatus; missing -> TransactionNotFound",
@@ -143,25 +168,30 @@ ACTIONS = (
            (Message(CLIENT, TC, "endTxn({txn}, {decision})"),
             Message(TC, STORE, "CAS /txn/{txn}.state OPEN→{decision}"))),
     Action("tcList", (("txn", str),), "end-txn", "protocol.coordinator.list_ops",
+           "coordinator.TransactionCoordinatorV5._owe_fan_out", "relation_steps.list_ops",
            "bound `tc = steps` (merged/fixed): the TC lists the txn's op records (`listOpsByTxn`); the "
            "participants it will notify are those found now",
            "notes \"Merged-code mechanisms\"; `TransactionCoordinatorV5.fanOutEvents`",
            (Message(TC, STORE, "list /txn-op/{txn}/* (the participants to notify)"),), fair=True),
     Action("tcPublish", (("txn", str),), "end-txn", "protocol.coordinator.publish_events",
+           "coordinator.TransactionCoordinatorV5._owe_fan_out", "relation_steps.publish_events",
            "bound `tc = steps`: the TC appends one coalesced event to each listed participant's stream, then "
            "owes the answer (`tcFinalize`)", "notes \"Merged-code mechanisms\"",
            (Message(TC, STORE, "publish the events of {txn} to the listed streams"),), fair=True),
     Action("tcPublishTo", (("txn", str), ("seg", str), ("to", str)), "end-txn", "protocol.coordinator.publish_one",
+           "coordinator.TransactionCoordinatorV5._owe_publishes", "",
            "bound `tc = publishes`: one of the listed participants' publishes lands (`to` = buffer: the "
            "segment's event stream; acks: its subscription's); the TC answers (`tcFinalize`) once all have",
            "notes \"Merged-code mechanisms\"; `TransactionCoordinatorV5.fanOutEvents`",
            (Message(TC, STORE, "publish the event of {txn} to {seg}'s {to} stream"),), fair=True, optional=SUB),
     Action("tcFinalize", (("txn", str),), "end-txn", "protocol.coordinator.finalize",
+           "coordinator.TransactionCoordinatorV5._owe_finalize", "relation_steps.finalize",
            "pip-text: TC sets `finalized_ms` on the header (version CAS), then acks the client; merged/fixed: "
            "the decision CAS already wrote `finalizedAt`, so only the answer", "TC V5 `endTxn`",
            (Message(TC, STORE, "set finalized_ms on /txn/{txn}"), Message(TC, CLIENT, "endTxn reply ({txn})", True)),
            fair=True),
     Action("deliverEvent", (("seg", str),), "end-txn", "protocol.notify.deliver_event",
+           "broker.SegmentBroker.materialize", "relation.Pip473Relation._deliver",
            "the participant (TB + PendingAckStore of `seg`) receives its next notification and materializes "
            "(`notify.materialize`, GC phase 1): pip-text a point-watch event (in order, carries the new header "
            "value); merged/fixed a coalesced stream event that makes it re-read every OPEN header in its "
@@ -172,6 +202,7 @@ ACTIONS = (
             Message(STORE, PAS, "header watch / event fires", True),
             Message(TB, STORE, "materialize, delete own /txn-op records")), fair=True),
     Action("deliverAckEvent", (("seg", str),), "end-txn", "protocol.notify.deliver_event",
+           "broker.SegmentBroker.materialize_acks", "relation.Pip473Relation._deliver",
            "bound `participants = split`: the pending-ack store of one subscription of the segment (`sub`, "
            "named only for sub2), a participant of its own with its own cache and stream, receives its next "
            "notification and materializes: commit applies its acks to the cursor, abort drops them; then it "
@@ -181,6 +212,7 @@ ACTIONS = (
             Message(PAS, STORE, "apply or drop the acks, delete own ack ops")), fair=True, optional=SUB),
     # -- bound apply = "steps": a decision applied in the code's stages (apply.py) ------
     Action("reconcileRead", STAGE, "end-txn", "protocol.apply.read_header",
+           "apply_chain.ApplyChain._read", "",
            "bound `apply = steps`: a header read the buffer's reconcile issued (`deliverEvent`) returns; a "
            "decided (or missing: ABORTED) header enqueues the apply on the buffer's chain, whose in-memory "
            "part runs now if the chain is idle: the entry dropped, an abort added to the in-memory aborted "
@@ -188,16 +220,19 @@ ACTIONS = (
            "`MetadataTransactionBuffer.triggerReconcile`, `enqueueApplyTerminal`, `applyTerminalNow` (L419-L478)",
            (Message(STORE, TB, "getHeader({txn}) returns", True),), fair=True),
     Action("applyAbortedRecord", STAGE, "end-txn", "protocol.apply.put_aborted_record",
+           "apply_chain.ApplyChain._record", "",
            "bound `apply = steps`: the head of the buffer's apply chain, an abort: its aborted record's put "
            "lands, keyed at the position its in-memory part captured (the txn's last entry, else the LAC)",
            "`MetadataTransactionBuffer.persistAbortedRecord` (L508-L510, L529-L541)",
            (Message(TB, STORE, "put aborted record of {txn}"),), fair=True),
     Action("applyWatermark", STAGE, "end-txn", "protocol.apply.cas_watermark",
+           "apply_chain.ApplyChain._watermark", "",
            "bound `apply = steps`: the chain's watermark CAS lands: maxReadPosition persisted if above the "
            "stored watermark (a closed instance's is capped by its closed ledger handle)",
            "`MetadataTransactionBuffer.persistWatermarkIfAdvanced` (L511)",
            (Message(TB, STORE, "CAS the watermark"),), fair=True),
     Action("plainWatermark", (("seg", str), ("closed", bool)), "publish", "protocol.apply.cas_watermark",
+           "apply_chain.ApplyChain._normal_watermark", "",
            "bound `apply = steps`: a non-transactional send's watermark CAS, chained on the buffer's "
            "`stateTail` behind the applies queued there, lands when the chain reaches it: maxReadPosition "
            "as it is then, persisted if above the watermark the instance knows; a lost CAS re-reads the "
@@ -206,22 +241,26 @@ ACTIONS = (
            "(L547-L596, L664-L679)",
            (Message(TB, STORE, "CAS the watermark (normal publish)"),), fair=True),
     Action("applyDeleteOps", STAGE, "end-txn", "protocol.apply.delete_write_ops",
+           "apply_chain.ApplyChain._delete", "",
            "bound `apply = steps`: the chain's delete of the txn's WRITE ops on the segment lands; the next "
            "queued apply's in-memory part runs in the same callback",
            "`MetadataTransactionBuffer.applyTerminalNow` (L512-L514)",
            (Message(TB, STORE, "delete WRITE ops of {txn}"),), fair=True),
     Action("ackReconcileRead", STAGE, "end-txn", "protocol.apply.read_ack_header",
+           "pending_ack.MetadataPendingAckStore._read", "",
            "bound `apply = steps`: a header read of the pending-ack store's reconcile returns; a decided one "
            "runs `applyTerminal`: the txn leaves the open set and the handle commits (acks to the cursor) "
            "or aborts at once, and the delete of its ACK ops is issued",
            "`MetadataPendingAckStore.triggerReconcile`, `applyTerminal`",
            (Message(STORE, PAS, "getHeader({txn}) returns", True),), fair=True),
     Action("ackDeleteOps", STAGE, "end-txn", "protocol.apply.delete_ack_ops",
+           "pending_ack.MetadataPendingAckStore._delete_ops", "",
            "bound `apply = steps`: the pending-ack store's delete of the txn's ACK ops lands",
            "`MetadataPendingAckStore.applyTerminal` (`deleteAckOpsForSegmentSubscriptionAndTxn`)",
            (Message(PAS, STORE, "delete ACK ops of {txn}"),), fair=True),
     # -- dispatch ---------------------------------------------------------------------
     Action("dispatch", (("seg", str),), "dispatch", "protocol.dispatcher.dispatch",
+           "dispatcher.Dispatcher.read_next", "relation.Pip473Relation._dispatch",
            "the dispatcher of one subscription (`sub`, named only for sub2; bound `subs`) reads the next "
            "entry if it is <= `getMaxReadPosition()`; skips it when `isTxnAborted`, else delivers it "
            "(recorded in the ghost history)", "Components / Dispatcher; Flows / Subscribe-dispatch",
@@ -229,10 +268,12 @@ ACTIONS = (
             Message(TB, DISPATCHER, "next entry", True)), optional=SUB),
     # -- recovery ---------------------------------------------------------------------
     Action("crash", (("seg", str),), "recovery", "protocol.recovery.crash",
+           "broker.SegmentBroker.crash", "relation_recovery.crash",
            "the broker of `seg` crashes: TB/PAS caches, watches, pending events and in-flight publishes are lost",
            "Recovery",
            (Message(TB, PAS, "broker of {seg} crashes", True),)),
     Action("unload", (("seg", str),), "recovery", "protocol.recovery.unload",
+           "broker.SegmentBroker.unload", "relation_recovery.unload",
            "merged/fixed, bound `unloads`: a topic unload (the segment's ownership changes): the buffer instance "
            "is closed and its memory, events and watches are gone, as in a crash, and the new owner loads the "
            "segment (`recover`); the sends the closed instance took go on (stage `closed-*`, "
@@ -241,6 +282,7 @@ ACTIONS = (
            "`MetadataTransactionBuffer.internalAppend` (checks `closed` on entry only), `closeAsync`",
            (Message(TB, TB, "topic {seg} unloaded: buffer closed, a new owner loads it", True),)),
     Action("recover", (("seg", str),), "recovery", "protocol.recovery.recover",
+           "broker.SegmentBroker.start", "relation_recovery.recover",
            "the broker is back. pip-text: `recover()` / `replayAsync()` in one step, as `recoverComplete`. "
            "merged/fixed: the transaction buffer is constructed (maxReadPosition = the LAC, the aborted set "
            "empty; fixed F6: getMaxReadPosition() answers the earliest position until recovery completes) "
@@ -250,17 +292,20 @@ ACTIONS = (
            (Message(TB, STORE, "recover(): read indexes and headers"),
             Message(PAS, STORE, "replayAsync(): scan ack ops")), fair=True),
     Action("recoverWatermark", (("seg", str),), "recovery", "protocol.recovery.recover_watermark",
+           "transaction_buffer.MetadataTransactionBuffer.load_watermark", "relation_recovery.recover_watermark",
            "merged/fixed, bound `recovery = \"steps\"`: the recovering buffer loads the durable watermark; "
            "maxReadPosition starts there if it exists (fixed F6: the getter still answers the earliest "
            "position). Until this step a publish's watermark CAS expects no record and fails if one exists",
            "`MetadataTransactionBuffer.recover`, step 1",
            (Message(TB, STORE, "recovery: load the watermark"),), fair=True),
     Action("recoverAborted", (("seg", str),), "recovery", "protocol.recovery.recover_aborted",
+           "transaction_buffer.MetadataTransactionBuffer.load_aborted_records", "relation_recovery.recover_aborted",
            "merged/fixed, bound `recovery = \"steps\"`: the recovering buffer loads the segment's aborted "
            "records; isTxnAborted answers from them from now on (fixed F8: waiting records are keyed at the LAC)",
            "`MetadataTransactionBuffer.recover`, step 2",
            (Message(TB, STORE, "recovery: load the aborted records"),), fair=True),
     Action("recoverComplete", (("seg", str),), "recovery", "protocol.recovery.recover_complete",
+           "broker.SegmentBroker.recover", "relation_recovery.recover_complete_step",
            "merged/fixed: the buffer's recovery completes (with `recovery = \"steps\"`, after the two loads: "
            "the scan of the WRITE ops and the header reads, one step: it assumes they form one snapshot, see "
            "protocol.recovery.py): rebuild from the indexes and headers, finish "
@@ -269,6 +314,7 @@ ACTIONS = (
            "Components / `recover()`, `replayAsync()`; notes \"Recovery in the merged code\"",
            (Message(TB, STORE, "recovery completes: watermark, aborted records, ops, headers"),), fair=True),
     Action("recoverAcks", (("seg", str),), "recovery", "protocol.recovery.recover_acks",
+           "pending_ack.MetadataPendingAckStore.replay", "relation_recovery.recover_acks",
            "merged/fixed, split participants: the pending-ack store of one subscription (`sub`, named only for "
            "sub2) replays on its own, independently of the buffer's recovery: it scans its ACK ops, reads their "
            "headers (missing = ABORTED), re-seeds its open set with the OPEN txns and applies the decided ones "
@@ -280,23 +326,27 @@ ACTIONS = (
             Message(PAS, DISPATCHER, "handle ready: the consumer is let back in", True)), fair=True,
            optional=SUB),
     Action("tcFailover", (), "recovery", "protocol.coordinator.failover",
+           "coordinator.TransactionCoordinatorV5.take_over", "relation_steps.failover",
            "the TC loses its in-memory state (pending finalize/replies); a new TC resumes from the store; "
            "fixed F9 (bound `tc = steps`): it first owes the fan-out (`tcList`) of every decided txn whose ops "
            "remain", "Recovery / TC failover",
            (Message(TC, TC, "failover: new TC resumes from the store"),)),
     # -- GC ---------------------------------------------------------------------------
     Action("gcSweep", (("txn", str),), "GC", "protocol.coordinator.gc",
+           "coordinator.TransactionCoordinatorV5.collect", "relation_steps.gc",
            "GC phase 2, past retention: pip-text force-deletes leftover ops then deletes the header; "
            "merged/fixed re-drive the fan-out while ops remain, delete the header only when none remain "
            "(phase 1 is the participants' materialization, `deliverEvent`)",
            "Garbage collection 2; TC V5 GC sweep; notes 4",
            (Message(TC, STORE, "GC sweep: /txn-op/{txn}/* then the header"),), fair=True),
     Action("trimLedger", (("seg", str),), "GC", "protocol.segments.trim_ledger",
+           "ledger.ManagedLedger.trim", "",
            "bound `trim` (merged/fixed): the managed ledger drops the entries its subscription acknowledged "
            "(the first retained position becomes the cursor's mark-delete + 1)",
            "notes \"Merged-code mechanisms\"",
            (Message(TB, TB, "ledger trims acknowledged entries"),)),
     Action("pruneAborted", (("seg", str),), "GC", "protocol.buffer.prune_aborted",
+           "transaction_buffer.MetadataTransactionBuffer.prune_aborted", "",
            "bound `trim`: the buffer's periodic task deletes the aborted records whose prune key (the txn's "
            "last tracked position, else the LAC; fixed F8: none while an append of the txn is in flight, "
            "raised by a later entry) is below the first retained position; scan and deletes in one step",
@@ -304,14 +354,17 @@ ACTIONS = (
            (Message(TB, STORE, "prune aborted records keyed below the first retained entry"),)),
     # -- split / merge ------------------------------------------------------------------
     Action("createChildren", (), "split/merge", "protocol.segments.create_children",
+           "segment_controller.SegmentController.create_children", "relation_recovery.create_children",
            "split/merge step 1+2: read the parents' subscriptions, create the children with cursors at earliest",
            "PIP-468 order (notes)",
            (Message(STORE, STORE, "split/merge: create children (cursors at earliest)"),)),
     Action("terminateParents", (), "split/merge", "protocol.segments.terminate_parents",
+           "segment_controller.SegmentController.terminate", "relation_recovery.terminate_parents",
            "split/merge step 3: terminate the parent ledger(s); appends now fail with TopicTerminated",
            "PIP-468 order (notes)",
            (Message(STORE, STORE, "split/merge: terminate parent ledger(s)"),)),
     Action("casSegmentMetadata", (), "split/merge", "protocol.segments.cas_metadata",
+           "segment_controller.SegmentController.seal", "relation_recovery.cas_metadata",
            "split/merge step 4: one CAS, parents SEALED, children ACTIVE", "PIP-468 order (notes)",
            (Message(STORE, STORE, "split/merge: CAS parents SEALED, children ACTIVE"),)),
 )
@@ -365,12 +418,19 @@ def markdown() -> str:
         "`s3` (`s4`) (children); `op` names a client operation of the model's plan",
         "(`w1, w2, ...` writes, `a1, a2, ...` acks, `n1, n2, ...` non-transactional sends).",
         "",
-        "| action | params | flow | function | what it does | cites |",
-        "|---|---|---|---|---|---|",
+        "Where each action lives: `function` under `spec/pip473/`, `reference` under `reference/` (what",
+        "replay drives), `Z3 relation` under `spec/pip473/symbolic/` (none: the relation refuses the bounds",
+        "that enable the action). Its replay handler is the entry of its name in `HANDLERS`",
+        "(`counterexamples/replay_pip473/actions.py`), its footprints are in `reductions/footprints.py`.",
+        "",
+        "| action | params | flow | function | reference | Z3 relation | what it does | cites |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for a in ACTIONS:
         params = ", ".join([p for p, _ in a.params] + [f"{p}?" for p, _ in a.optional])
-        out.append(f"| `{a.name}` | {params} | {a.flow} | `{a.impl}` | {_cell(a.what)} | {_cell(a.cites)} |")
+        rel = f"`{a.relation}`" if a.relation else "none"
+        out.append(f"| `{a.name}` | {params} | {a.flow} | `{a.impl}` | `{a.ref}` | {rel} | {_cell(a.what)} "
+                   f"| {_cell(a.cites)} |")
     out += ["", "## Flows", "",
             "From each flow of the PIP to the actions that implement it (and their functions, in "
             "`spec/pip473/`).", "",

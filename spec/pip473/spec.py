@@ -2,11 +2,12 @@
 
 The document is `pip/pip-473.md` (seed 001); the shipped code's departures
 and recovery facts are in protocol-notes.md. The action list, with the PIP
-section each one implements and the function that computes it, is in
-ACTIONS.md beside this file (written from catalog.py). The modules, by folder:
+section each one implements and every place it lives (here, in reference/,
+in the Z3 relation), is in ACTIONS.md beside this file (written from
+catalog.py). The modules, by folder (tests/test_pip473.py checks the map):
 
     spec.py         this class: the bounds, `next`, the labels; the entry point
-    catalog.py      the actions: parameters, flow, function, PIP section, diagram messages
+    catalog.py      the actions: parameters, flow, where each lives, PIP section, diagram messages
     variants.py     the variants as named changes (merged's, F1-F11), the flags they set
     properties.py   schema, observation, invariants, witnesses, predicates
     plan.py         the model's workload (writes, acks, plain sends) parsed from its bounds
@@ -17,14 +18,14 @@ ACTIONS.md beside this file (written from catalog.py). The modules, by folder:
   protocol/       the components the PIP describes, named for the one each models:
     state.py        the state value (store, segments, participants, TC, clients, ghosts)
     store.py        headers, op records and the four secondary indexes (derived views)
-    segments.py     segments, routing, split/merge in PIP-468 order
+    segments.py     segments, routing, split/merge in PIP-468 order, ledger trimming
     publish.py      appendBufferToTxn and the pending-ack appends (client side)
     publish_cache.py   a send's header read and its callback (bound check)
     publish_plain.py   a non-transactional send and its read-position sync
     coordinator.py  TC V5: newTxn, endTxn, finalize, timeout and GC sweeps, failover
     notify.py       watches / coalesced events, and materialization
     apply.py        a decision applied in the code's stages (bound apply = steps)
-    buffer.py       MetadataTransactionBuffer: maxReadPosition, isTxnAborted
+    buffer.py       MetadataTransactionBuffer: maxReadPosition, isTxnAborted, pruning
     pendingack.py   MetadataPendingAckStore: applying acks to the cursor
     recovery.py     participant crash and unload, recover()/replayAsync()
     dispatcher.py   the unchanged dispatcher

@@ -66,8 +66,10 @@ class Pip473Relation(Relation):
         m, lay = self.spec, self.lay
         a, tn, sn = m._a, m.txn_names, m.seg_names
         out: list[Act] = []
+        self.functions: dict[str, set] = {}   # action name -> the functions stating it (catalog.py names one)
 
         def act(label, fn, *args):
+            self.functions.setdefault(label[0], set()).add(getattr(fn, "__func__", fn))
             out.append(Act(label, lambda f, fn=fn, args=args: self._step(f, fn, *args)))
 
         for t in range(lay.n):
