@@ -209,3 +209,57 @@ def test_an_arrays_slots_share_an_ints_range_the_samples_show_in_one_slot(tmp_pa
         assert rc == 0 and "verdict: proved" in out, out
     else:
         assert rc == 3 and "DeclaredBounds" in out and "outside its declared 0..1" in out, out
+
+
+LOGS_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    logs: tuple
+
+
+class Logs(Spec):
+    """Two entries land, each on either log."""
+    name = "logs"
+
+    def setup(self):
+        self.invariants["Two"] = self.schema.var("n", Int(0, 3)) <= 2
+
+    def init_states(self):
+        yield State(((), ()))
+
+    def next(self, s):
+        if sum(len(x) for x in s.logs) < 2:
+            for k in range(2):
+                logs = tuple(x + (1,) if i == k else x for i, x in enumerate(s.logs))
+                yield ("Add", (("k", k),)), State(logs)
+
+    def observe(self, s):
+        return {"n": sum(len(x) for x in s.logs)}
+'''
+
+
+@pytest.mark.parametrize("pool", [True, False])
+def test_an_array_of_sequences_shares_the_capacity_the_samples_show_in_one(tmp_path, monkeypatch, capsys, pool):
+    """The samples never show log 0 holding two entries (log 1 does).
+    Pooled (shapes.pool_caps), log 0 takes log 1's capacity and the proof
+    holds; without, DeclaredBounds fails at the reachable second add to log
+    0 (PIP-473's merged segment, reached late, ADR 0011)."""
+    (tmp_path / "logs.py").write_text(LOGS_SPEC)
+    (tmp_path / "logs.toml").write_text('spec = "logs.py:Logs"\nproperties = ["Two"]\n')
+    spec = resolve(f"{tmp_path / 'logs.py'}:Logs").cls()
+    (s0,) = spec.init_states()
+    ones = [t for _, t in spec.next(s0)]
+    samples = [s0, *ones, *[t for s in ones for (_, p), t in spec.next(s) if dict(p)["k"] == 1]]
+    assert max(len(s.logs[0]) for s in samples) == 1 and max(len(s.logs[1]) for s in samples) == 2
+    monkeypatch.setattr(relation, "sample_states", lambda spec, n: samples)
+    monkeypatch.setattr(relation.DerivedRelation, "pool_caps", pool)
+    rc = main(["prove", str(tmp_path / "logs.toml"), "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    if pool:
+        assert rc == 0 and "verdict: proved" in out, out
+    else:
+        assert rc == 3 and "DeclaredBounds" in out and "logs[0]#len = 2: outside its declared 0..1" in out, out

@@ -11,13 +11,16 @@ For a state s of the spec, with the current frame fixed to s's cells:
   within its declared type.
 
 A disagreement names the action and the state. The states are every
-reachable state of a small model (`reachable`) or those random walks visit
-(`walk`); tests/test_symbolic_agreement.py runs both for every spec with a
-relation.
+reachable state of a small model (`reachable`), those random walks visit
+(`walk`), or, for a derived relation, random states of its shape
+(`shape_states`), where an inductive step goes and no walk does;
+tests/test_symbolic_agreement.py and tests/test_symbolic_derive.py run
+them.
 """
 
 from __future__ import annotations
 
+import random
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
@@ -319,6 +322,28 @@ def reachable(spec: Spec, limit: int | None = None) -> Iterator:
             if t not in seen:
                 seen.add(t)
                 todo.append(t)
+
+
+def shape_states(relation: Relation, draws: int, seed: int = 0) -> Iterator:
+    """States of a derived relation's shape, every place drawn at random
+    (`draws` of them, repeats included): mostly unreachable ones, where a
+    proof's inductive step goes and no walk does. Those where the spec's
+    `next` or `observe` raises, or yields a successor the shape cannot
+    hold, are left out (the relation states those as a raise, or its Types
+    clause fails: the proof's business, not a comparison's)."""
+    from .derive.shapes import random_value
+
+    rng = random.Random(seed)
+    spec, shape = relation.spec, relation.layout.shape   # type: ignore[attr-defined]
+    for _ in range(draws):
+        s = random_value(shape, rng)
+        try:
+            spec.observe(s)
+            for _, t in spec.next(s):
+                relation.cells(t)
+        except Exception:
+            continue
+        yield s
 
 
 def disagreements(relation: Relation, states: Iterable, stop_after: int = 1,

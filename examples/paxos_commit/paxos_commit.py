@@ -176,7 +176,9 @@ class PaxosCommit(Spec):
                         continue
                     maxbal = max((m[3] for m in mset), default=-1)
                     # CHOOSE m \in mset: m.bal = maxbal; all such m carry one value (one 2a per ballot)
-                    v = "aborted" if maxbal == -1 else next(m[4] for m in mset if m[3] == maxbal)
+                    # where the state is reachable; `min` makes the choice the state's in every other
+                    # state too (a set's order is its hashes'), where a proof's inductive step goes
+                    v = "aborted" if maxbal == -1 else min(m[4] for m in mset if m[3] == maxbal)
                     yield a_2a, State(rm_state, a_state, msgs | {("phase2a", rm, b, v)})
 
         # Decide. TLC takes \A rm: Decided(rm, "prepared") as the conjunction of its instances, and

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .containers import SetIter, SSeq, SSet, SUnion, sorted_elements
+from .fresh import fresh
 from .oracle import current, decide
 from .values import SBool, Sym, conj, disj, has_sym, sbool, truth
 
@@ -87,7 +88,7 @@ def t_comp(kind: str, it, unpack: bool, cond: Callable | None, elt: Callable):
             key = None
         hit = run.memo.get(key) if key is not None else None
         if hit is not None:
-            return _result(kind, Comp(kind, list(hit[0])))
+            return _result(kind, Comp(kind, [(c, fresh(x), e) for c, x, e in hit[0]]))   # (see fresh)
         before = run.asked
     items: list[tuple[Any, Any, Exception | None]] = []   # (condition, element, what raised)
     for c, x in _source(it):

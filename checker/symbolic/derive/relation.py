@@ -37,7 +37,7 @@ from .oracle import OutsideSubset
 from .rewrite import rewritten
 from . import split
 from .sample import sample_states
-from .shapes import infer, pool_ints
+from .shapes import infer, pool_caps, pool_ints
 from .values import Sym
 
 MAX_ROUNDS = 12
@@ -52,6 +52,7 @@ class DerivedRelation(Relation):
     split_next = True     # explore next's top-level parts one by one (split.py; off: next whole, for the audit)
     grow_seqs = False     # widen a sequence's capacity too (cells.Misfits; on: never settles for PIP-473)
     pool_ints = True      # an array's slots share each int field's range (shapes.pool_ints)
+    pool_caps = True      # an array of sequences shares one capacity (shapes.pool_caps)
     samples = 2_000       # states of the model the shape is first inferred from
     _sv_layout: object    # the layout the solver of `_possible` was made for (set with it)
 
@@ -60,7 +61,9 @@ class DerivedRelation(Relation):
         self.modules = spec_modules(spec)
         self.files = {m.__file__ for m in self.modules}
         states = sample_states(spec, self.samples)
-        shape = pool_ints(infer(states)) if self.pool_ints else infer(states)
+        shape = infer(states)
+        shape = pool_ints(shape) if self.pool_ints else shape
+        shape = pool_caps(shape) if self.pool_caps else shape
         self._extra = observed_atoms(spec, states)
         self.stats = {"rounds": 0, "runs": 0}
         self._t0 = time.process_time()

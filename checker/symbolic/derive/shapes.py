@@ -114,6 +114,25 @@ class Union:
         return "union"
 
 
+def random_value(shape, rng) -> Any:
+    """A value of the shape, each place drawn at random (`rng` a
+    random.Random): a state the types allow, reachable or not, which is
+    what an inductive step ranges over (agreement.shape_states)."""
+    if isinstance(shape, Leaf):
+        if shape.kind_ == "int":
+            return rng.randint(shape.lo, shape.hi)
+        return rng.choice(shape.atoms())
+    if isinstance(shape, Record):
+        items = [random_value(s, rng) for s in shape.items]
+        return shape.cls(*items) if shape.cls is not tuple else tuple(items)
+    if isinstance(shape, Seq):
+        return tuple(random_value(shape.elem, rng) for _ in range(rng.randint(0, shape.cap)))
+    if isinstance(shape, Set):
+        p = rng.random()
+        return frozenset(e for e in shape.universe if rng.random() < p)
+    return random_value(rng.choice(shape.alts), rng)
+
+
 def leaf(values) -> Leaf:
     vals = set(values)
     if vals and all(isinstance(v, bool) for v in vals):
@@ -158,6 +177,25 @@ def pool_ints(shape) -> Any:
             if all(isinstance(c, Leaf) and c.kind_ == "int" for c in col):
                 hull = Leaf("int", min(c.lo for c in col), max(c.hi for c in col))
                 items = [Record(it.cls, it.items[:f] + (hull,) + it.items[f + 1:]) for it in items]
+    return Record(shape.cls, tuple(items))
+
+
+def pool_caps(shape) -> Any:
+    """The shape with each array of sequences (a plain tuple of them: a
+    ledger per segment) given one capacity in every slot, the largest of
+    the slots'. As `pool_ints`: a segment the samples reach late (PIP-473's
+    merged one) holds as many entries as the others do; too small a
+    capacity fails DeclaredBounds at a reachable step. Switch: `pool_caps`."""
+    if isinstance(shape, Seq):
+        return Seq(shape.cap, pool_caps(shape.elem))
+    if isinstance(shape, Union):
+        return Union(tuple(pool_caps(a) for a in shape.alts))
+    if not isinstance(shape, Record):
+        return shape
+    items = [pool_caps(it) for it in shape.items]
+    if shape.cls is tuple and len(items) > 1 and all(isinstance(it, Seq) for it in items):
+        cap = max(it.cap for it in items)
+        items = [Seq(cap, it.elem) for it in items]
     return Record(shape.cls, tuple(items))
 
 

@@ -35,6 +35,7 @@ from .join import Reach
 from .oracle import current
 from .shapes import kind as shape_kind
 from .intjoin import joined_ints
+from .fresh import fresh
 from .values import SBool, SInt, Sym, has_sym
 
 _NO_SUMMARY = {"next"}
@@ -45,7 +46,10 @@ def t_call(f, *args, **kw):
     fn = f.__func__ if isinstance(f, types.MethodType) else f
     if (run is None or run.stopped or not isinstance(fn, types.FunctionType) or fn.__code__.co_filename not in run.files
             or fn.__code__.co_flags & (0x20 | 0x200) or fn.__name__ in _NO_SUMMARY or not run.merge
-            or not (any(_symbolic(a) for a in args) or any(_symbolic(v) for v in kw.values()))):
+            or not (any(_symbolic(a) for a in args) or any(_symbolic(v) for v in kw.values()))
+            or any(_mutable(a, run.canon.stable) for a in (*args, *kw.values()))):
+        # (a function given a dict, list or set may change it: a summary would do so once, on the
+        # first run's object and once per path of its own exploration, and never for a later run)
         return f(*args, **kw)
     keep: list = []
     try:
@@ -62,16 +66,23 @@ def t_call(f, *args, **kw):
         if run.decide(cond):
             raise exc
     if len(groups) == 1:
-        return groups[0][1]
+        return fresh(groups[0][1])
     for cond, value in groups[:-1]:
         if run.decide(cond.t):
-            return value
-    return groups[-1][1]
+            return fresh(value)
+    return fresh(groups[-1][1])
 
 
 def _symbolic(v) -> bool:
     return isinstance(v, Sym) or has_sym(v) or isinstance(v, (list, dict)) and any(
         isinstance(x, Sym) or has_sym(x) for x in (v.values() if isinstance(v, dict) else v))
+
+
+def _mutable(v, pinned: dict) -> bool:
+    """Does `v` hold a dict, list or set? (The symbolic state, pinned, holds none.)"""
+    if isinstance(v, (dict, list, set)):
+        return True
+    return isinstance(v, tuple) and id(v) not in pinned and any(_mutable(x, pinned) for x in v)
 
 
 def _summarize(run: Exploration, f, args, kw):
