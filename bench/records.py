@@ -12,11 +12,18 @@ from pathlib import Path
 from typing import Callable
 
 
+CODE = ("checker", "spec", "package", "reference", "counterexamples", "examples", "models", "bench/*.py")
+
+
 def provenance(root: Path) -> dict:
     import z3
 
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
-    return {"commit": out.stdout.strip() or "unknown", "python": f"Python {platform.python_version()}",
+    commit = out.stdout.strip() or "unknown"
+    # code not yet committed is not the commit's: "abc1234+" says the figures are of changes on top of it
+    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *CODE], cwd=root, capture_output=True)
+    commit += "+" if dirty.returncode == 1 else ""
+    return {"commit": commit, "python": f"Python {platform.python_version()}",
             "z3": z3.get_version_string(), "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores"}
 
 

@@ -111,3 +111,23 @@ def test_the_performance_pages_prose_quotes_no_measured_figure():
     assert hand_written_figures(block + "two workers: 1.83x (237.9 s against 436.2 s)\n"
                                 "12,078,783 distinct, 71,167,998 generated\n") == [
         "line 4: 1.83x", "line 4: 237.9 s against 4", "line 5: 12,078,783 distinct", "line 5: 71,167,998 generated"]
+
+
+def test_a_record_of_code_not_yet_committed_says_so(tmp_path):
+    """A bench run on a working tree whose code differs from HEAD records
+    the commit with a "+": its figures are of changes on top of it."""
+    import subprocess
+
+    records = _bench("records")
+    git = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)  # noqa: E731
+    git("init", "-q")
+    (tmp_path / "checker").mkdir()
+    (tmp_path / "checker" / "x.py").write_text("x = 1\n")
+    (tmp_path / "docs.md").write_text("figures\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    clean = records.provenance(tmp_path)["commit"]
+    (tmp_path / "docs.md").write_text("other figures\n")     # not code
+    assert records.provenance(tmp_path)["commit"] == clean and not clean.endswith("+")
+    (tmp_path / "checker" / "x.py").write_text("x = 2\n")
+    assert records.provenance(tmp_path)["commit"] == clean + "+"

@@ -176,9 +176,10 @@ def rekey(m, s: S, j: int, t: int, pos: int, but: int) -> frozenset:
 
 
 def aborted_key(s: S, j: int, t: int) -> int | None:
-    """The key of t's aborted record on segment j, None without one (the
-    first in the set's order: `put_aborted_record` keeps one per (j, t))."""
-    return next((a[2] for a in s.arec if a[0] == j and a[1] == t), None)
+    """The key of t's aborted record on segment j, None without one
+    (`put_aborted_record` keeps one per (j, t); the least, so that the
+    answer is the set's, not its order's, in every state)."""
+    return min((a[2] for a in s.arec if a[0] == j and a[1] == t), default=None)
 
 
 def prune_key(m, s: S, j: int, p: Part, t: int, lac: int | None = None) -> int:
