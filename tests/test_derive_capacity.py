@@ -263,3 +263,54 @@ def test_an_array_of_sequences_shares_the_capacity_the_samples_show_in_one(tmp_p
         assert rc == 0 and "verdict: proved" in out, out
     else:
         assert rc == 3 and "DeclaredBounds" in out and "logs[0]#len = 2: outside its declared 0..1" in out, out
+
+
+NOISY_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    prep: int
+    log: tuple
+
+
+class Noisy(Spec):
+    """An entry needs six preparing steps in a row; six other actions each
+    undo them (a crash, a failover, a timeout ...)."""
+    name = "noisy"
+
+    def setup(self):
+        self.invariants["Short"] = self.schema.var("n", Int(0, 2)) <= 2
+
+    def init_states(self):
+        yield State(0, ())
+
+    def next(self, s):
+        if s.prep < 6:
+            yield ("Prep", ()), s._replace(prep=s.prep + 1)
+        for k in range(6):
+            yield ("Undo", (("k", k),)) if k % 2 else (f"Undo{k}", ()), s._replace(prep=0)
+        if s.prep == 6 and len(s.log) < 2:
+            yield ("Add", ()), State(0, s.log + (1,))
+
+    def observe(self, s):
+        return {"n": len(s.log)}
+'''
+
+
+def test_swarm_walks_reach_a_sequence_that_uniform_walks_do_not(tmp_path):
+    """Each swarm walk takes a random half of the action names (sample.py):
+    some leave every undoing action out, and the log grows. Uniform walks
+    of as many steps take six preparing steps in a row about once in
+    100,000 (PIP-473's merged segment gets its fourth entry only so)."""
+    from txncheck.checker.symbolic.agreement import walk
+    from txncheck.checker.symbolic.derive.sample import _swarm
+
+    (tmp_path / "noisy.py").write_text(NOISY_SPEC)
+    spec = resolve(f"{tmp_path / 'noisy.py'}:Noisy").cls()
+    (s0,) = spec.init_states()
+    found = _swarm(spec, [s0], (1,), 0, 2, 20_000, seed=0)
+    assert [len(s.log) for s in found] == [1, 2]
+    assert max(len(s.log) for s in walk(spec, 20_000, seed=0, depth=60)) == 0
