@@ -162,22 +162,19 @@ def pool_ints(shape) -> Any:
     reaches, whichever send the samples showed there. Wider is sound
     (DeclaredBounds proves the range; one too narrow fails the proof at a
     reachable step); the derivation's switch `pool_ints` turns it off."""
-    if isinstance(shape, Seq):
-        return Seq(shape.cap, pool_ints(shape.elem))
-    if isinstance(shape, Union):
-        return Union(tuple(pool_ints(a) for a in shape.alts))
-    if not isinstance(shape, Record):
-        return shape
-    items = [pool_ints(it) for it in shape.items]
-    first = items[0] if items else None
-    if shape.cls is tuple and len(items) > 1 and isinstance(first, Record) and first.cls is not tuple \
-            and all(isinstance(it, Record) and it.cls is first.cls for it in items):
+    def fix(items: list) -> list:
+        first = items[0]
+        if not (isinstance(first, Record) and first.cls is not tuple
+                and all(isinstance(it, Record) and it.cls is first.cls for it in items)):
+            return items
         for f in range(len(first.items)):
             col = [it.items[f] for it in items]
             if all(isinstance(c, Leaf) and c.kind_ == "int" for c in col):
                 hull = Leaf("int", min(c.lo for c in col), max(c.hi for c in col))
                 items = [Record(it.cls, it.items[:f] + (hull,) + it.items[f + 1:]) for it in items]
-    return Record(shape.cls, tuple(items))
+        return items
+
+    return _arrays(shape, fix)
 
 
 def pool_caps(shape) -> Any:
@@ -186,16 +183,27 @@ def pool_caps(shape) -> Any:
     the slots'. As `pool_ints`: a segment the samples reach late (PIP-473's
     merged one) holds as many entries as the others do; too small a
     capacity fails DeclaredBounds at a reachable step. Switch: `pool_caps`."""
+    def fix(items: list) -> list:
+        if not all(isinstance(it, Seq) for it in items):
+            return items
+        cap = max(it.cap for it in items)
+        return [Seq(cap, it.elem) for it in items]
+
+    return _arrays(shape, fix)
+
+
+def _arrays(shape, fix) -> Any:
+    """The shape with `fix` applied to the items of each plain tuple of two
+    or more (innermost first)."""
     if isinstance(shape, Seq):
-        return Seq(shape.cap, pool_caps(shape.elem))
+        return Seq(shape.cap, _arrays(shape.elem, fix))
     if isinstance(shape, Union):
-        return Union(tuple(pool_caps(a) for a in shape.alts))
+        return Union(tuple(_arrays(a, fix) for a in shape.alts))
     if not isinstance(shape, Record):
         return shape
-    items = [pool_caps(it) for it in shape.items]
-    if shape.cls is tuple and len(items) > 1 and all(isinstance(it, Seq) for it in items):
-        cap = max(it.cap for it in items)
-        items = [Seq(cap, it.elem) for it in items]
+    items = [_arrays(it, fix) for it in shape.items]
+    if shape.cls is tuple and len(items) > 1:
+        items = fix(items)
     return Record(shape.cls, tuple(items))
 
 
