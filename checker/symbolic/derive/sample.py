@@ -1,10 +1,10 @@
 """States of a model, for the first guess of its state's shape: the
 initial states, a breadth-first prefix, seeded biased random walks, and
 for each sequence whose length varies, the longest a best-first search
-and then swarm walks find. The guess only has to be close; the derivation widens it to every
-successor the spec's code can build from it (a sequence's capacity
-excepted: the samples set it, ADR 0011), and the proof checks what it
-claims."""
+and then swarm walks find. The guess only has to be close; the
+derivation widens it to every successor the spec's code can build from it
+(a sequence's capacity excepted: the samples set it, ADR 0011), and the
+proof checks what it claims."""
 
 from __future__ import annotations
 

@@ -74,8 +74,7 @@ def t_call(f, *args, **kw):
 
 
 def _symbolic(v) -> bool:
-    return isinstance(v, Sym) or has_sym(v) or isinstance(v, (list, dict)) and any(
-        isinstance(x, Sym) or has_sym(x) for x in (v.values() if isinstance(v, dict) else v))
+    return isinstance(v, Sym) or has_sym(v)
 
 
 def _mutable(v, pinned: dict) -> bool:
