@@ -291,7 +291,7 @@ class Noisy(Spec):
         if s.prep < 6:
             yield ("Prep", ()), s._replace(prep=s.prep + 1)
         for k in range(6):
-            yield ("Undo", (("k", k),)) if k % 2 else (f"Undo{k}", ()), s._replace(prep=0)
+            yield (f"Undo{k}", ()), s._replace(prep=0)
         if s.prep == 6 and len(s.log) < 2:
             yield ("Add", ()), State(0, s.log + (1,))
 

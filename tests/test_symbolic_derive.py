@@ -360,8 +360,9 @@ def test_a_helpers_dict_changed_by_one_path_is_not_what_the_next_path_gets(tmp_p
     is kept for later runs. Were its dict returned as the one object, the
     path where x is 2 would add y to it and the other paths would set y
     too; and `note`, given the dict, would change it only on the run that
-    summarized it, not on the replay that takes y != 0. (PIP-473's derived `publishPutOp` wrote a participant
-    that a path with no segment set into every path's state this way.)"""
+    summarized it, not on the replay that takes y != 0. (PIP-473's derived
+    `publishPutOp` wrote a participant that a path with no segment set
+    into every path's state this way.)"""
     (tmp_path / "mutate.py").write_text(MUTATE_SPEC)
     spec = resolve(f"{tmp_path / 'mutate.py'}:Mutate").cls()
     rel, n, bad, labels = agree(spec)
