@@ -305,11 +305,14 @@ def _prove(path: Path, table, text: str) -> None:
     if not isinstance(formulas, dict) or not all(isinstance(v, str) for v in formulas.values()):
         _fail(path, "[prove.formulas] must be a table of lemma names to lemma text")
     infer = table.get("infer", {})
-    if not isinstance(infer, dict) or set(infer) - {"samples", "sorts", "exists"}:
-        _fail(path, "[prove.infer] must be a table with `samples` (tables of constants), `sorts` (sort names) "
-                    "and `exists` (true or false)")
+    if not isinstance(infer, dict) or set(infer) - {"samples", "sorts", "exists", "four"}:
+        _fail(path, "[prove.infer] must be a table with `samples` (tables of constants), `sorts` (sort names), "
+                    "`exists` (true or false) and `four` (true, false or \"all\")")
     if not isinstance(infer.get("exists", True), bool):
         _fail(path, "[prove.infer] exists must be true or false")
+    if not (isinstance(infer.get("four", True), bool) or infer["four"] == "all"):
+        _fail(path, "[prove.infer] four must be true (clauses of four literals joined when a CTI asks), false "
+                    "(none) or \"all\" (all at once)")
 
 
 def _label(path: Path, label, text: str) -> dict[str, str]:

@@ -7,7 +7,13 @@ some clause fails (a counterexample to induction); it drops every
 candidate false in that step's second state, and asks again. It ends when
 no such step exists (the remaining set is inductive) or when a step breaks
 only the fixed clauses (the properties, and the cells' declared bounds):
-no candidate is left to blame, so the properties fall.
+no candidate is left to blame, so the properties fall; unless `grow` gives
+more candidates that step's first state falsifies (held_clauses.py).
+
+With `cone` it asks only about the clauses the properties need, through
+unsat cores (`_cone`): the same verdict, and it keeps that cone, not the
+whole set (one query about thousands of clauses at once is beyond Z3 in
+minutes; one per clause of the cone is not).
 
 `needed` then keeps only what the proof uses: each lemma is tried without
 (greedily, in a fixed order), and goes if the rest is still inductive.
@@ -37,6 +43,7 @@ class Outcome:
     unknown: str = ""
     seconds: float = 0.0
     dropped: dict[str, int] = field(default_factory=dict)   # candidate -> the CTI (1, 2, ...) that dropped it
+    joined: int = 0                  # candidates `grow` added
 
 
 class Induction:
@@ -54,23 +61,32 @@ class Induction:
         self.now = invariant(system, f, properties, given)
         self.next = invariant(system, g, properties, given)
         self.fixed = list(self.now)           # the properties, the given lemmas, the cells' bounds
-        at_f, at_g = Stater(system, f), Stater(system, g)
-        for name, c in candidates.items():
-            self.now[name], self.next[name] = at_f(c), at_g(c)
-        self.lit = {n: z3.Bool(f"assume[{n}]") for n in self.now}
+        self.at_f, self.at_g = Stater(system, f), Stater(system, g)
+        self.lit: dict[str, z3.BoolRef] = {}
         self.sv = solver(timeout_ms)       # its queries stop when `prove --max-seconds` runs out
         self.sv.set("core.minimize", True)
         self.sv.add(system.step(f, g, act))
-        for n, c in self.now.items():
-            self.sv.add(z3.Implies(self.lit[n], c))
         # deadlock freedom (a model's `deadlock = true`): a state of the invariant with no action enabled
         self.stuck_sv = None
         if deadlock:
             self.stuck_sv = solver(timeout_ms)
             self.stuck_sv.set("core.minimize", True)
             self.stuck_sv.add(z3.Not(system.enabled(f)))
-            for n, c in self.now.items():
-                self.stuck_sv.add(z3.Implies(self.lit[n], c))
+        self._assumable(self.fixed)
+        self.add(candidates)
+
+    def add(self, candidates: Mapping[str, z3.BoolRef]) -> None:
+        """More candidates (formulas over the spec's schema), each assumable by a literal of its own."""
+        for name, c in candidates.items():
+            self.now[name], self.next[name] = self.at_f(c), self.at_g(c)
+        self._assumable(list(candidates))
+
+    def _assumable(self, names: list[str]) -> None:
+        for n in names:
+            self.lit[n] = z3.Bool(f"assume[{n}]")
+            self.sv.add(z3.Implies(self.lit[n], self.now[n]))
+            if self.stuck_sv is not None:
+                self.stuck_sv.add(z3.Implies(self.lit[n], self.now[n]))
 
     def stuck(self, assume: list[str]):
         """Deadlock freedom under the clauses assumed: sat with a state that
@@ -132,8 +148,13 @@ class Stater:
 
 
 def houdini(ind: Induction, candidates: list[str], initial: Callable[[list[str]], list[str]],
-            say: Callable[[str], None] = lambda _: None) -> Outcome:
-    """`initial(names)` gives the names false in some initial state."""
+            say: Callable[[str], None] = lambda _: None, grow: Callable | None = None,
+            cone: bool = False) -> Outcome:
+    """`initial(names)` gives the names false in some initial state.
+    `grow(model)`, when a step breaks only the fixed clauses: more
+    candidates (name -> formula) false in that step's first state, which
+    join `ind` and Houdini goes on (with none, the properties fall).
+    `cone`: ask only about the properties' cone (`_cone`), and keep it."""
     t0 = time.process_time()
     alive = list(candidates)
     out = Outcome("inductive", [])
@@ -145,20 +166,37 @@ def houdini(ind: Induction, candidates: list[str], initial: Callable[[list[str]]
         gone = set(bad)
         alive = [n for n in alive if n not in gone]
     size = None                      # clauses asked about per query: all at first
+    cores: dict = {}                 # with `cone`: clause -> the clauses its preservation needs
     while True:
         clauses = ind.fixed + alive
-        r, got = _search(ind, clauses, size)
+        r, got = _cone(ind, alive, cores) if cone else _search(ind, clauses, size)
         if r == "split":                 # one query over every clause is too hard for Z3: ask about fewer
             size = max(1, (size or len(clauses)) // SPLIT)
             say(f"asking about {size} clause{'s' if size > 1 else ''} per query")
             continue
+        if r == "deadlock":
+            out.verdict, out.stuck = "deadlock", ind.f.read(got)
+            break
         if r == z3.unsat:
+            if cone:
+                alive = [n for n in alive if n in got]
             break
         if r != z3.sat:
             out.verdict, out.unknown = "unknown", str(got)
             break
         false = ind.false_after(got, alive)
         out.ctis += 1
+        more = grow(got) if grow is not None and not false else {}
+        if more:
+            ind.add(more)
+            fresh = list(more)
+            while false_now := set(initial(fresh)):
+                fresh = [n for n in fresh if n not in false_now]
+            alive += fresh
+            out.joined += len(more)
+            say(f"counterexample {out.ctis} to induction ({_label(ind, got)}) breaks no candidate: "
+                f"{len(more)} held-back candidates false in its first state join, {len(alive)} candidates")
+            continue
         if not false:
             failing = ind.false_after(got, ind.fixed)
             out.verdict, out.cti = "property falls", ind.cti(got, failing[0], failing)
@@ -169,7 +207,7 @@ def houdini(ind: Induction, candidates: list[str], initial: Callable[[list[str]]
         alive = [n for n in alive if n not in gone]
         say(f"counterexample {out.ctis} to induction ({_label(ind, got)}): {len(false)} candidates "
             f"dropped, {len(alive)} left")
-    if out.verdict == "inductive" and ind.stuck_sv is not None:
+    if out.verdict == "inductive" and ind.stuck_sv is not None and not cone:
         r, got = ind.stuck(ind.fixed + alive)
         if r == z3.sat:
             out.verdict, out.stuck = "deadlock", ind.f.read(got)
@@ -188,7 +226,7 @@ def _search(ind: Induction, clauses: list[str], size: int | None):
     """A step from a state of every clause to one where one of them fails:
     one query about all of them, or, past RLIMIT, queries about `size` at a
     time (a query about one clause has no limit but the user's)."""
-    size = size or len(clauses)
+    size = size or len(clauses) or 1
     for i in range(0, len(clauses), size):
         part = clauses[i:i + size]
         r, got = ind.step(clauses, part, rlimit=RLIMIT if len(part) > 1 else 0)
@@ -199,6 +237,34 @@ def _search(ind: Induction, clauses: list[str], size: int | None):
                 return "split", None
             return r, got
     return z3.unsat, None
+
+
+def _cone(ind: Induction, alive: list[str], cores: dict):
+    """Houdini asked only about what the properties need: from the fixed
+    clauses (and deadlock freedom, where the model asks for it) through
+    the unsat cores of their preservation, each asked about alone under
+    every clause alive, to the clauses those cores hold, and so on. (sat
+    and the model of the first step that breaks one; "deadlock" and a
+    state with no action enabled; or unsat and the cone: every clause in it
+    is preserved under clauses in it, so it is inductive, and Houdini's
+    whole set would have held it.) `cores` keeps each clause's core while
+    every clause in it is alive, so a query is not asked twice."""
+    allowed = set(ind.fixed) | set(alive)
+    assume = ind.fixed + alive
+    roots: list = [*ind.fixed, *([None] if ind.stuck_sv is not None else [])]
+    seen, todo = set(roots), roots[::-1]
+    while todo:
+        c = todo.pop()
+        core = cores.get(c)
+        if core is None or not core <= allowed:
+            r, got = ind.step(assume, [c]) if c is not None else ind.stuck(assume)
+            if r != z3.unsat:
+                return ("deadlock" if c is None and r == z3.sat else r), got
+            core = cores[c] = frozenset(got)
+        fresh = sorted(core - seen)
+        seen.update(fresh)
+        todo += fresh[::-1]
+    return z3.unsat, seen
 
 
 def _label(ind: Induction, model) -> str:

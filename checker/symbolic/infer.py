@@ -8,7 +8,11 @@ inferred, not written.
    clause: LEVELS): enumerate the strongest clauses true in every sample
    (vocabulary.py, candidates.py), write each as a lemma (clause_lemmas.py)
    and compile it back from its text (so the lemma proved is the one
-   printed), run Houdini (houdini.py).
+   printed), run Houdini (houdini.py). Then the last level's clauses with
+   the existential candidates (exists_lemmas.py); then FOUR: clauses of up
+   to four literals and the existentials, those of four held back until a
+   CTI asks for them (held_clauses.py), Houdini asked about the
+   properties' cone only.
 4. When a level's set is inductive: keep only the lemmas the proof needs,
    and prove the properties with them as `prove` would (the final check).
 5. When no level gives a proof: the strongest inductive set of candidates
@@ -33,6 +37,7 @@ from ..model import Model, load_model
 from .candidates import MAX_LITERALS, clauses, truth_table
 from .clause_lemmas import Lemma, Writer, canonical, renamed
 from .exists_lemmas import candidates as existential_candidates
+from .held_clauses import Held
 from .houdini import Induction, houdini, initial_checker, needed
 from .induction import Proof, prove
 from .lemma_z3 import compile_text
@@ -43,6 +48,8 @@ from .system import System
 from .vocabulary import Sorts, atoms
 
 LEVELS = ((1, 2), (1, 3), (2, 3), (3, 3))    # (variables per quantified sort, literals per clause)
+FOUR = (2, 4)           # the last level: clauses of four literals, with the existentials (held_clauses.py)
+FOURS = ("ctis", "all", "off")     # its clauses of four literals: joined when a CTI asks, all at once, none
 
 
 @dataclass
@@ -54,7 +61,9 @@ class Level:
     candidates: int = 0          # clauses true in every sample, up to renaming
     kept: int = 0                # after Houdini
     ctis: int = 0
-    exists: int = 0              # existential candidates among them (the last level, exists_lemmas.py)
+    exists: int = 0              # existential candidates among them (exists_lemmas.py; the last two levels)
+    held: int = 0                # clauses of four literals held back until a CTI asks (held_clauses.py)
+    joined: int = 0              # ... of which a CTI asked for
     verdict: str = ""
     cti: tuple | None = None     # the step that broke only the properties: (clause, action)
     seconds: float = 0.0
@@ -88,13 +97,16 @@ class Inference:
 
 def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_instance: int = PER_INSTANCE,
           total: int = TOTAL, given: dict | None = None, explain: bool = True, exists: bool = True,
-          say: Callable[[str], None] = lambda _: None) -> Inference:
+          four: str = "ctis", say: Callable[[str], None] = lambda _: None) -> Inference:
     """`given`: the relation's lemmas (name -> formula over its state schema)
     assumed while inferring, then kept only where the inferred ones cannot
     replace them. `explain`: when no level proves, look for the strongest
     inductive set and the properties' CTI under it (one more Houdini).
     `exists`: when no level proves, one more with the last level's clauses
-    and the existential candidates (exists_lemmas.py)."""
+    and the existential candidates (exists_lemmas.py). `four`: when still
+    none proves, one more (FOUR) with clauses of up to four literals and
+    the existentials, those of four held back until a CTI asks ("ctis",
+    held_clauses.py) or all given at once ("all"), or none ("off")."""
     if any(not 1 <= k <= MAX_LITERALS for _, k in levels):
         raise ValueError(f"clauses of 1 to {MAX_LITERALS} literals are enumerated, not {max(k for _, k in levels)}")
     m = path if isinstance(path, Model) else load_model(path)
@@ -131,19 +143,28 @@ def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_i
     out.skipped = sorts.skipped(schema)
     values = _values(schema, out.samples, codes)
     formulas_of: dict = {}
-    exists = exists and m.raw.get("prove", {}).get("infer", {}).get("exists", True)
-    plan = [(v, k, False) for v, k in levels] + [(*levels[-1], True)] * bool(exists and levels)
+    asked = m.raw.get("prove", {}).get("infer", {})
+    exists = exists and asked.get("exists", True)
+    if four not in FOURS:
+        raise ValueError(f"four is one of {', '.join(FOURS)}, not {four!r}")
+    if four != "off" and asked.get("four", True) is not True:      # the model file's, over the default
+        four = "off" if asked["four"] is False else "all"
+    plan = [(v, k, "clauses") for v, k in levels] + [(*levels[-1], "exists")] * bool(exists and levels) \
+        + [(*FOUR, "four")] * (four != "off")
     lemmas: list[Lemma] = []
-    for variables, literals, existential in plan:
+    found_ex: list[Lemma] = []
+    tables: dict = {}
+    held = None
+    for variables, literals, kind in plan:
         lv = Level(variables, literals)
         out.levels.append(lv)
         t0 = time.process_time()
-        if existential:     # the last level's clauses and the existential candidates (exists_lemmas.py)
+        if kind == "exists":     # the last level's clauses and the existential candidates (exists_lemmas.py)
             with clock("enumerate"):
                 found_ex, tried = existential_candidates(schema, sorts, out.samples, codes, values)
             if not found_ex:
                 out.levels.pop()
-                break
+                continue
             lemmas = lemmas + found_ex
             lv.atoms, lv.tried, lv.exists = out.levels[-2].atoms, tried, len(found_ex)
             lv.candidates = len(lemmas)
@@ -152,22 +173,35 @@ def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_i
         else:
             with clock("enumerate"):
                 vocab = atoms(schema, sorts, variables, values)
-                table = truth_table(vocab, out.samples, sorts, variables, schema, codes)
+                if variables not in tables:
+                    tables[variables] = truth_table(vocab, out.samples, sorts, variables, schema, codes)
+                table = tables[variables]
                 found, lv.tried = clauses(table, schema, codes, values, literals)
                 found = canonical(found, vocab, sorts, variables)
                 writer = Writer(schema, sorts, vocab)
-                lemmas = [writer.lemma(c) for c in found]
-            lv.atoms, lv.candidates = len(vocab), len(lemmas)
+                hold = kind == "four" and four == "ctis"
+                lemmas = [writer.lemma(c) for c in found if not hold or len(c) < 4]
+                if kind == "four":
+                    lemmas += found_ex
+                    lv.exists = len(found_ex)
+                    if hold:
+                        held = Held([c for c in found if len(c) == 4], vocab, sorts, variables, schema, codes,
+                                    writer, lambda x: compile_text(x.text, schema))
+                        lv.held = len(held.left)
+            lv.atoms, lv.candidates = len(vocab), len(lemmas) + lv.held
             say(f"level {len(out.levels)} ({variables} variable{'s' if variables > 1 else ''} per sort, "
-                f"{literals} literals): {len(vocab)} atoms, {lv.tried:,} clauses tried, {lv.candidates:,} hold "
-                f"in every sample ({table.rows:,} distinct rows)")
+                f"{literals} literals{', and existentials' if lv.exists else ''}): {len(vocab)} atoms, "
+                f"{lv.tried:,} clauses tried, {lv.candidates:,} hold in every sample ({table.rows:,} distinct "
+                f"rows){f'; {lv.held:,} of four literals held back until a CTI asks' if lv.held else ''}")
         with clock("compile"):
             formulas = {x.name: compile_text(x.text, schema) for x in lemmas}
         formulas_of = {x.name: (x, formulas[x.name]) for x in lemmas}
         with clock("houdini"):
             ind = Induction(system, props, formulas, given, timeout_ms, deadlock=m.deadlock)
-            h = houdini(ind, list(formulas), initial_checker(system, formulas, timeout_ms), say)
-        lv.kept, lv.ctis, lv.verdict = len(h.kept), h.ctis, h.verdict
+            grow = None if held is None else _joining(held, ind, formulas, formulas_of)
+            h = houdini(ind, list(formulas), initial_checker(system, formulas, timeout_ms), say, grow,
+                        cone=kind == "four")
+        lv.kept, lv.ctis, lv.verdict, lv.joined = len(h.kept), h.ctis, h.verdict, h.joined
         lv.cti = (h.cti.clause, h.cti.action[0]) if h.cti is not None else None
         lv.seconds = time.process_time() - t0
         if h.verdict == "unknown":
@@ -181,6 +215,18 @@ def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_i
         with clock("houdini"):
             _explain_failure(out, formulas_of, props, timeout_ms, values, say)
     return out
+
+
+def _joining(held: Held, ind: Induction, formulas: dict, formulas_of: dict):
+    """Houdini's `grow` for the held-back clauses: those that join are
+    candidates like the others from then on (the initial-state check, the
+    minimisation, the strongest set of a failure)."""
+    def grow(model):
+        more = held.grow(ind.at_f, model)
+        formulas.update(more)
+        formulas_of.update({x.name: (x, more[x.name]) for x in held.joined[len(held.joined) - len(more):]})
+        return more
+    return grow
 
 
 def _keep_needed(out: Inference, formulas_of: dict, kept: list[str], given: dict, props, timeout_ms: int,
@@ -231,10 +277,13 @@ def _explain_failure(out: Inference, formulas_of: dict, props, timeout_ms: int, 
     out.proof = prove(system, {**props, **{n: formulas[n] for n in kept}}, {}, timeout_ms)
     out.verdict = "not inductive" if out.proof.verdict == "not inductive" else out.proof.verdict
     cti = out.proof.cti
-    last = out.levels[-1]
-    out.hints.append(f"a lemma of more than {last.literals} literals or {last.variables} variables per sort "
-                     f"(the largest templates tried), or an existential beyond the two templates "
-                     f"(docs/guide.md, \"Existentials\")")
+    most = max(lv.literals for lv in out.levels)
+    wide, at_most = max(lv.variables for lv in out.levels), max(lv.variables for lv in out.levels
+                                                                if lv.literals == most)
+    also = f", or of {most} over more than {at_most}" if at_most < wide else ""
+    out.hints.append(f"a lemma of more than {most} literals or {wide} variables per sort{also} (the largest "
+                     f"templates tried), or an existential beyond the two templates (docs/guide.md, "
+                     f"\"Existentials\")")
     if out.skipped:
         out.hints.append(f"a lemma about {', '.join(out.skipped)}, which the templates leave out "
                          f"(an argument of a sort of more than 16 elements)")

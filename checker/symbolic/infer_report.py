@@ -61,9 +61,10 @@ def human(r: Inference, proof_lines, written: str | None = None) -> str:
                "deadlock": "inductive, but a state of it has no action enabled (deadlock = true)"}.get(lv.verdict,
                                                                                                   lv.verdict)
         ex = f", and {lv.exists:,} existential" if lv.exists else ""
+        held = f" ({lv.held:,} of four literals held back, {lv.joined:,} joined at CTIs)" if lv.held else ""
         lines.append(f"level {i} ({lv.variables} variable{'s' if lv.variables > 1 else ''} per sort, at most "
-                     f"{lv.literals} literals{ex}): {lv.candidates:,} candidates hold in every sample; Houdini: "
-                     f"{lv.ctis} CTIs, {lv.kept:,} kept: {end}")
+                     f"{lv.literals} literals{ex}): {lv.candidates:,} candidates hold in every sample{held}; "
+                     f"Houdini: {lv.ctis} CTIs, {lv.kept:,} kept: {end}")
     if r.violated is not None:
         v = r.violated
         lines.append(f"the search of {show_bounds(v.constants, spec.constants)} violates {v.prop} in {v.length} "
@@ -115,7 +116,8 @@ def to_json(r: Inference, written: str | None = None) -> dict[str, Any]:
         "samples": [{"bounds": dict(s.constants), "states": s.states, "complete": s.complete} for s in r.samples],
         "levels": [{"variables": lv.variables, "literals": lv.literals, "exists": lv.exists, "atoms": lv.atoms,
                     "tried": lv.tried,
-                    "candidates": lv.candidates, "kept": lv.kept, "ctis": lv.ctis,
+                    "candidates": lv.candidates, "held": lv.held, "joined": lv.joined, "kept": lv.kept,
+                    "ctis": lv.ctis,
                     "verdict": lv.verdict} for lv in r.levels],
         "seconds": {k: round(v, 3) for k, v in r.seconds.items()},
         "written": written, "unknown": r.unknown or None,
