@@ -184,14 +184,22 @@ class Slots(Spec):
 '''
 
 
+# the same, the positions a plain tuple of ints (PIP-473's watermark per segment)
+INT_SLOTS_SPEC = (SLOTS_SPEC.replace("(Send(0), Send(0))", "(0, 0)").replace("s.sends[k].pos", "s.sends[k]")
+                  .replace("Send(s.n + 1)", "s.n + 1"))
+
+
+@pytest.mark.parametrize("ints", [False, True], ids=["records", "ints"])
 @pytest.mark.parametrize("pool", [True, False])
-def test_an_arrays_slots_share_an_ints_range_the_samples_show_in_one_slot(tmp_path, monkeypatch, capsys, pool):
+def test_an_arrays_slots_share_an_ints_range_the_samples_show_in_one_slot(tmp_path, monkeypatch, capsys, pool,
+                                                                          ints):
     """The samples set an int's range (as they set a sequence's capacity):
     here only send 1 ever lands second. Pooled (shapes.pool_ints), send
     0's position takes send 1's range and the proof holds; without, send 0
     landing second is past its range, and DeclaredBounds says so at the
-    reachable step (PIP-473's w1 landing third, ADR 0011)."""
-    (tmp_path / "slots.py").write_text(SLOTS_SPEC)
+    reachable step (PIP-473's w1 landing third, ADR 0011). The same for an
+    array of ints (PIP-473's watermark of the merged segment)."""
+    (tmp_path / "slots.py").write_text(INT_SLOTS_SPEC if ints else SLOTS_SPEC)
     (tmp_path / "slots.toml").write_text('spec = "slots.py:Slots"\nproperties = ["Landed"]\n')
     spec = resolve(f"{tmp_path / 'slots.py'}:Slots").cls()
     (s0,) = spec.init_states()
@@ -202,7 +210,8 @@ def test_an_arrays_slots_share_an_ints_range_the_samples_show_in_one_slot(tmp_pa
     after_first = [t for _, t in spec.next(first)]
     monkeypatch.setattr(relation, "sample_states", lambda spec, n: [s0, first, *after_first])
     monkeypatch.setattr(relation.DerivedRelation, "pool_ints", pool)
-    assert both.sends[0].pos == 2 and all(s.sends[0].pos < 2 for s in [s0, first, *after_first])
+    pos = (lambda s: s.sends[0]) if ints else (lambda s: s.sends[0].pos)
+    assert pos(both) == 2 and all(pos(s) < 2 for s in [s0, first, *after_first])
     rc = main(["prove", str(tmp_path / "slots.toml"), "--out", str(tmp_path)])
     out = capsys.readouterr().out
     if pool:
@@ -314,3 +323,75 @@ def test_swarm_walks_reach_a_sequence_that_uniform_walks_do_not(tmp_path):
     found = _swarm(spec, [s0], (1,), 0, 2, 20_000, seed=0)
     assert [len(s.log) for s in found] == [1, 2]
     assert max(len(s.log) for s in walk(spec, 20_000, seed=0, depth=60)) == 0
+
+
+MARKS_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    log: tuple
+    mark: int
+
+
+class Marks(Spec):
+    """Entries land on a log; a recovery marks the log's length."""
+    name = "marks"
+
+    def setup(self):
+        self.invariants["Marked"] = self.schema.var("m", Int(0, 9)) <= 3
+
+    def init_states(self):
+        yield State((), 0)
+
+    def next(self, s):
+        if len(s.log) < 3:
+            yield ("Add", ()), s._replace(log=s.log + (1,))
+        yield ("Recover", ()), s._replace(mark=len(s.log))
+
+    def observe(self, s):
+        return {"m": s.mark}
+'''
+
+
+@pytest.mark.parametrize("copies", [True, False])
+def test_an_int_place_takes_the_range_of_a_cell_copied_into_it(tmp_path, monkeypatch, capsys, copies):
+    """The samples never show a recovery after the third entry: the mark's
+    range is 0..1 there, the log's length 0..3. The mark is the length's
+    copy, so the derivation widens it to the length's range (cells.Misfits,
+    switch `widen_copies`) and the proof holds; without, DeclaredBounds
+    fails at the reachable recovery (PIP-473's hold, ADR 0011)."""
+    (tmp_path / "marks.py").write_text(MARKS_SPEC)
+    (tmp_path / "marks.toml").write_text('spec = "marks.py:Marks"\nproperties = ["Marked"]\n')
+    spec = resolve(f"{tmp_path / 'marks.py'}:Marks").cls()
+    State = type(next(iter(spec.init_states())))
+    samples = [State((1,) * n, m) for n in range(4) for m in range(min(n, 1) + 1)]
+    monkeypatch.setattr(relation, "sample_states", lambda spec, n: samples)
+    monkeypatch.setattr(relation.DerivedRelation, "widen_copies", copies)
+    rc = main(["prove", str(tmp_path / "marks.toml"), "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    if copies:
+        assert rc == 0 and "verdict: proved" in out, out
+    else:
+        assert rc == 3 and "DeclaredBounds" in out and "mark = 2: outside its declared 0..1" in out, out
+
+
+def test_swarm_walks_reach_an_int_that_uniform_walks_do_not(tmp_path):
+    """The same for an int place (sample._swarm_ints, every int place at
+    once): the level rises only after six preparing steps in a row, as
+    the log grows above. Uniform walks never see level 1; swarm walks see
+    1 and 2 (two past the samples' largest: a counter is not followed)."""
+    from txncheck.checker.symbolic.agreement import walk
+    from txncheck.checker.symbolic.derive.sample import _swarm_ints
+
+    (tmp_path / "noisy.py").write_text(NOISY_SPEC.replace("log: tuple", "log: int").replace("State(0, ())", "State(0, 0)")
+                                       .replace("len(s.log) < 2", "s.log < 3").replace("s.log + (1,)", "s.log + 1")
+                                       .replace("len(s.log)", "min(s.log, 2)"))
+    spec = resolve(f"{tmp_path / 'noisy.py'}:Noisy").cls()
+    (s0,) = spec.init_states()
+    starts = [s0._replace(prep=k) for k in range(7)]
+    found = _swarm_ints(spec, starts, 100_000, seed=0)
+    assert sorted({s.log for s in found}) == [1, 2]
+    assert max(s.log for s in walk(spec, 20_000, seed=0, depth=60)) == 0

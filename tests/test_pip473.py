@@ -314,6 +314,12 @@ def test_the_catalog_names_every_action_and_its_function():
     assert not missing, "places the catalog names that are not there:\n" + "\n".join(missing)
     names = {label[0] for label in seen}
     assert names <= set(catalog.BY_NAME) and len(names) > 10, names - set(catalog.BY_NAME)
+    # each label `next` yields carries the row's params, in its order, then any of its optional ones
+    for name, params in sorted(seen):
+        row = catalog.BY_NAME[name]
+        want, got = [p for p, _ in row.params], [p for p, _ in params]
+        assert got[:len(want)] == want and set(got[len(want):]) <= {p for p, _ in row.optional}, \
+            f"{name} yields params {got}; its catalog row says {want}, optional {[p for p, _ in row.optional]}"
     assert {label[0] for label in fps} <= set(catalog.BY_NAME), {label[0] for label in fps} - set(catalog.BY_NAME)
 
 

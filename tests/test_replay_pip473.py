@@ -255,3 +255,20 @@ def test_every_spec_action_has_a_replay_handler():
     from txncheck.spec.pip473 import catalog
 
     assert set(HANDLERS) <= {a.name for a in catalog.ACTIONS}, set(HANDLERS) - {a.name for a in catalog.ACTIONS}
+
+
+def test_a_parameter_the_bridge_has_no_range_for_is_refused(found, tmp_path, capsys, monkeypatch):
+    """A parameter renamed in the catalog (and so in the trace and the
+    table) but not in the bridge's ranges would go unchecked: replay says so."""
+    from txncheck.counterexamples.replay_pip473 import actions
+
+    doc = _doc(found)
+    meta = doc["states"][1]["#meta"]
+    name, params = meta["action"], meta["params"]
+    row = actions.TABLE[name]
+    assert "txn" in row.params, name
+    monkeypatch.setitem(actions.TABLE, name, row._replace(
+        params={("transaction" if p == "txn" else p): t for p, t in row.params.items()}))
+    params["transaction"] = params.pop("txn")
+    rc, _, err = cli(["replay", _write(tmp_path, doc)], capsys)
+    one_line_error(rc, err, "parameter transaction has no range")

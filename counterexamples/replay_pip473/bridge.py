@@ -62,10 +62,15 @@ class Pip473Bridge:
             "sub": tuple(f"sub{x + 1}" for x in range(1, self.spec.subs)),   # sub1 is left unnamed
             "op": tuple(self.acks) if name == "appendAck" else tuple(self.plain) if name == "publishPlain"
             else tuple(self.writes),
+            "to": ("buffer", "acks"),
         }
         for p, allowed in ranges.items():
             if p in params and params[p] not in allowed:
                 return f"action {name}: {p}={params[p]!r} is out of range ({', '.join(allowed)})"
+        types = {**want, **action.optional}
+        unranged = [p for p in params if p not in ranges and p != "pos" and types[p] is not bool]
+        if unranged:     # a parameter renamed in the catalog and not here would go unchecked
+            return f"action {name}: parameter {unranged[0]} has no range in the replay's bridge (bridge.validate)"
         if "pos" in params and not 1 <= params["pos"] <= len(self.pos_names):
             return f"action {name}: pos={params['pos']} is out of range (1..{len(self.pos_names)})"
         return None

@@ -9,8 +9,10 @@ worker processes, for machines with more than one core.
   and in its own table of the level, and checks and keeps the new ones as
   rows; the coordinator and the other workers read its table through
   `memfd`, and it writes its parent pointers to the trail. Between the
-  coordinator and a worker only integers travel (actions as literals, read
-  back with `ast.literal_eval`). Nothing is pickled.
+  coordinator and a worker travel JSON headers (wire.py declares every
+  command and reply: counts, CPU seconds, paths, an error's text) and
+  arrays of integers (fingerprints, rows; actions as literals, read back
+  with `ast.literal_eval`). Nothing is pickled.
 * At the end of a level the coordinator keeps the fingerprints it had not
   seen. A new state stays with a worker that proposed it. The workers
   decide in turn (`worker.share`): each drops what an earlier one kept,

@@ -21,6 +21,7 @@ from .containers import SSeq, SSet, SUnion
 from .oracle import OutsideSubset
 from .shapes import Atoms, Leaf, Record, Seq, Set, Union, kind
 from .atom import SAtom
+from .intjoin import copied
 from .values import SBool, SInt, as_int
 
 
@@ -229,17 +230,16 @@ def constraints(shape, terms: list, i: int, atoms: Atoms, out: list) -> int:
 class Misfits:
     """What `fit` does with a value its place cannot hold: it notes the place
     and the value (the derivation widens the shape there and runs again).
+    A sequence longer than its capacity is the exception unless `grow_seqs`:
+    the capacity is what states of the model show, and the successor's
+    length cell goes past it, which `Types` forbids, so a proof shows that no
+    reachable state overflows. Widening instead never settles for a tuple
+    appended to under a symbolic guard (ADR 0011)."""
 
-    A sequence longer than its capacity is the exception unless
-    `grow_seqs`: the capacity is what states of the model show, and the
-    successor's length cell goes past it, which the `Types` clause forbids,
-    so a proof shows that no reachable state overflows. Widening instead
-    never settles for a tuple appended to under a symbolic guard (ADR 0011):
-    every round builds one slot more than the capacity."""
-
-    def __init__(self, grow_seqs: bool = False) -> None:
+    def __init__(self, grow_seqs: bool = False, copies: bool = True) -> None:
         self.grow_seqs = grow_seqs
-        self.places: list = []
+        self.copies = copies     # an int place takes the range of a cell copied into it (PIP-473's
+        self.places: list = []   # hold, the ledger's length at a recovery): intjoin.copied
 
     def __call__(self, path: tuple, v) -> None:
         self.places.append((path, v))
@@ -349,6 +349,9 @@ def _leaf_term(shape: Leaf, v, atoms: Atoms, old, widen: Widen, path: tuple):
                 widen(path, v)
             return z3.IntVal(v)
         if isinstance(v, SInt):
+            if getattr(widen, "copies", False) and copied(v.t) and v.lo is not None and v.hi is not None \
+                    and not shape.lo <= v.lo <= v.hi <= shape.hi:
+                widen(path, v)
             return v.t
         if isinstance(v, SAtom) and all(isinstance(a, int) and not isinstance(a, bool) for a in v.values):
             return as_int(v).t

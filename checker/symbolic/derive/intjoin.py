@@ -37,3 +37,12 @@ def joined_ints(t: z3.ArithRef, members: list) -> SInt:
     if vals is not None and (len(vals) > VALUE_SETS or lo_ is None or hi_ is None or len(vals) > hi_ - lo_):
         vals = None
     return SInt(t, lo_, hi_, frozenset(vals) if vals is not None else None)
+
+
+def copied(t) -> bool:
+    """A term that only moves values: a cell, a numeral, an If of them. It
+    has no arithmetic, so a place widened to its range gets no new bound
+    (cells.fit widens the int place it is written to: that settles)."""
+    if z3.is_int_value(t) or (z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED):
+        return True
+    return z3.is_app_of(t, z3.Z3_OP_ITE) and copied(t.arg(1)) and copied(t.arg(2))

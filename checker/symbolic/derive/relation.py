@@ -53,6 +53,7 @@ class DerivedRelation(Relation):
     grow_seqs = False     # widen a sequence's capacity too (cells.Misfits; on: never settles for PIP-473)
     pool_ints = True      # an array's slots share each int field's range (shapes.pool_ints)
     pool_caps = True      # an array of sequences shares one capacity (shapes.pool_caps)
+    widen_copies = True   # an int place takes the range of a cell copied into it (cells.Misfits)
     samples = 2_000       # states of the model the shape is first inferred from
     _sv_layout: object    # the layout the solver of `_possible` was made for (set with it)
 
@@ -156,7 +157,7 @@ class DerivedRelation(Relation):
         lay, spec = self.layout, self.spec
         whole: Any = type(spec).next      # the class's: a guard (spec_errors.py) checks concrete states
         fns = (split.parts(whole) if self.split_next else None) or [whole]
-        widen = Misfits(self.grow_seqs)
+        widen = Misfits(self.grow_seqs, self.widen_copies)
         self._yields, self._raises = [], []
         self.stats["parts"] = 0
         for fn, kw in _runs(fns):

@@ -154,9 +154,9 @@ def infer(values: list) -> Any:
 
 
 def pool_ints(shape) -> Any:
-    """The shape with each int field of a homogeneous array (a plain tuple
-    of records of one class) given one range in every slot, the hull of
-    the slots' ranges. The samples set an int's range as they set a
+    """The shape with each int of a homogeneous array (a plain tuple of
+    ints, or each int field of a plain tuple of records of one class) given
+    one range in every slot, the hull of the slots' ranges. The samples set an int's range as they set a
     sequence's capacity, and a bound one slot's samples leave short is
     often another's: a PIP-473 send lands at any position its ledger
     reaches, whichever send the samples showed there. Wider is sound
@@ -164,6 +164,8 @@ def pool_ints(shape) -> Any:
     reachable step); the derivation's switch `pool_ints` turns it off."""
     def fix(items: list) -> list:
         first = items[0]
+        if all(isinstance(it, Leaf) and it.kind_ == "int" for it in items):     # a plain array of ints
+            return [Leaf("int", min(it.lo for it in items), max(it.hi for it in items))] * len(items)
         if not (isinstance(first, Record) and first.cls is not tuple
                 and all(isinstance(it, Record) and it.cls is first.cls for it in items)):
             return items
