@@ -46,8 +46,8 @@ PROTOCOLS = [
     ("PaxosCommit (PCTypeOK)", "examples/paxos_commit/prove-typeok.toml", [
         ("TLAPS proof", "2", "", "tlaplus/Examples@77b15b44 specifications/transaction_commit/PaxosCommit_proof.tla")]),
     ("PaxosCommit (TCConsistent)", "examples/paxos_commit/paxos_commit.toml", []),
-    ("PaxosCommit (TCConsistent, messages observed)", "bench/models/paxoscommit-msgs.toml", [
-        ("hand-written here", "19", "", "bench/models/paxoscommit-msgs-hand.toml")]),
+    ("PaxosCommit (TCConsistent, messages observed)", "examples/paxos_commit/tcconsistent.toml", [
+        ("hand-written here", "19", "", "examples/paxos_commit/tcconsistent-hand.toml")]),
     ("lock server", "examples/lock_server/lock_server.toml", [
         ("DistAI", "1", "", "VeriGu/DistAI@6669038 outputs/lock_server/lock_server_inv.ivy")]),
     ("leader election", "examples/leader_election/leader_election.toml", [

@@ -451,15 +451,14 @@ def test_houdini_on_the_cone_agrees_with_houdini():
 
 @pytest.mark.slow
 def test_paxos_commit_with_its_messages_observed_is_proved_from_no_lemma(tmp_path, capsys):
-    """TCConsistent of PaxosCommit (its messages observed: bench/models/
-    paxos_commit_msgs.py) needs clauses of four literals over two acceptors
-    besides the existentials; --infer finds them and the lemmas written back
-    prove plainly (about four CPU minutes)."""
-    bench = ROOT / "bench" / "models"
-    text = (bench / "paxoscommit-msgs.toml").read_text()
-    assert "[prove" not in text
-    model = tmp_path / "paxoscommit-msgs.toml"
-    model.write_text(text.replace('"paxos_commit_msgs.py:', f'"{bench / "paxos_commit_msgs.py"}:'))
+    """TCConsistent of PaxosCommit (its messages observed: examples/
+    paxos_commit/tcconsistent.toml) needs clauses of four literals over two
+    acceptors besides the existentials; --infer finds them and the lemmas
+    written back prove plainly (about four CPU minutes)."""
+    d = tmp_path / "paxos_commit"
+    shutil.copytree(ROOT / "examples" / "paxos_commit", d)
+    model = d / "tcconsistent.toml"
+    assert "[prove" not in model.read_text()
     r = txncheck(capsys, "prove", model, "--infer", "--write", "--json")
     out = json.loads(r.stdout)
     assert r.returncode == 0 and out["verdict"] == "proved" and out["written"] == str(model)

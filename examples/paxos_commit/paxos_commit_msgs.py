@@ -1,5 +1,5 @@
-"""PaxosCommit (examples/paxos_commit) with its messages observed, for
-`txncheck prove --infer` (bench/infer.py): the same states and actions, and
+"""PaxosCommit (paxos_commit.py beside it) with its messages observed, for
+`txncheck prove --infer` (tcconsistent.toml): the same states and actions, and
 an observation that adds `msgs` as the properties' vocabulary, one set per
 message type, so a lemma can name a message (the example's schema has only
 rmState and aState, and a lemma cannot name what the schema lacks):
@@ -23,8 +23,7 @@ from pathlib import Path
 from txncheck.spec.registry import load_spec_class
 from txncheck.spec.schema import Bool
 
-PaxosCommit = load_spec_class("paxos_commit.py:PaxosCommit",
-                              Path(__file__).resolve().parents[2] / "examples" / "paxos_commit")
+PaxosCommit = load_spec_class("paxos_commit.py:PaxosCommit", Path(__file__).resolve().parent)
 
 
 class PaxosCommitMsgs(PaxosCommit):
