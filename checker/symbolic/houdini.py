@@ -64,7 +64,6 @@ class Induction:
         self.at_f, self.at_g = Stater(system, f), Stater(system, g)
         self.lit: dict[str, z3.BoolRef] = {}
         self.sv = solver(timeout_ms)       # its queries stop when `prove --max-seconds` runs out
-        self.sv.set("core.minimize", True)
         self.sv.add(system.step(f, g, act))
         # deadlock freedom (a model's `deadlock = true`): a state of the invariant with no action enabled
         self.stuck_sv = None
@@ -100,13 +99,19 @@ class Induction:
             return r, {names[str(x)] for x in self.stuck_sv.unsat_core()}
         return r, self.stuck_sv.reason_unknown()
 
-    def step(self, assume: list[str], broken: list[str], rlimit: int = 0):
-        """sat with a model, unsat with the core (clause names), or unknown.
-        `rlimit`: give up past that much of Z3's work (its resource count,
-        which, unlike a timeout, is the same on every machine)."""
+    def step(self, assume: list[str], broken: list[str], rlimit: int = 0, core: str = "minimal"):
+        """sat with a model, unsat with the core (clause names; None with
+        core="none"), or unknown. `rlimit`: give up past that much of Z3's
+        work (its resource count, which, unlike a timeout, is the same on
+        every machine). A "minimal" core (Z3's core.minimize) can cost far
+        more than the query (on PIP-473 `fixed`, an unsat query of 0.4 s
+        whose minimisation had not ended in minutes): "small" takes the
+        core the search found and asks again under it alone, while that
+        shrinks it (at most SHRINK times)."""
         self.sv.push()
         self.sv.add(z3.Or([z3.Not(self.next[n]) for n in broken]))
         self.sv.set("rlimit", rlimit)
+        self.sv.set("core.minimize", core == "minimal")
         try:
             r = self.sv.check(*[self.lit[n] for n in assume])
         finally:
@@ -114,12 +119,20 @@ class Induction:
         if r == z3.sat:
             out = (r, self.sv.model())
         elif r == z3.unsat:
-            names = {str(x): n for n, x in self.lit.items()}
-            out = (r, {names[str(x)] for x in self.sv.unsat_core()})
+            out = (r, self._core(core == "small") if core != "none" else None)
         else:
             out = (r, self.sv.reason_unknown())
         self.sv.pop()
         return out
+
+    def _core(self, shrink: bool) -> set[str]:
+        got = self.sv.unsat_core()
+        for _ in range(SHRINK if shrink else 0):
+            if self.sv.check(*got) != z3.unsat or len(less := self.sv.unsat_core()) >= len(got):
+                break
+            got = less
+        names = {str(x): n for n, x in self.lit.items()}
+        return {names[str(x)] for x in got}
 
     def false_after(self, model: z3.ModelRef, names: list[str]) -> list[str]:
         return [n for n in names if z3.is_false(model.eval(self.next[n], model_completion=True))]
@@ -218,6 +231,7 @@ def houdini(ind: Induction, candidates: list[str], initial: Callable[[list[str]]
     return out
 
 
+SHRINK = 4               # asks again under a core to shrink it (Induction.step's "small" core)
 RLIMIT = 100_000_000     # Z3's work for one query about several clauses (about a minute), before asking about fewer
 SPLIT = 8
 
@@ -229,7 +243,7 @@ def _search(ind: Induction, clauses: list[str], size: int | None):
     size = size or len(clauses) or 1
     for i in range(0, len(clauses), size):
         part = clauses[i:i + size]
-        r, got = ind.step(clauses, part, rlimit=RLIMIT if len(part) > 1 else 0)
+        r, got = ind.step(clauses, part, rlimit=RLIMIT if len(part) > 1 else 0, core="none")
         if r == z3.sat:
             return r, got
         if r != z3.unsat:
@@ -318,7 +332,7 @@ def needed(ind: Induction, lemmas: list[str], say: Callable[[str], None] = lambd
             return False
         assume = ind.fixed + [n for n in lemmas if n in allowed]
         queries[0] += 1
-        r, got = ind.step(assume, [clause]) if clause is not None else ind.stuck(assume)
+        r, got = ind.step(assume, [clause], core="small") if clause is not None else ind.stuck(assume)
         if r == z3.unsat:
             cores.setdefault(clause, []).append(frozenset(got) - set(ind.fixed))
             return True

@@ -97,7 +97,7 @@ class Inference:
 
 def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_instance: int = PER_INSTANCE,
           total: int = TOTAL, given: dict | None = None, explain: bool = True, exists: bool = True,
-          four: str = "ctis", say: Callable[[str], None] = lambda _: None) -> Inference:
+          four: str = "ctis", minimise: bool = True, say: Callable[[str], None] = lambda _: None) -> Inference:
     """`given`: the relation's lemmas (name -> formula over its state schema)
     assumed while inferring, then kept only where the inferred ones cannot
     replace them. `explain`: when no level proves, look for the strongest
@@ -208,7 +208,7 @@ def infer(path: str | Path | Model, *, timeout_ms: int = 0, levels=LEVELS, per_i
             out.verdict, out.unknown = "unknown", h.unknown
             return out
         if h.verdict == "inductive":
-            _keep_needed(out, formulas_of, h.kept, given, props, timeout_ms, clock, say)
+            _keep_needed(out, formulas_of, h.kept, given, props, timeout_ms, clock, say, minimise)
             return out
     out.verdict = "not inductive"
     if explain:
@@ -230,18 +230,20 @@ def _joining(held: Held, ind: Induction, formulas: dict, formulas_of: dict):
 
 
 def _keep_needed(out: Inference, formulas_of: dict, kept: list[str], given: dict, props, timeout_ms: int,
-                 clock, say) -> None:
+                 clock, say, minimise: bool = True) -> None:
     """The fewest of the inductive set the proof needs (the given lemmas
-    tried without first), proved as `prove` proves a model file's lemmas:
-    from their text."""
-    system, schema = out.system, out.system.relation.spec.schema
+    tried without first), or with `minimise=False` all of it, proved as
+    `prove` proves a model file's lemmas: from their text."""
+    system = out.system
     say(f"{len(kept)} candidates{' with the given lemmas' if given else ''} and the properties are inductive")
-    with clock("minimise"):
-        ind = Induction(system, props, {n: formulas_of[n][1] for n in kept}, given, timeout_ms,
-                        deadlock=out.model.deadlock)
-        if given:       # the given lemmas become candidates to drop, tried first
-            ind.fixed = [n for n in ind.fixed if n not in given]
-        keep = needed(ind, [*given, *kept], say, first=tuple(given))
+    keep = [*given, *kept]
+    if minimise:
+        with clock("minimise"):
+            ind = Induction(system, props, {n: formulas_of[n][1] for n in kept}, given, timeout_ms,
+                            deadlock=out.model.deadlock)
+            if given:       # the given lemmas become candidates to drop, tried first
+                ind.fixed = [n for n in ind.fixed if n not in given]
+            keep = needed(ind, keep, say, first=tuple(given))
     out.inductive = [formulas_of[n][0] for n in kept]
     out.lemmas = renamed([formulas_of[n][0] for n in keep if n in formulas_of])
     out.given = [n for n in keep if n in given]
