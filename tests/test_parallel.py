@@ -429,26 +429,39 @@ def _of_type(v, hint) -> bool:
 
 def test_every_message_of_a_run_is_one_the_protocol_declares(fork_early, move_always, monkeypatch):
     """wire.py declares every command and reply (PROTOCOL); a run with two
-    workers and moves sends none that it does not declare, either way, and
-    the worker's loop answers every declared command."""
+    workers and moves sends none that it does not declare, either way (a
+    reply is one its command declares: the worker's last command but
+    "stop", which the batch of an "expand" answers), and the worker's loop
+    answers every declared command."""
     import inspect
     import json as _json
 
     from txncheck.checker.engines.parallel import wire
 
-    real = wire.send
+    real_send, real_recv = wire.send, worker.recv
     sent: list[dict] = []
+    asked: dict[int, str] = {}      # in a worker: connection -> the command its replies answer
 
     def checked(conn, head, arrays=()):
         msg = _json.loads(_json.dumps(head))   # as the other end reads it
-        kinds = (wire.PROTOCOL[msg["cmd"]][0],) if "cmd" in msg else tuple(
-            {k for _, replies in wire.PROTOCOL.values() for k in replies} | {wire.Failure})
-        assert _conforms(msg, kinds), f"undeclared message {msg}"
+        if "cmd" in msg:
+            kinds = (wire.PROTOCOL[msg["cmd"]][0],)
+        else:
+            cmd = asked.get(id(conn))
+            kinds = (*(wire.PROTOCOL[cmd][1] if cmd else ()), wire.Failure)
+        assert _conforms(msg, kinds), f"undeclared message {msg} (in answer to {asked.get(id(conn))!r})"
         sent.append(msg)
-        real(conn, head, arrays)
+        real_send(conn, head, arrays)
+
+    def noted(conn):
+        head, arrays = real_recv(conn)
+        if head.get("cmd", "stop") != "stop":
+            asked[id(conn)] = head["cmd"]
+        return head, arrays
 
     monkeypatch.setattr(wire, "send", checked)
     monkeypatch.setattr(worker, "send", checked)   # the workers are forked after this: theirs too
+    monkeypatch.setattr(worker, "recv", noted)
     o = explore(TwoPhase(rm=6), deadlock=True, keep_graph=False, options={"workers": 2})
     assert o.distinct_states == 50816 and any("moved" in lv for lv in o.extra["workers"]["levels"])
     cmds = {m["cmd"] for m in sent if "cmd" in m}
