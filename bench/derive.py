@@ -35,6 +35,7 @@ CHILD = r"""
 import json, resource, sys, time
 from txncheck.checker.model import load_model
 from txncheck.checker.symbolic import load
+from txncheck.checker.symbolic.induction import outside_types
 from txncheck.checker.symbolic.run import prove_model
 path, mode = sys.argv[1], sys.argv[2]
 t0 = time.process_time()
@@ -53,6 +54,7 @@ else:
 r = prove_model(path)
 p = r.proof
 why = ([f"CTI at {p.cti.action[0]}{dict(p.cti.action[1])}: {', '.join(p.cti.failing)}"] if p and p.cti else []) \
+    + (outside_types(r.system.relation.schema, p.cti.after) if p and p.cti else []) \
     + ([f"unknown: {p.unknown}"] if p and p.unknown else []) + list(r.unproved)
 print(json.dumps({"derive": derive, "total": time.process_time() - t0, "verdict": r.verdict, "why": why,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, "hand_written": hand,

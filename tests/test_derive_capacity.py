@@ -1,5 +1,5 @@
 """A derived relation's sequences keep the capacity the model's states
-show (derive/cells.py's `Misfits`): a tuple the code makes longer is not
+show (derive/misfits.py's `Misfits`): a tuple the code makes longer is not
 widened into, its length cell goes past the capacity, and the `Types`
 clause (DeclaredBounds) says it does not, so `prove` shows that no
 reachable state overflows or says where one does. Widening instead
@@ -210,6 +210,7 @@ def test_an_arrays_slots_share_an_ints_range_the_samples_show_in_one_slot(tmp_pa
     after_first = [t for _, t in spec.next(first)]
     monkeypatch.setattr(relation, "sample_states", lambda spec, n: [s0, first, *after_first])
     monkeypatch.setattr(relation.DerivedRelation, "pool_ints", pool)
+    monkeypatch.setattr(relation.DerivedRelation, "widen_guarded", False)   # it widens send 0's too: one rule at once
     pos = (lambda s: s.sends[0]) if ints else (lambda s: s.sends[0].pos)
     assert pos(both) == 2 and all(pos(s) < 2 for s in [s0, first, *after_first])
     rc = main(["prove", str(tmp_path / "slots.toml"), "--out", str(tmp_path)])
@@ -360,7 +361,7 @@ class Marks(Spec):
 def test_an_int_place_takes_the_range_of_a_cell_copied_into_it(tmp_path, monkeypatch, capsys, copies):
     """The samples never show a recovery after the third entry: the mark's
     range is 0..1 there, the log's length 0..3. The mark is the length's
-    copy, so the derivation widens it to the length's range (cells.Misfits,
+    copy, so the derivation widens it to the length's range (misfits.py,
     switch `widen_copies`) and the proof holds; without, DeclaredBounds
     fails at the reachable recovery (PIP-473's hold, ADR 0011)."""
     (tmp_path / "marks.py").write_text(MARKS_SPEC)
@@ -370,6 +371,7 @@ def test_an_int_place_takes_the_range_of_a_cell_copied_into_it(tmp_path, monkeyp
     samples = [State((1,) * n, m) for n in range(4) for m in range(min(n, 1) + 1)]
     monkeypatch.setattr(relation, "sample_states", lambda spec, n: samples)
     monkeypatch.setattr(relation.DerivedRelation, "widen_copies", copies)
+    monkeypatch.setattr(relation.DerivedRelation, "widen_guarded", False)   # it widens the mark too: one rule at once
     rc = main(["prove", str(tmp_path / "marks.toml"), "--out", str(tmp_path)])
     out = capsys.readouterr().out
     if copies:
@@ -395,3 +397,80 @@ def test_swarm_walks_reach_an_int_that_uniform_walks_do_not(tmp_path):
     found = _swarm_ints(spec, starts, 100_000, seed=0)
     assert sorted({s.log for s in found}) == [1, 2]
     assert max(s.log for s in walk(spec, 20_000, seed=0, depth=60)) == 0
+
+
+READER_SPEC = '''
+from typing import NamedTuple
+from txncheck.spec.api import Spec
+from txncheck.spec.schema import Int
+
+
+class State(NamedTuple):
+    log: tuple
+    rd: int
+
+
+class Reader(Spec):
+    """A reader's next position moves on while it is at most the log's
+    length (PIP-473's dispatcher); "ticking" moves it on with no guard."""
+    name = "reader"
+    variants = ("guarded", "ticking")
+
+    def setup(self):
+        r = self.schema.var("r", Int(0, 99))
+        self.invariants["ReadBounded"] = r <= 4
+        self.invariants["Started"] = r >= 1
+
+    def init_states(self):
+        yield State((), 1)
+
+    def next(self, s):
+        if len(s.log) < 3:
+            yield ("Add", ()), s._replace(log=s.log + (1,))
+        if self.variant == "ticking" or s.rd <= len(s.log):
+            yield ("Read", ()), s._replace(rd=s.rd + 1)
+
+    def observe(self, s):
+        return {"r": s.rd}
+'''
+
+
+@pytest.mark.parametrize("guarded", [True, False])
+def test_an_int_computed_under_a_guard_takes_the_range_z3_gives_it_there(tmp_path, monkeypatch, capsys, guarded):
+    """The samples show the reader at 1 and 2 only, the log up to its 3
+    entries. `rd + 1` under `rd <= len(log)` is at most 4: the derivation
+    widens rd to 1..4 (misfits.py, switch `widen_guarded`) and the proof
+    holds; without, DeclaredBounds fails at the reachable read to 3."""
+    (tmp_path / "reader.py").write_text(READER_SPEC)
+    (tmp_path / "reader.toml").write_text('spec = "reader.py:Reader"\nvariant = "guarded"\nproperties = ["ReadBounded"]\n')
+    spec = resolve(f"{tmp_path / 'reader.py'}:Reader").cls(variant="guarded")
+    State = type(next(iter(spec.init_states())))
+    samples = [State((1,) * n, r) for n in range(4) for r in (1, 2) if r <= n + 1]
+    monkeypatch.setattr(relation, "sample_states", lambda spec, n: samples)
+    monkeypatch.setattr(relation.DerivedRelation, "widen_guarded", guarded)
+    rc = main(["prove", str(tmp_path / "reader.toml"), "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    if guarded:
+        assert rc == 0 and "verdict: proved" in out, out
+    else:
+        assert rc == 3 and "DeclaredBounds" in out and "rd = 3: outside its declared 1..2" in out, out
+
+
+def test_a_counter_no_guard_bounds_gets_its_range_back_and_the_proof_decides(tmp_path, monkeypatch, capsys):
+    """With no guard the rule would widen for ever: past GUARDED_ROUNDS
+    widenings the place gets back the range the samples gave it, the shape
+    settles, and DeclaredBounds names the step that leaves it, as without
+    the rule."""
+    from txncheck.checker.symbolic.derive.misfits import GUARDED_ROUNDS
+
+    (tmp_path / "reader.py").write_text(READER_SPEC)
+    spec = resolve(f"{tmp_path / 'reader.py'}:Reader").cls(variant="ticking")
+    State = type(next(iter(spec.init_states())))
+    samples = [State((1,) * n, r) for n in range(4) for r in (1, 2)]
+    monkeypatch.setattr(relation, "sample_states", lambda spec, n: samples)
+    rel = derive(spec)
+    assert rel.stats["rounds"] == GUARDED_ROUNDS + 2 and rel.schema.symbols["rd"].type.hi == 2
+    (tmp_path / "ticking.toml").write_text('spec = "reader.py:Reader"\nvariant = "ticking"\nproperties = ["Started"]\n')
+    rc = main(["prove", str(tmp_path / "ticking.toml"), "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 3 and "DeclaredBounds" in out and "rd = 3: outside its declared 1..2" in out, out

@@ -21,7 +21,6 @@ from .containers import SSeq, SSet, SUnion
 from .oracle import OutsideSubset
 from .shapes import Atoms, Leaf, Record, Seq, Set, Union, kind
 from .atom import SAtom
-from .intjoin import copied
 from .values import SBool, SInt, as_int
 
 
@@ -227,24 +226,6 @@ def constraints(shape, terms: list, i: int, atoms: Atoms, out: list) -> int:
     return i
 
 
-class Misfits:
-    """What `fit` does with a value its place cannot hold: it notes the place
-    and the value (the derivation widens the shape there and runs again).
-    A sequence longer than its capacity is the exception unless `grow_seqs`:
-    the capacity is what states of the model show, and the successor's
-    length cell goes past it, which `Types` forbids, so a proof shows that no
-    reachable state overflows. Widening instead never settles for a tuple
-    appended to under a symbolic guard (ADR 0011)."""
-
-    def __init__(self, grow_seqs: bool = False, copies: bool = True) -> None:
-        self.grow_seqs = grow_seqs
-        self.copies = copies     # an int place takes the range of a cell copied into it (PIP-473's
-        self.places: list = []   # hold, the ledger's length at a recovery): intjoin.copied
-
-    def __call__(self, path: tuple, v) -> None:
-        self.places.append((path, v))
-
-
 Widen = Callable[[tuple, Any], None]
 
 
@@ -349,9 +330,9 @@ def _leaf_term(shape: Leaf, v, atoms: Atoms, old, widen: Widen, path: tuple):
                 widen(path, v)
             return z3.IntVal(v)
         if isinstance(v, SInt):
-            if getattr(widen, "copies", False) and copied(v.t) and v.lo is not None and v.hi is not None \
-                    and not shape.lo <= v.lo <= v.hi <= shape.hi:
-                widen(path, v)
+            check = getattr(widen, "symbolic", None)      # misfits.Misfits' rules for symbolic ints
+            if check is not None and (v.lo is None or v.hi is None or not shape.lo <= v.lo <= v.hi <= shape.hi):
+                check(path, shape, v)
             return v.t
         if isinstance(v, SAtom) and all(isinstance(a, int) and not isinstance(a, bool) for a in v.values):
             return as_int(v).t
@@ -382,17 +363,22 @@ def widen_at(shape, path: tuple, v):
     """The shape with the place `path` widened to hold v."""
     from .shapes import widen
 
+    return change_at(shape, path, lambda s: widen(s, v))
+
+
+def change_at(shape, path: tuple, f):
+    """The shape with f(the shape at `path`) in its place."""
     if not path:
-        return widen(shape, v)
+        return f(shape)
     step, rest = path[0], path[1:]
     if isinstance(shape, Record):
         items = list(shape.items)
-        items[step] = widen_at(items[step], rest, v)
+        items[step] = change_at(items[step], rest, f)
         return Record(shape.cls, tuple(items))
     if isinstance(shape, Seq):
-        return Seq(shape.cap, widen_at(shape.elem, rest, v))
+        return Seq(shape.cap, change_at(shape.elem, rest, f))
     if isinstance(shape, Union):
         alts = list(shape.alts)
-        alts[step] = widen_at(alts[step], rest, v)
+        alts[step] = change_at(alts[step], rest, f)
         return Union(tuple(alts))
     raise AssertionError(f"no place {path} in {shape}")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 import time
+from functools import partial
 from typing import Any, Callable
 
 import z3
@@ -28,7 +29,8 @@ import z3
 from ....spec.api import Action, Spec, SpecError
 from ....spec.symbolic import Act, Frame, Relation
 from ..cti import render
-from .cells import Misfits, fit, widen_all
+from .cells import change_at, fit, widen_all
+from .misfits import Guarded, Misfits
 from .explore import Exploration
 from .join import Reach, join_values
 from .layout import RAISED, RAISES, DerivedFrame, Layout, Renamer
@@ -41,6 +43,7 @@ from .shapes import infer, pool_caps, pool_ints
 from .values import Sym
 
 MAX_ROUNDS = 12
+BOUNDS_MS = 10_000    # Z3's time for the bounds of one int under one path condition (misfits.py's `guarded`)
 # Called with a line after each stage of a derivation (a round of `next`, `observe`, the lemmas):
 # the prove command prints it on stderr, as its other progress (an hour at PIP-473's standard bounds).
 progress: Callable[[str], None] | None = None
@@ -50,10 +53,11 @@ class DerivedRelation(Relation):
     derived = True
     merge = True          # explore.py's merging (off: every path, for the audit)
     split_next = True     # explore next's top-level parts one by one (split.py; off: next whole, for the audit)
-    grow_seqs = False     # widen a sequence's capacity too (cells.Misfits; on: never settles for PIP-473)
+    grow_seqs = False     # widen a sequence's capacity too (misfits.py; on: never settles for PIP-473)
     pool_ints = True      # an array's slots share each int field's range (shapes.pool_ints)
     pool_caps = True      # an array of sequences shares one capacity (shapes.pool_caps)
-    widen_copies = True   # an int place takes the range of a cell copied into it (cells.Misfits)
+    widen_copies = True   # an int place takes the range of a cell copied into it (misfits.py)
+    widen_guarded = True  # ... and the range Z3 gives an int computed under its path condition (misfits.py)
     samples = 2_000       # states of the model the shape is first inferred from
     _sv_layout: object    # the layout the solver of `_possible` was made for (set with it)
 
@@ -67,16 +71,20 @@ class DerivedRelation(Relation):
         shape = pool_caps(shape) if self.pool_caps else shape
         self._extra = observed_atoms(spec, states)
         self.stats = {"rounds": 0, "runs": 0}
+        self._guarded = Guarded() if self.widen_guarded else None
         self._t0 = time.process_time()
         for _ in range(MAX_ROUNDS):
             self.stats["rounds"] += 1
             self.layout = Layout(shape, extra=self._extra)
             widen = self._derive_next()
-            self._say(f"round {self.stats['rounds']} of next, {len(widen)} places widened, "
-                      f"{self.stats['runs']:,} runs")
-            if not widen:
+            undo = self._guarded.undo() if self._guarded else []    # counters no guard bounds
+            self._say(f"round {self.stats['rounds']} of next, {len(widen)} places widened"
+                      f"{f', {len(undo)} given back their ranges' if undo else ''}, {self.stats['runs']:,} runs")
+            if not widen and not undo:
                 break
             shape = widen_all(shape, widen)
+            for path, before in undo:
+                shape = change_at(shape, path, lambda s, b=before: b if getattr(s, "kind_", None) == "int" else s)
         else:
             raise SpecError(f"the derivation of {spec.name}'s relation: the state's shape did not settle "
                             f"in {MAX_ROUNDS} rounds")
@@ -157,7 +165,7 @@ class DerivedRelation(Relation):
         lay, spec = self.layout, self.spec
         whole: Any = type(spec).next      # the class's: a guard (spec_errors.py) checks concrete states
         fns = (split.parts(whole) if self.split_next else None) or [whole]
-        widen = Misfits(self.grow_seqs, self.widen_copies)
+        widen = Misfits(self.grow_seqs, self.widen_copies, self._guarded)
         self._yields, self._raises = [], []
         self.stats["parts"] = 0
         for fn, kw in _runs(fns):
@@ -187,9 +195,32 @@ class DerivedRelation(Relation):
                 label, k, succ = e.value
                 terms: list = []
                 fit(lay.shape, succ, lay.state, lay.terms, 0, lay.atoms, terms, widen, ())
+                if widen.pending:
+                    cond = reach.guard(e)
+                    widen.settle(partial(self._bounds, cond))
                 self._yields.append((e, label, k, terms, reach))
             self._raises += [(e, reach) for e in ex.events if e.kind == "raise" and self._possible(reach.guard(e))]
         return widen.places
+
+    def _bounds(self, cond: z3.BoolRef, t: z3.ArithRef, lo: int, hi: int) -> tuple[int, int] | None:
+        """The least and the greatest value of `t` where `cond` holds in a
+        state of the cells' declared ranges; None where it stays within
+        lo..hi there, or Z3 cannot say."""
+        if not self._possible(z3.And(cond, z3.Or(t < lo, t > hi))):
+            return None
+        out = []
+        for sense in ("minimize", "maximize"):
+            opt = z3.Optimize()
+            opt.set("timeout", BOUNDS_MS)
+            opt.add(*self.layout.types(self.layout.base), cond)
+            h = getattr(opt, sense)(t)
+            if opt.check() != z3.sat:
+                return None
+            v = opt.upper(h) if sense == "maximize" else opt.lower(h)
+            if not z3.is_int_value(v):
+                return None      # unbounded: the declared ranges bound every cell, so only a timeout gets here
+            out.append(v.as_long())
+        return out[0], out[1]
 
     def _possible(self, cond: z3.BoolRef) -> bool:
         sv = getattr(self, "_sv", None)
