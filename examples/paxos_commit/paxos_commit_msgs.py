@@ -18,12 +18,9 @@ observation is a condition per cell, not a branch per message.
 
 from __future__ import annotations
 
-from pathlib import Path
+from paxos_commit import PaxosCommit    # the spec beside this file (a spec file imports its siblings by name)
 
-from txncheck.spec.registry import load_spec_class
 from txncheck.spec.schema import Bool
-
-PaxosCommit = load_spec_class("paxos_commit.py:PaxosCommit", Path(__file__).resolve().parent)
 
 
 class PaxosCommitMsgs(PaxosCommit):
