@@ -51,6 +51,23 @@ class Log(Spec):
 '''
 
 
+def decides(model, samples, outside: str, monkeypatch, capsys, switch: str, on: bool, proved: bool | None = None,
+            **others) -> None:
+    """`prove model` with the shape taken from `samples`, DerivedRelation's
+    `switch` on or off (and `others` set): proved (by default, when the
+    switch is on), or else DeclaredBounds with the cell `outside` names
+    out of its range."""
+    monkeypatch.setattr(relation, "sample_states", lambda spec, n: samples)
+    for name, value in {switch: on, **others}.items():
+        monkeypatch.setattr(relation.DerivedRelation, name, value)
+    rc = main(["prove", str(model), "--out", str(model.parent)])
+    out = capsys.readouterr().out
+    if on if proved is None else proved:
+        assert rc == 0 and "verdict: proved" in out, out
+    else:
+        assert rc == 3 and "DeclaredBounds" in out and outside in out, out
+
+
 @pytest.fixture
 def log(tmp_path, monkeypatch):
     """The log spec's models; the shape is taken from 6 states of a
@@ -208,17 +225,11 @@ def test_an_arrays_slots_share_an_ints_range_the_samples_show_in_one_slot(tmp_pa
     both = [t for (a, p), t in spec.next(second) if dict(p)["k"] == 0][0]   # send 1 first, then send 0
     # the samples: send 0 lands first, send 1 after it; never the other order
     after_first = [t for _, t in spec.next(first)]
-    monkeypatch.setattr(relation, "sample_states", lambda spec, n: [s0, first, *after_first])
-    monkeypatch.setattr(relation.DerivedRelation, "pool_ints", pool)
-    monkeypatch.setattr(relation.DerivedRelation, "widen_guarded", False)   # it widens send 0's too: one rule at once
     pos = (lambda s: s.sends[0]) if ints else (lambda s: s.sends[0].pos)
     assert pos(both) == 2 and all(pos(s) < 2 for s in [s0, first, *after_first])
-    rc = main(["prove", str(tmp_path / "slots.toml"), "--out", str(tmp_path)])
-    out = capsys.readouterr().out
-    if pool:
-        assert rc == 0 and "verdict: proved" in out, out
-    else:
-        assert rc == 3 and "DeclaredBounds" in out and "outside its declared 0..1" in out, out
+    # widen_guarded widens send 0's position too: one rule at a time
+    decides(tmp_path / "slots.toml", [s0, first, *after_first], "outside its declared 0..1", monkeypatch, capsys,
+            "pool_ints", pool, widen_guarded=False)
 
 
 LOGS_SPEC = '''
@@ -265,14 +276,8 @@ def test_an_array_of_sequences_shares_the_capacity_the_samples_show_in_one(tmp_p
     ones = [t for _, t in spec.next(s0)]
     samples = [s0, *ones, *[t for s in ones for (_, p), t in spec.next(s) if dict(p)["k"] == 1]]
     assert max(len(s.logs[0]) for s in samples) == 1 and max(len(s.logs[1]) for s in samples) == 2
-    monkeypatch.setattr(relation, "sample_states", lambda spec, n: samples)
-    monkeypatch.setattr(relation.DerivedRelation, "pool_caps", pool)
-    rc = main(["prove", str(tmp_path / "logs.toml"), "--out", str(tmp_path)])
-    out = capsys.readouterr().out
-    if pool:
-        assert rc == 0 and "verdict: proved" in out, out
-    else:
-        assert rc == 3 and "DeclaredBounds" in out and "logs[0]#len = 2: outside its declared 0..1" in out, out
+    decides(tmp_path / "logs.toml", samples, "logs[0]#len = 2: outside its declared 0..1", monkeypatch, capsys,
+            "pool_caps", pool)
 
 
 NOISY_SPEC = '''
@@ -369,15 +374,9 @@ def test_an_int_place_takes_the_range_of_a_cell_copied_into_it(tmp_path, monkeyp
     spec = resolve(f"{tmp_path / 'marks.py'}:Marks").cls()
     State = type(next(iter(spec.init_states())))
     samples = [State((1,) * n, m) for n in range(4) for m in range(min(n, 1) + 1)]
-    monkeypatch.setattr(relation, "sample_states", lambda spec, n: samples)
-    monkeypatch.setattr(relation.DerivedRelation, "widen_copies", copies)
-    monkeypatch.setattr(relation.DerivedRelation, "widen_guarded", False)   # it widens the mark too: one rule at once
-    rc = main(["prove", str(tmp_path / "marks.toml"), "--out", str(tmp_path)])
-    out = capsys.readouterr().out
-    if copies:
-        assert rc == 0 and "verdict: proved" in out, out
-    else:
-        assert rc == 3 and "DeclaredBounds" in out and "mark = 2: outside its declared 0..1" in out, out
+    # widen_guarded widens the mark too: one rule at a time
+    decides(tmp_path / "marks.toml", samples, "mark = 2: outside its declared 0..1", monkeypatch, capsys,
+            "widen_copies", copies, widen_guarded=False)
 
 
 def test_swarm_walks_reach_an_int_that_uniform_walks_do_not(tmp_path):
@@ -446,14 +445,8 @@ def test_an_int_computed_under_a_guard_takes_the_range_z3_gives_it_there(tmp_pat
     spec = resolve(f"{tmp_path / 'reader.py'}:Reader").cls(variant="guarded")
     State = type(next(iter(spec.init_states())))
     samples = [State((1,) * n, r) for n in range(4) for r in (1, 2) if r <= n + 1]
-    monkeypatch.setattr(relation, "sample_states", lambda spec, n: samples)
-    monkeypatch.setattr(relation.DerivedRelation, "widen_guarded", guarded)
-    rc = main(["prove", str(tmp_path / "reader.toml"), "--out", str(tmp_path)])
-    out = capsys.readouterr().out
-    if guarded:
-        assert rc == 0 and "verdict: proved" in out, out
-    else:
-        assert rc == 3 and "DeclaredBounds" in out and "rd = 3: outside its declared 1..2" in out, out
+    decides(tmp_path / "reader.toml", samples, "rd = 3: outside its declared 1..2", monkeypatch, capsys,
+            "widen_guarded", guarded)
 
 
 def test_a_counter_no_guard_bounds_gets_its_range_back_and_the_proof_decides(tmp_path, monkeypatch, capsys):
@@ -468,9 +461,8 @@ def test_a_counter_no_guard_bounds_gets_its_range_back_and_the_proof_decides(tmp
     State = type(next(iter(spec.init_states())))
     samples = [State((1,) * n, r) for n in range(4) for r in (1, 2)]
     monkeypatch.setattr(relation, "sample_states", lambda spec, n: samples)
-    rel = derive(spec)
+    rel = derive(spec)    # the rule is on by default
     assert rel.stats["rounds"] == GUARDED_ROUNDS + 2 and rel.schema.symbols["rd"].type.hi == 2
     (tmp_path / "ticking.toml").write_text('spec = "reader.py:Reader"\nvariant = "ticking"\nproperties = ["Started"]\n')
-    rc = main(["prove", str(tmp_path / "ticking.toml"), "--out", str(tmp_path)])
-    out = capsys.readouterr().out
-    assert rc == 3 and "DeclaredBounds" in out and "rd = 3: outside its declared 1..2" in out, out
+    decides(tmp_path / "ticking.toml", samples, "rd = 3: outside its declared 1..2", monkeypatch, capsys,
+            "widen_guarded", True, proved=False)
